@@ -1,0 +1,76 @@
+"""Typed settings shared by every service; each service extends `PcmSettings`."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from pydantic import AliasChoices, Field, field_validator
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+DEV_API_KEY = "pcm-dev-key"
+DEV_TENANT = "dev"
+
+
+class PcmSettings(BaseSettings):
+    """Connection and model settings every PCM process needs.
+
+    The three server addresses read the conventional unprefixed variables
+    (`REDIS_URL`, `QDRANT_URL`, `NEO4J_URI`) as well as their `PCM_` names.
+    """
+
+    model_config = SettingsConfigDict(env_prefix="PCM_", extra="ignore")
+
+    redis_url: str = Field(
+        "redis://127.0.0.1:6379/0", validation_alias=AliasChoices("REDIS_URL", "PCM_REDIS_URL")
+    )
+    # Qdrant server URL; when empty the embedded Qdrant Edge shard at `qdrant_path` is used.
+    qdrant_url: str = Field("", validation_alias=AliasChoices("QDRANT_URL", "PCM_QDRANT_URL"))
+    qdrant_api_key: str = Field(
+        "", validation_alias=AliasChoices("QDRANT_API_KEY", "PCM_QDRANT_API_KEY")
+    )
+    qdrant_path: Path = Path("var/qdrant-edge")
+    collection: str = "pcm_memories"
+
+    neo4j_uri: str = Field(
+        "bolt://127.0.0.1:7687", validation_alias=AliasChoices("NEO4J_URI", "PCM_NEO4J_URI")
+    )
+    neo4j_user: str = Field("neo4j", validation_alias=AliasChoices("NEO4J_USER", "PCM_NEO4J_USER"))
+    neo4j_password: str = Field(
+        "pcm-dev-password", validation_alias=AliasChoices("NEO4J_PASSWORD", "PCM_NEO4J_PASSWORD")
+    )
+    neo4j_database: str = ""  # empty: the server's default database
+    graph_timeout_s: float = 2.0
+
+    # litellm model names; "pcm-local/minilm" is the in-package ONNX model.
+    embedding_model: str = "pcm-local/minilm"
+    embedding_dim: int = 384
+    embedding_batch: int = 64
+
+    # API keys: JSON object {"key": "tenant"}; the dev key is added when `dev_key_enabled`.
+    api_keys: dict[str, str] = Field(default_factory=dict)
+    dev_key_enabled: bool = True
+    dev_api_key: str = DEV_API_KEY
+
+    # Event processing.
+    consumer_name: str = ""  # defaults to hostname-pid
+    claim_idle_ms: int = 30_000  # pending entries idle this long are claimed by another replica
+    max_deliveries: int = 5  # failures before an entry goes to pcm.dlq
+    stream_maxlen: int = 1_000_000
+
+    log_level: str = "INFO"
+    log_json: bool = True
+
+    @field_validator("api_keys", mode="before")
+    @classmethod
+    def _parse_keys(cls, v: Any) -> Any:
+        if isinstance(v, str):
+            return json.loads(v) if v.strip() else {}
+        return v
+
+    def tenant_keys(self) -> dict[str, str]:
+        keys = dict(self.api_keys)
+        if self.dev_key_enabled:
+            keys.setdefault(self.dev_api_key, DEV_TENANT)
+        return keys

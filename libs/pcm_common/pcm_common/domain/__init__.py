@@ -1,0 +1,1 @@
+"""Domain model and pure functions (no I/O)."""

@@ -1,0 +1,122 @@
+"""The memory record stored as a Qdrant point payload (DESIGN §2)."""
+
+from __future__ import annotations
+
+import hashlib
+import unicodedata
+from datetime import UTC, datetime
+from enum import StrEnum
+from typing import Any
+
+from pydantic import BaseModel, Field
+
+
+class Scope(StrEnum):
+    GLOBAL = "global"
+    WORKSPACE = "workspace"
+    PROJECT = "project"
+
+
+class Importance(StrEnum):
+    LOW = "low"
+    NORMAL = "normal"
+    HIGH = "high"
+
+
+class State(StrEnum):
+    ACTIVE = "active"
+    ARCHIVED = "archived"
+    SUPERSEDED = "superseded"
+
+
+class Source(StrEnum):
+    API = "api"
+    MCP = "mcp"
+    HOOK = "hook"
+    IMPORT = "import"
+    CONSOLIDATION = "consolidation"
+
+
+class Strength(BaseModel):
+    s_ref: float = 0.6
+    t_ref: datetime
+    n: int = 0
+    recalls_in_window: int = 0
+    window_start: datetime | None = None
+    last_recalled_at: datetime | None = None
+
+
+class Surprisal(BaseModel):
+    score: float | None = None
+    differs: str = ""
+    usual: str = ""
+    family_ids: list[str] = Field(default_factory=list)
+    judged_at: datetime | None = None
+
+
+class GraphInfo(BaseModel):
+    extracted: bool = False
+    entities: list[str] = Field(default_factory=list)
+    extracted_at: datetime | None = None
+
+
+class Affect(BaseModel):
+    valence: float = 0.0
+    arousal: float = 0.0
+    complexity: float = 0.0
+
+
+class MemoryRecord(BaseModel):
+    id: str
+    tenant: str
+    user_id: str | None = None
+    scope: Scope = Scope.GLOBAL
+    workspace: str | None = None
+    project: str | None = None
+    text: str
+    text_hash: str
+    figures: list[str] = Field(default_factory=list)
+    created_at: datetime
+    ingested_at: datetime
+    importance: Importance = Importance.NORMAL
+    pinned: bool = False
+    strength: Strength
+    state: State = State.ACTIVE
+    episode: str | None = None
+    source: Source = Source.API
+    affect: Affect = Field(default_factory=Affect)
+    surprisal: Surprisal = Field(default_factory=Surprisal)
+    graph: GraphInfo = Field(default_factory=GraphInfo)
+    version: int = 1
+    supersedes: str | None = None
+    superseded_by: str | None = None
+    repeats: list[datetime] = Field(default_factory=list)
+    metadata: dict[str, Any] = Field(default_factory=dict)
+
+    def to_payload(self) -> dict[str, Any]:
+        """JSON-safe payload; timestamps as epoch seconds too, for range filters."""
+        data = self.model_dump(mode="json")
+        data["created_ts"] = self.created_at.timestamp()
+        return data
+
+    @classmethod
+    def from_payload(cls, payload: dict[str, Any]) -> MemoryRecord:
+        return cls.model_validate({k: v for k, v in payload.items() if k != "created_ts"})
+
+
+def utcnow() -> datetime:
+    return datetime.now(UTC)
+
+
+def as_utc(dt: datetime) -> datetime:
+    """Naive datetimes are taken as UTC so every stored time is comparable."""
+    return dt.replace(tzinfo=UTC) if dt.tzinfo is None else dt.astimezone(UTC)
+
+
+def normalise_text(text: str) -> str:
+    return " ".join(unicodedata.normalize("NFKC", text).split())
+
+
+def text_hash(text: str) -> str:
+    """Hash of the normalised text: exact duplicates differ only in spacing or case."""
+    return hashlib.sha256(normalise_text(text).casefold().encode()).hexdigest()

@@ -1,0 +1,1 @@
+"""Model gateway: every model call goes through litellm."""

@@ -1,0 +1,1 @@
+"""Store ports (abstract drivers) and one adapter per backend."""

@@ -1,0 +1,131 @@
+"""Vector store port: what PCM needs from Qdrant, independent of the client library.
+
+Adapters: `qdrant_edge_store.EdgeVectorStore` (in-process Qdrant Edge shard, the embedded
+default) and `qdrant_server_store.ServerVectorStore` (qdrant-client against a server or its
+embedded local mode). Every method takes the tenant and filters on it: a tenant never sees
+another tenant's points.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+# Payload fields that filters use; adapters create a payload index on each.
+KEYWORD_INDEXES = (
+    "tenant",
+    "user_id",
+    "scope",
+    "workspace",
+    "project",
+    "text_hash",
+    "state",
+    "episode",
+    "source",
+    "importance",
+)
+BOOL_INDEXES = ("pinned", "graph.extracted")
+FLOAT_INDEXES = ("created_ts", "strength.s_ref")
+
+
+@dataclass(frozen=True)
+class SparseVec:
+    indices: list[int]
+    values: list[float]
+
+
+@dataclass
+class VectorPoint:
+    id: str
+    vector: list[float]
+    payload: dict[str, Any]
+    sparse: SparseVec | None = None
+
+
+@dataclass
+class ScoredPoint:
+    id: str
+    score: float
+    payload: dict[str, Any]
+    vector: list[float] | None = None
+
+
+@dataclass
+class Filter:
+    """Conjunction of conditions on payload fields (dotted paths allowed).
+
+    `must`: field -> value (equality) or list of values (any of).
+    `must_not`: same shape, excluded.
+    `ranges`: field -> (gte, lte), either end may be None.
+    `should`: groups of `must`-style dicts of which at least one must match (scope visibility).
+    """
+
+    must: dict[str, Any] = field(default_factory=dict)
+    must_not: dict[str, Any] = field(default_factory=dict)
+    ranges: dict[str, tuple[float | None, float | None]] = field(default_factory=dict)
+    should: list[dict[str, Any]] = field(default_factory=list)
+
+
+class VectorStore(ABC):
+    """Port for memory points: dense vector (+ optional sparse lexical vector) and payload."""
+
+    @abstractmethod
+    async def ensure_collection(self) -> None:
+        """Create the collection, named vectors and payload indexes if missing (idempotent)."""
+
+    @abstractmethod
+    async def upsert(self, points: Sequence[VectorPoint]) -> None:
+        """Insert or replace points; durable when this returns."""
+
+    @abstractmethod
+    async def get(
+        self, tenant: str, ids: Sequence[str], *, with_vectors: bool = False
+    ) -> list[ScoredPoint]:
+        """Points by id that belong to `tenant` (others are silently absent); score is 0."""
+
+    @abstractmethod
+    async def set_payload(self, tenant: str, point_id: str, patch: dict[str, Any]) -> bool:
+        """Merge `patch` into the payload (top-level keys replaced); False if not this tenant's."""
+
+    @abstractmethod
+    async def delete(self, tenant: str, ids: Sequence[str]) -> int:
+        """Delete this tenant's points among `ids`; returns how many were deleted."""
+
+    @abstractmethod
+    async def search(
+        self,
+        tenant: str,
+        vector: list[float],
+        *,
+        limit: int,
+        flt: Filter | None = None,
+        sparse: SparseVec | None = None,
+        with_vectors: bool = False,
+    ) -> list[ScoredPoint]:
+        """Nearest points by cosine (score = cosine similarity), best first.
+
+        With `sparse`, dense and sparse candidates are fused inside Qdrant; the returned
+        score stays the dense cosine so relevance thresholds keep their meaning.
+        """
+
+    @abstractmethod
+    async def scroll(
+        self,
+        tenant: str,
+        *,
+        flt: Filter | None = None,
+        limit: int = 100,
+        offset: str | None = None,
+        with_vectors: bool = False,
+    ) -> tuple[list[ScoredPoint], str | None]:
+        """Page through this tenant's points; returns (points, next offset or None)."""
+
+    @abstractmethod
+    async def count(self, tenant: str, flt: Filter | None = None) -> int:
+        """Number of this tenant's points matching `flt`."""
+
+    @abstractmethod
+    async def close(self) -> None:
+        """Flush and release resources."""

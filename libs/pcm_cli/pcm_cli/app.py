@@ -1,0 +1,34 @@
+"""Composition: which components run in a process."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from fastapi import FastAPI
+from pcm_common.config import PcmSettings
+from pcm_common.resources import Resources
+from pcm_common.service import Component, create_app
+from pcm_graph_extractor.component import GraphExtractorComponent
+from pcm_ingest.component import IngestComponent
+from pcm_recall.component import RecallComponent
+from pcm_sweeper.component import SweeperComponent
+
+COMPONENTS: dict[str, Callable[[Resources], Component]] = {
+    "ingest": IngestComponent,
+    "recall": RecallComponent,
+    "graph-extractor": GraphExtractorComponent,
+    "sweeper": SweeperComponent,
+}
+DEFAULT_PORTS = {"ingest": 8081, "recall": 8082, "graph-extractor": 8083, "sweeper": 8084}
+
+
+def build_app(names: list[str], settings: PcmSettings | None = None) -> FastAPI:
+    res = Resources(settings or PcmSettings())
+    components = [COMPONENTS[n](res) for n in names]
+    title = "PCM" if len(names) > 1 else f"PCM {names[0]}"
+    return create_app(res, components, title)
+
+
+def dev_app() -> FastAPI:
+    """All four services in one process (the embedded default)."""
+    return build_app(list(COMPONENTS))

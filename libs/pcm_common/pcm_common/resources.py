@@ -1,0 +1,87 @@
+"""Adapters built from settings, created on first use so each service opens only what it needs
+(the graph-extractor never touches Qdrant; ingest never touches the graph)."""
+
+from __future__ import annotations
+
+from functools import cached_property
+from typing import TYPE_CHECKING
+
+from redis.asyncio import Redis
+
+from pcm_common.bus import Bus
+from pcm_common.config import PcmSettings
+
+if TYPE_CHECKING:
+    from pcm_common.extract import Extractor
+    from pcm_common.models.embeddings import Embedder
+    from pcm_common.stores.graph import GraphStore
+    from pcm_common.stores.vectors import VectorStore
+
+TENANTS_KEY = "pcm:tenants"  # every tenant that ever wrote; scheduled jobs iterate it
+
+
+class Resources:
+    def __init__(self, settings: PcmSettings) -> None:
+        self.settings = settings
+        self._opened: set[str] = set()
+
+    @cached_property
+    def bus(self) -> Bus:
+        self._opened.add("bus")
+        return Bus(self.settings)
+
+    @cached_property
+    def redis(self) -> Redis:
+        self._opened.add("redis")
+        return Redis.from_url(self.settings.redis_url)
+
+    @cached_property
+    def vectors(self) -> VectorStore:
+        self._opened.add("vectors")
+        s = self.settings
+        if s.qdrant_url:
+            from pcm_common.stores.qdrant_server_store import ServerVectorStore
+
+            return ServerVectorStore(
+                url=s.qdrant_url,
+                api_key=s.qdrant_api_key,
+                collection=s.collection,
+                dim=s.embedding_dim,
+            )
+        from pcm_common.stores.qdrant_edge_store import EdgeVectorStore
+
+        return EdgeVectorStore(path=s.qdrant_path, dim=s.embedding_dim)
+
+    @cached_property
+    def graph(self) -> GraphStore:
+        self._opened.add("graph")
+        from pcm_common.stores.neo4j_graph import Neo4jGraphStore
+
+        s = self.settings
+        return Neo4jGraphStore(
+            s.neo4j_uri, s.neo4j_user, s.neo4j_password, s.neo4j_database, s.graph_timeout_s
+        )
+
+    @cached_property
+    def embedder(self) -> Embedder:
+        from pcm_common.models.embeddings import Embedder
+
+        return Embedder(
+            model=self.settings.embedding_model, batch_size=self.settings.embedding_batch
+        )
+
+    @cached_property
+    def extractor(self) -> Extractor:
+        from pcm_common.extract.local import LocalExtractor
+
+        return LocalExtractor()
+
+    async def aclose(self) -> None:
+        if "bus" in self._opened:
+            await self.bus.stop()
+        if "vectors" in self._opened:
+            await self.vectors.close()
+        if "graph" in self._opened:
+            await self.graph.close()
+        if "redis" in self._opened:
+            await self.redis.aclose()

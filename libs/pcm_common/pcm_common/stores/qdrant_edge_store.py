@@ -1,0 +1,450 @@
+"""Vector store adapter over Qdrant Edge (`qdrant_edge.EdgeShard`), the embedded default.
+
+Facts about qdrant-edge-py 0.9 this relies on (checked against the installed build):
+
+- `EdgeShard.create` fails on a directory that already holds segments and `load` fails on
+  a missing one, so opening picks one by the presence of `edge_config.json`. `load` with a
+  config checks it against the stored segments (a dimension mismatch raises).
+- One shard per process *and* per machine: the WAL is file-locked, so a second `load` of
+  the same path (same or another process) fails with "Can't init WAL: WouldBlock".
+- With the WAL on (default) an `update` survives a process crash once it returns; `flush`
+  (~50 ms) is only needed before `close`.
+- The shard is usable from several threads at once (queries, updates and `optimize` ran
+  concurrently without error), and nothing indexes on its own: HNSW is built only by
+  `optimize()`, which this adapter runs in a background thread after enough writes.
+- `MatchValue(True)` is read as the integer 1 and never matches a stored bool; a
+  `numpy.bool_` is read as a bool, so bool equality goes through `numpy.bool_`.
+- A top-level query filter also applies to prefetches; we set it on both anyway.
+- Returned ids are `uuid.UUID`; stored dense vectors come back L2-normalised (cosine).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+import uuid
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any, TypeVar
+
+import numpy as np
+import qdrant_edge as qe
+
+from pcm_common.stores.vectors import (
+    BOOL_INDEXES,
+    FLOAT_INDEXES,
+    KEYWORD_INDEXES,
+    Filter,
+    ScoredPoint,
+    SparseVec,
+    VectorPoint,
+    VectorStore,
+)
+
+DENSE = "dense"
+SPARSE = "lexical"
+RRF_K = 60
+# Hybrid prefetch depth per vector: enough candidates that a lexical-only hit survives.
+PREFETCH_MIN = 40
+PREFETCH_FACTOR = 4
+
+T = TypeVar("T")
+
+
+def _is_uuid(value: str) -> bool:
+    try:
+        uuid.UUID(value)
+    except (ValueError, AttributeError, TypeError):
+        return False
+    return True
+
+
+def _match(key: str, value: Any) -> Any:
+    """One equality / any-of condition on `key`."""
+    if value is None:
+        return qe.FieldCondition(key=key, is_empty=True)
+    if isinstance(value, bool):
+        # Python bools reach the engine as integers; numpy.bool_ reaches it as a bool.
+        return qe.FieldCondition(key=key, match=qe.MatchValue(np.bool_(value)))
+    if isinstance(value, float):
+        return qe.FieldCondition(key=key, range=qe.RangeFloat(gte=value, lte=value))
+    if isinstance(value, (list, tuple, set, frozenset)):
+        values = list(value)
+        if not values:
+            # "Any of nothing" matches nothing; an empty `should` would match everything.
+            return qe.HasIdCondition(set())
+        if all(isinstance(v, str) for v in values):
+            return qe.FieldCondition(key=key, match=qe.MatchAny(values))
+        if all(isinstance(v, int) and not isinstance(v, bool) for v in values):
+            return qe.FieldCondition(key=key, match=qe.MatchAny(values))
+        return qe.Filter(should=[_match(key, v) for v in values])
+    return qe.FieldCondition(key=key, match=qe.MatchValue(value))
+
+
+def to_edge_filter(tenant: str, flt: Filter | None) -> qe.Filter:
+    """Port filter -> Edge filter, always conditioned on the tenant."""
+    must: list[Any] = [qe.FieldCondition(key="tenant", match=qe.MatchValue(tenant))]
+    must_not: list[Any] = []
+    should: list[Any] = []
+    if flt is not None:
+        must += [_match(k, v) for k, v in flt.must.items()]
+        must_not += [_match(k, v) for k, v in flt.must_not.items()]
+        for key, (gte, lte) in flt.ranges.items():
+            if gte is None and lte is None:
+                continue
+            must.append(qe.FieldCondition(key=key, range=qe.RangeFloat(gte=gte, lte=lte)))
+        should = [qe.Filter(must=[_match(k, v) for k, v in g.items()]) for g in flt.should]
+    # Nest the should-groups so "at least one" never combines oddly with the other parts.
+    if should:
+        must.append(qe.Filter(should=should))
+    return qe.Filter(must=must, must_not=must_not or None)
+
+
+def _dense_of(vector: Any) -> list[float] | None:
+    if isinstance(vector, dict):
+        dense = vector.get(DENSE)
+        return list(dense) if dense is not None else None
+    return None
+
+
+class _Gate:
+    """Lets any number of calls run at once but lets `close` wait for them to finish
+    (closing a shard under a running query would fail or crash the call)."""
+
+    def __init__(self) -> None:
+        self._cond = threading.Condition()
+        self._active = 0
+        self.closing = False
+
+    @contextmanager
+    def enter(self) -> Iterator[None]:
+        with self._cond:
+            if self.closing:
+                raise RuntimeError("vector store is closed")
+            self._active += 1
+        try:
+            yield
+        finally:
+            with self._cond:
+                self._active -= 1
+                self._cond.notify_all()
+
+    def drain(self) -> None:
+        with self._cond:
+            self.closing = True
+            self._cond.wait_for(lambda: self._active == 0)
+
+
+class EdgeVectorStore(VectorStore):
+    """In-process Qdrant Edge shard at `path`.
+
+    Calls run in worker threads (`asyncio.to_thread`) so the event loop never blocks on the
+    engine. Reads run concurrently; writes are serialised by a lock so that the ownership
+    check in `set_payload`/`delete` and the write that follows are atomic. HNSW is built
+    by `optimize()`, triggered in the background every `optimize_after` written points.
+    """
+
+    def __init__(self, path: Path, dim: int = 384, *, optimize_after: int = 5000) -> None:
+        self.path = Path(path)
+        self.dim = dim
+        self.optimize_after = optimize_after
+        self._shard: qe.EdgeShard | None = None
+        self._open_lock = threading.Lock()
+        self._write_lock = threading.Lock()
+        self._gate = _Gate()
+        self._since_optimize = 0
+        self._optimizer: threading.Thread | None = None
+
+    # ---- plumbing -------------------------------------------------------------------
+
+    def _config(self) -> qe.EdgeConfig:
+        return qe.EdgeConfig(
+            vectors={DENSE: qe.EdgeVectorParams(size=self.dim, distance=qe.Distance.Cosine)},
+            sparse_vectors={SPARSE: qe.EdgeSparseVectorParams(modifier=qe.Modifier.Idf)},
+            # Qdrant's server defaults; full_scan_threshold is in KB of vectors.
+            hnsw_config=qe.HnswIndexConfig(m=16, ef_construct=100, full_scan_threshold=10_000),
+        )
+
+    def _open(self) -> qe.EdgeShard:
+        with self._open_lock:
+            if self._shard is None:
+                if self._gate.closing:
+                    raise RuntimeError("vector store is closed")
+                if (self.path / "edge_config.json").exists():
+                    self._shard = qe.EdgeShard.load(str(self.path), self._config())
+                else:
+                    self.path.mkdir(parents=True, exist_ok=True)
+                    self._shard = qe.EdgeShard.create(str(self.path), self._config())
+                self._create_indexes(self._shard)
+            return self._shard
+
+    def _create_indexes(self, shard: qe.EdgeShard) -> None:
+        existing = shard.info().payload_schema
+        wanted: list[tuple[str, Any, qe.PayloadSchemaType]] = []
+        for name in KEYWORD_INDEXES:
+            # is_tenant lays segments out by tenant: every query filters on it.
+            schema: Any = (
+                qe.KeywordIndexParams(is_tenant=True)
+                if name == "tenant"
+                else qe.PayloadSchemaType.Keyword
+            )
+            wanted.append((name, schema, qe.PayloadSchemaType.Keyword))
+        wanted += [(n, qe.PayloadSchemaType.Bool, qe.PayloadSchemaType.Bool) for n in BOOL_INDEXES]
+        wanted += [
+            (n, qe.PayloadSchemaType.Float, qe.PayloadSchemaType.Float) for n in FLOAT_INDEXES
+        ]
+        for name, schema, kind in wanted:
+            info = existing.get(name)
+            if info is None or info.data_type != kind:
+                shard.update(qe.UpdateOperation.create_field_index(name, schema))
+
+    def _read(self, fn: Callable[[qe.EdgeShard], T]) -> T:
+        with self._gate.enter():
+            return fn(self._open())
+
+    def _write(self, fn: Callable[[qe.EdgeShard], T]) -> T:
+        with self._gate.enter(), self._write_lock:
+            return fn(self._open())
+
+    async def _run(self, fn: Callable[[], T]) -> T:
+        return await asyncio.to_thread(fn)
+
+    def _maybe_optimize(self, written: int) -> None:
+        """Start a background HNSW build once enough points were written (call holding
+        the write lock). Edge keeps serving reads and writes while it runs."""
+        self._since_optimize += written
+        if self._since_optimize < self.optimize_after:
+            return
+        if self._optimizer is not None and self._optimizer.is_alive():
+            return
+        self._since_optimize = 0
+        self._optimizer = threading.Thread(
+            target=self._optimize_sync, name="edge-optimize", daemon=False
+        )
+        self._optimizer.start()
+
+    def _optimize_sync(self) -> bool:
+        try:
+            return self._read(lambda s: s.optimize())
+        except RuntimeError:  # closed meanwhile: nothing to do
+            return False
+
+    # ---- port -----------------------------------------------------------------------
+
+    async def ensure_collection(self) -> None:
+        await self._run(self._open)
+
+    async def optimize(self) -> bool:
+        """Build HNSW / merge segments now (the sweeper may call this on a schedule)."""
+        return await self._run(self._optimize_sync)
+
+    async def upsert(self, points: Sequence[VectorPoint]) -> None:
+        if not points:
+            return
+        edge_points = []
+        for p in points:
+            if not _is_uuid(p.id):
+                raise ValueError(f"point id must be a UUID string: {p.id!r}")
+            if len(p.vector) != self.dim:
+                raise ValueError(f"vector of {p.id} has dim {len(p.vector)}, want {self.dim}")
+            if "tenant" not in p.payload:
+                raise ValueError(f"payload of {p.id} has no tenant")
+            vec: dict[str, Any] = {DENSE: [float(x) for x in p.vector]}
+            if p.sparse is not None and p.sparse.indices:
+                vec[SPARSE] = qe.SparseVector(list(p.sparse.indices), list(p.sparse.values))
+            edge_points.append(qe.Point(p.id, vec, dict(p.payload)))
+
+        def op(shard: qe.EdgeShard) -> None:
+            shard.update(qe.UpdateOperation.upsert_points(edge_points))
+            self._maybe_optimize(len(edge_points))
+
+        await self._run(lambda: self._write(op))
+
+    def _owned(self, shard: qe.EdgeShard, tenant: str, ids: Sequence[str], vectors: bool) -> list:
+        valid = [i for i in dict.fromkeys(ids) if _is_uuid(i)]
+        if not valid:
+            return []
+        records = shard.retrieve(
+            valid, with_payload=True, with_vector=[DENSE] if vectors else False
+        )
+        return [r for r in records if (r.payload or {}).get("tenant") == tenant]
+
+    async def get(
+        self, tenant: str, ids: Sequence[str], *, with_vectors: bool = False
+    ) -> list[ScoredPoint]:
+        records = await self._run(
+            lambda: self._read(lambda s: self._owned(s, tenant, ids, with_vectors))
+        )
+        return [
+            ScoredPoint(
+                id=str(r.id),
+                score=0.0,
+                payload=dict(r.payload or {}),
+                vector=_dense_of(r.vector) if with_vectors else None,
+            )
+            for r in records
+        ]
+
+    async def set_payload(self, tenant: str, point_id: str, patch: dict[str, Any]) -> bool:
+        if "tenant" in patch and patch["tenant"] != tenant:
+            raise ValueError("set_payload cannot move a point to another tenant")
+
+        def op(shard: qe.EdgeShard) -> bool:
+            if not self._owned(shard, tenant, [point_id], False):
+                return False
+            # Filtered write as a second guard: only this tenant's point can change.
+            guard = qe.Filter(
+                must=[
+                    qe.HasIdCondition({point_id}),
+                    qe.FieldCondition(key="tenant", match=qe.MatchValue(tenant)),
+                ]
+            )
+            shard.update(qe.UpdateOperation.set_payload_by_filter(guard, dict(patch)))
+            return True
+
+        return await self._run(lambda: self._write(op))
+
+    async def delete(self, tenant: str, ids: Sequence[str]) -> int:
+        def op(shard: qe.EdgeShard) -> int:
+            owned = [str(r.id) for r in self._owned(shard, tenant, ids, False)]
+            if not owned:
+                return 0
+            guard = qe.Filter(
+                must=[
+                    qe.HasIdCondition(set(owned)),
+                    qe.FieldCondition(key="tenant", match=qe.MatchValue(tenant)),
+                ]
+            )
+            shard.update(qe.UpdateOperation.delete_points_by_filter(guard))
+            return len(owned)
+
+        return await self._run(lambda: self._write(op))
+
+    async def search(
+        self,
+        tenant: str,
+        vector: list[float],
+        *,
+        limit: int,
+        flt: Filter | None = None,
+        sparse: SparseVec | None = None,
+        with_vectors: bool = False,
+    ) -> list[ScoredPoint]:
+        if limit <= 0:
+            return []
+        edge_filter = to_edge_filter(tenant, flt)
+        dense_q = [float(x) for x in vector]
+        hybrid = sparse is not None and bool(sparse.indices)
+        if hybrid:
+            assert sparse is not None
+            depth = max(PREFETCH_MIN, PREFETCH_FACTOR * limit)
+            request = qe.QueryRequest(
+                limit=limit,
+                prefetches=[
+                    qe.Prefetch(
+                        limit=depth,
+                        query=qe.Query.Nearest(dense_q, using=DENSE),
+                        filter=edge_filter,
+                    ),
+                    qe.Prefetch(
+                        limit=depth,
+                        query=qe.Query.Nearest(
+                            qe.SparseVector(list(sparse.indices), list(sparse.values)),
+                            using=SPARSE,
+                        ),
+                        filter=edge_filter,
+                    ),
+                ],
+                query=qe.Fusion.Rrf(k=RRF_K),
+                filter=edge_filter,
+                with_payload=True,
+                # Fused scores are rank-based; the dense vectors give back the cosine.
+                with_vector=[DENSE],
+            )
+        else:
+            request = qe.QueryRequest(
+                limit=limit,
+                query=qe.Query.Nearest(dense_q, using=DENSE),
+                filter=edge_filter,
+                with_payload=True,
+                with_vector=[DENSE] if with_vectors else False,
+            )
+        hits = await self._run(lambda: self._read(lambda s: s.query(request)))
+        out = [
+            ScoredPoint(
+                id=str(h.id),
+                score=float(h.score),
+                payload=dict(h.payload or {}),
+                vector=_dense_of(h.vector),
+            )
+            for h in hits
+        ]
+        if hybrid:
+            _set_dense_cosine(out, dense_q)
+            if not with_vectors:
+                for p in out:
+                    p.vector = None
+        return out
+
+    async def scroll(
+        self,
+        tenant: str,
+        *,
+        flt: Filter | None = None,
+        limit: int = 100,
+        offset: str | None = None,
+        with_vectors: bool = False,
+    ) -> tuple[list[ScoredPoint], str | None]:
+        if offset is not None and not _is_uuid(offset):
+            raise ValueError(f"scroll offset must be a point id: {offset!r}")
+        request = qe.ScrollRequest(
+            offset=offset,
+            limit=limit,
+            filter=to_edge_filter(tenant, flt),
+            with_payload=True,
+            with_vector=[DENSE] if with_vectors else False,
+        )
+        records, next_offset = await self._run(lambda: self._read(lambda s: s.scroll(request)))
+        points = [
+            ScoredPoint(
+                id=str(r.id),
+                score=0.0,
+                payload=dict(r.payload or {}),
+                vector=_dense_of(r.vector) if with_vectors else None,
+            )
+            for r in records
+        ]
+        return points, (str(next_offset) if next_offset is not None else None)
+
+    async def count(self, tenant: str, flt: Filter | None = None) -> int:
+        request = qe.CountRequest(exact=True, filter=to_edge_filter(tenant, flt))
+        return int(await self._run(lambda: self._read(lambda s: s.count(request))))
+
+    async def close(self) -> None:
+        await self._run(self._close_sync)
+
+    def _close_sync(self) -> None:
+        # Waits for running calls (including a background optimize), then flushes and
+        # releases the WAL lock so the path can be opened again.
+        self._gate.drain()
+        with self._open_lock, self._write_lock:
+            if self._shard is not None:
+                self._shard.flush()
+                self._shard.close()
+                self._shard = None
+
+
+def _set_dense_cosine(points: list[ScoredPoint], query: list[float]) -> None:
+    """Replace fused scores by cosine(query, stored dense vector)."""
+    if not points:
+        return
+    q = np.asarray(query, dtype=np.float32)
+    qn = float(np.linalg.norm(q))
+    for p in points:
+        if p.vector is None or qn == 0.0:
+            p.score = 0.0
+            continue
+        v = np.asarray(p.vector, dtype=np.float32)
+        vn = float(np.linalg.norm(v))
+        p.score = float(q @ v) / (qn * vn) if vn else 0.0

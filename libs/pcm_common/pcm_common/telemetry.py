@@ -1,0 +1,71 @@
+"""Structured logs (structlog, JSON) and Prometheus metrics shared by every service."""
+
+from __future__ import annotations
+
+import logging
+import sys
+
+import structlog
+from prometheus_client import Counter, Gauge, Histogram
+
+REQUEST_LATENCY = Histogram(
+    "pcm_http_request_seconds",
+    "HTTP request latency",
+    ["service", "route", "method", "status"],
+    buckets=(0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10),
+)
+EVENTS_CONSUMED = Counter(
+    "pcm_events_consumed_total", "Stream entries processed", ["stream", "group"]
+)
+EVENTS_FAILED = Counter(
+    "pcm_events_failed_total", "Stream entry processing failures", ["stream", "group"]
+)
+EVENTS_DEAD = Counter(
+    "pcm_events_dead_lettered_total", "Entries sent to pcm.dlq", ["stream", "group"]
+)
+STREAM_LAG = Gauge(
+    "pcm_stream_pending", "Entries not yet processed by a consumer group", ["stream", "group"]
+)
+EVENT_SECONDS = Histogram(
+    "pcm_event_seconds",
+    "Event handler duration",
+    ["stream", "group"],
+    buckets=(0.001, 0.005, 0.01, 0.05, 0.1, 0.5, 1, 5, 30),
+)
+RECALL_STAGE_SECONDS = Histogram(
+    "pcm_recall_stage_seconds",
+    "Recall time per stage",
+    ["stage"],
+    buckets=(0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 1),
+)
+MEMORIES_WRITTEN = Counter("pcm_memories_written_total", "Ingest results", ["status"])
+
+_configured = False
+
+
+def configure_logging(level: str = "INFO", json: bool = True) -> None:
+    """Idempotent: the all-in-one process configures once for every service."""
+    global _configured
+    if _configured:
+        return
+    _configured = True
+    logging.basicConfig(stream=sys.stderr, level=level.upper(), format="%(message)s")
+    renderer: structlog.types.Processor = (
+        structlog.processors.JSONRenderer() if json else structlog.dev.ConsoleRenderer()
+    )
+    structlog.configure(
+        processors=[
+            structlog.contextvars.merge_contextvars,
+            structlog.processors.add_log_level,
+            structlog.processors.TimeStamper(fmt="iso", utc=True),
+            structlog.processors.format_exc_info,
+            renderer,
+        ],
+        wrapper_class=structlog.make_filtering_bound_logger(logging.getLevelName(level.upper())),
+        logger_factory=structlog.PrintLoggerFactory(file=sys.stderr),
+        cache_logger_on_first_use=True,
+    )
+
+
+def get_logger(service: str) -> structlog.stdlib.BoundLogger:
+    return structlog.get_logger(service=service)  # type: ignore[no-any-return]

@@ -1,0 +1,41 @@
+from __future__ import annotations
+
+from typing import Any
+
+from pcm_common.events import (
+    GROUP_GRAPH,
+    GROUP_GRAPH_CHANGES,
+    STREAM_CHANGED,
+    STREAM_WRITTEN,
+    MemoryChanged,
+    MemoryWritten,
+)
+from pcm_common.http import ReadinessCheck
+from pcm_common.resources import Resources
+from pcm_common.service import Component
+
+from pcm_graph_extractor.handlers import GraphHandlers
+from pcm_graph_extractor.settings import GraphExtractorSettings
+
+
+class GraphExtractorComponent(Component):
+    name = "graph-extractor"
+
+    def __init__(self, res: Resources, settings: GraphExtractorSettings | None = None) -> None:
+        super().__init__(res)
+        self.settings = settings or GraphExtractorSettings()
+        self.handlers = GraphHandlers(res, self.settings)
+
+    def consume(self) -> None:
+        bus = self.res.bus
+        bus.consume(STREAM_WRITTEN, GROUP_GRAPH, MemoryWritten, self.handlers.on_written)
+        bus.consume(STREAM_CHANGED, GROUP_GRAPH_CHANGES, MemoryChanged, self.handlers.on_changed)
+
+    def checks(self) -> dict[str, ReadinessCheck]:
+        async def graph() -> dict[str, Any]:
+            return {"ok": await self.res.graph.ping(), "uri": self.res.settings.neo4j_uri}
+
+        return {"graph": graph}
+
+    async def start(self) -> None:
+        await self.handlers.ensure_schema()

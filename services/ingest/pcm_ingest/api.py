@@ -1,0 +1,123 @@
+"""HTTP routes of the write API (DESIGN §4)."""
+
+from __future__ import annotations
+
+import uuid
+from typing import Annotated, Any
+
+from fastapi import APIRouter, Depends, Query, Request, Response
+from pcm_common.domain.memory import Scope, State
+from pcm_common.http import ApiError, Tenant
+from pcm_common.stores.vectors import Filter
+
+from pcm_ingest.schemas import BatchIn, BatchOut, MemoryIn, MemoryPage, MemoryPatch, StoreResult
+from pcm_ingest.service import IngestService
+
+router = APIRouter(prefix="/v1", tags=["memories"])
+
+
+def service_of(request: Request) -> IngestService:
+    return request.app.state.ingest  # type: ignore[no-any-return]
+
+
+Svc = Annotated[IngestService, Depends(service_of)]
+
+
+def _check_size(svc: IngestService, items: list[MemoryIn]) -> None:
+    limit = svc.settings.max_text_chars
+    for n, item in enumerate(items):
+        if len(item.text) > limit:
+            raise ApiError(413, "text_too_large", f"item {n}: text over {limit} characters")
+
+
+@router.post("/memories", status_code=201, response_model=StoreResult)
+async def store_memory(body: MemoryIn, tenant: Tenant, svc: Svc) -> StoreResult:
+    _check_size(svc, [body])
+    return (await svc.store(tenant, [body]))[0]
+
+
+@router.post("/memories:batch", status_code=201, response_model=BatchOut)
+async def store_batch(body: BatchIn, tenant: Tenant, svc: Svc) -> BatchOut:
+    if len(body.memories) > svc.settings.max_batch:
+        raise ApiError(413, "batch_too_large", f"at most {svc.settings.max_batch} memories")
+    _check_size(svc, body.memories)
+    return BatchOut(results=await svc.store(tenant, body.memories))
+
+
+@router.get("/memories", response_model=MemoryPage)
+async def list_memories(
+    tenant: Tenant,
+    svc: Svc,
+    scope: Scope | None = None,
+    workspace: str | None = None,
+    project: str | None = None,
+    state: State | None = None,
+    pinned: bool | None = None,
+    user_id: str | None = None,
+    limit: Annotated[int, Query(ge=1, le=500)] = 50,
+    offset: str | None = None,
+) -> MemoryPage:
+    must: dict[str, Any] = {}
+    for name, value in (
+        ("scope", scope),
+        ("workspace", workspace),
+        ("project", project),
+        ("state", state),
+        ("pinned", pinned),
+        ("user_id", user_id),
+    ):
+        if value is not None:
+            must[name] = value.value if isinstance(value, Scope | State) else value
+    items, nxt = await svc.list(tenant, Filter(must=must), limit, offset)
+    return MemoryPage(items=items, next_offset=nxt)
+
+
+@router.get("/memories/{memory_id}")
+async def get_memory(memory_id: str, tenant: Tenant, svc: Svc) -> dict[str, Any]:
+    found = await svc.get(tenant, _valid_id(memory_id))
+    if found is None:
+        raise ApiError(404, "memory_not_found", memory_id)
+    return found
+
+
+@router.get("/memories/{memory_id}/history")
+async def memory_history(memory_id: str, tenant: Tenant, svc: Svc) -> dict[str, Any]:
+    found = await svc.get(tenant, _valid_id(memory_id))
+    if found is None:
+        raise ApiError(404, "memory_not_found", memory_id)
+    versions = [
+        *found.get("history", []),
+        {"version": found["version"], "text": found["text"], "current": True},
+    ]
+    return {
+        "id": memory_id,
+        "versions": versions,
+        "supersedes": found.get("supersedes"),
+        "superseded_by": found.get("superseded_by"),
+    }
+
+
+@router.patch("/memories/{memory_id}")
+async def patch_memory(
+    memory_id: str, body: MemoryPatch, tenant: Tenant, svc: Svc
+) -> dict[str, Any]:
+    if body.text is not None and len(body.text) > svc.settings.max_text_chars:
+        raise ApiError(413, "text_too_large")
+    updated = await svc.patch(tenant, _valid_id(memory_id), body)
+    if updated is None:
+        raise ApiError(404, "memory_not_found", memory_id)
+    return updated
+
+
+@router.delete("/memories/{memory_id}", status_code=204)
+async def delete_memory(memory_id: str, tenant: Tenant, svc: Svc) -> Response:
+    if not await svc.delete(tenant, _valid_id(memory_id)):
+        raise ApiError(404, "memory_not_found", memory_id)
+    return Response(status_code=204)
+
+
+def _valid_id(memory_id: str) -> str:
+    try:
+        return str(uuid.UUID(memory_id))
+    except ValueError:
+        raise ApiError(404, "memory_not_found", "not a memory id") from None

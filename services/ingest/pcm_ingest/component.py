@@ -1,0 +1,35 @@
+from __future__ import annotations
+
+from typing import Any
+
+from fastapi import FastAPI
+from pcm_common.http import ReadinessCheck
+from pcm_common.resources import Resources
+from pcm_common.service import Component
+
+from pcm_ingest.api import router
+from pcm_ingest.service import IngestService
+from pcm_ingest.settings import IngestSettings
+
+
+class IngestComponent(Component):
+    name = "ingest"
+
+    def __init__(self, res: Resources, settings: IngestSettings | None = None) -> None:
+        super().__init__(res)
+        self.settings = settings or IngestSettings()
+        self.service = IngestService(res, self.settings)
+
+    def attach(self, app: FastAPI) -> None:
+        app.state.ingest = self.service
+        app.include_router(router)
+
+    def checks(self) -> dict[str, ReadinessCheck]:
+        async def vectors() -> dict[str, Any]:
+            await self.res.vectors.count("__readyz__")
+            return {"ok": True, "backend": type(self.res.vectors).__name__}
+
+        return {"vectors": vectors}
+
+    async def start(self) -> None:
+        await self.res.vectors.ensure_collection()

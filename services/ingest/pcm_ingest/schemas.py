@@ -1,0 +1,87 @@
+"""Request and response bodies of the write API (DESIGN §4)."""
+
+from __future__ import annotations
+
+import json
+from datetime import datetime
+from typing import Any, Literal
+
+from pcm_common.domain.memory import Importance, Scope, Source, State
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+
+MAX_TEXT_CHARS = 100_000  # also enforced from settings at request time
+MAX_METADATA_BYTES = 16_384
+Name = Field(default=None, min_length=1, max_length=200)
+
+
+class MemoryIn(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    text: str = Field(min_length=1, max_length=MAX_TEXT_CHARS)
+    user_id: str | None = Name
+    scope: Scope = Scope.GLOBAL
+    workspace: str | None = Name
+    project: str | None = Name
+    created_at: datetime | None = None
+    importance: Importance | None = None
+    pinned: bool = False
+    source: Source = Source.API
+    episode: str | None = Name
+    metadata: dict[str, Any] = Field(default_factory=dict)
+
+    @field_validator("text")
+    @classmethod
+    def _not_blank(cls, v: str) -> str:
+        if not v.strip():
+            raise ValueError("text is empty")
+        return v
+
+    @field_validator("metadata")
+    @classmethod
+    def _small_metadata(cls, v: dict[str, Any]) -> dict[str, Any]:
+        if len(json.dumps(v, default=str)) > MAX_METADATA_BYTES:
+            raise ValueError(f"metadata over {MAX_METADATA_BYTES} bytes")
+        return v
+
+    @model_validator(mode="after")
+    def _scope_names(self) -> MemoryIn:
+        if self.scope is Scope.WORKSPACE and not self.workspace:
+            raise ValueError("scope 'workspace' needs a workspace")
+        if self.scope is Scope.PROJECT and not self.project:
+            raise ValueError("scope 'project' needs a project")
+        return self
+
+
+class BatchIn(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    memories: list[MemoryIn] = Field(min_length=1, max_length=1_000)
+
+
+class StoreResult(BaseModel):
+    id: str
+    status: Literal["created", "reinforced", "merged", "redacted"]
+
+
+class BatchOut(BaseModel):
+    results: list[StoreResult]
+
+
+class MemoryPatch(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    text: str | None = Field(default=None, min_length=1, max_length=MAX_TEXT_CHARS)
+    importance: Importance | None = None
+    pinned: bool | None = None
+    state: State | None = None
+    metadata: dict[str, Any] | None = None
+
+    @field_validator("text")
+    @classmethod
+    def _not_blank(cls, v: str | None) -> str | None:
+        if v is not None and not v.strip():
+            raise ValueError("text is empty")
+        return v
+
+
+class MemoryPage(BaseModel):
+    items: list[dict[str, Any]]
+    next_offset: str | None

@@ -1,0 +1,272 @@
+"""Write path: validation is done by the schemas; here duplicates, embedding, upsert, events."""
+
+from __future__ import annotations
+
+import uuid
+from datetime import datetime
+from typing import Any
+
+from pcm_common.domain.figures import extract_figures, same_figures
+from pcm_common.domain.memory import (
+    GraphInfo,
+    Importance,
+    MemoryRecord,
+    Scope,
+    Strength,
+    as_utc,
+    text_hash,
+    utcnow,
+)
+from pcm_common.domain.strength import decayed, initial_strength, reinforce
+from pcm_common.events import STREAM_CHANGED, STREAM_WRITTEN, MemoryChanged, MemoryWritten
+from pcm_common.models.sparse import encode_document
+from pcm_common.resources import TENANTS_KEY, Resources
+from pcm_common.stores.vectors import Filter, ScoredPoint, VectorPoint
+from pcm_common.telemetry import MEMORIES_WRITTEN, get_logger
+
+from pcm_ingest.schemas import MemoryIn, MemoryPatch, StoreResult
+from pcm_ingest.settings import IngestSettings
+
+log = get_logger("ingest")
+
+
+def scope_filter(item: MemoryIn) -> dict[str, Any]:
+    """Duplicates are only duplicates within the same scope (a project fact stays its own)."""
+    return {
+        "scope": item.scope.value,
+        "workspace": item.workspace or "",
+        "project": item.project or "",
+    }
+
+
+class IngestService:
+    def __init__(self, res: Resources, settings: IngestSettings) -> None:
+        self.res = res
+        self.settings = settings
+
+    async def store(self, tenant: str, items: list[MemoryIn]) -> list[StoreResult]:
+        now = utcnow()
+        await self.res.redis.sadd(TENANTS_KEY, tenant)  # type: ignore[misc]
+        results: list[StoreResult | None] = [None] * len(items)
+        fresh: list[int] = []
+        seen: dict[str, int] = {}  # text hash -> first index in this batch
+        dup_of: dict[int, int] = {}  # later exact copy in the batch -> its first index
+        for i, item in enumerate(items):
+            h = text_hash(item.text)
+            existing = await self._by_hash(tenant, h, item)
+            if existing is not None:
+                await self._reinforce(tenant, existing, as_utc(item.created_at or now))
+                results[i] = StoreResult(id=existing.id, status="reinforced")
+            elif h in seen:
+                dup_of[i] = seen[h]
+            else:
+                seen[h] = i
+                fresh.append(i)
+
+        vectors = await self.res.embedder.embed([items[i].text for i in fresh])
+        records: list[MemoryRecord] = []
+        points: list[VectorPoint] = []
+        for i, vec in zip(fresh, vectors, strict=True):
+            item = items[i]
+            figures = extract_figures(item.text)
+            twin = await self._near_duplicate(tenant, item, vec, figures)
+            if twin is not None:
+                await self._reinforce(tenant, twin, as_utc(item.created_at or now))
+                results[i] = StoreResult(id=twin.id, status="merged")
+                continue
+            record = self._record(tenant, item, figures, now)
+            records.append(record)
+            points.append(
+                VectorPoint(
+                    id=record.id,
+                    vector=vec,
+                    payload=record.to_payload(),
+                    sparse=encode_document(item.text),
+                )
+            )
+            results[i] = StoreResult(id=record.id, status="created")
+        for i, first in dup_of.items():
+            first_result = results[first]
+            assert first_result is not None
+            results[i] = StoreResult(id=first_result.id, status="reinforced")
+
+        if points:
+            await self.res.vectors.upsert(points)
+            # Published after the upsert is durable; a crash between the two leaves a memory
+            # without downstream work, which the sweeper's repair job re-publishes.
+            await self.res.bus.publish_many(STREAM_WRITTEN, [self._written(r) for r in records])
+            pinned = [
+                MemoryChanged(tenant=tenant, memory_id=r.id, change="pinned")
+                for r in records
+                if r.pinned
+            ]
+            if pinned:  # recall replicas drop their pinned cache for this tenant
+                await self.res.bus.publish_many(STREAM_CHANGED, pinned)
+        for r in results:
+            assert r is not None
+            MEMORIES_WRITTEN.labels(r.status).inc()
+            log.info("memory_stored", tenant=tenant, memory_id=r.id, status=r.status)
+        return [r for r in results if r is not None]
+
+    def _record(
+        self, tenant: str, item: MemoryIn, figures: list[str], now: datetime
+    ) -> MemoryRecord:
+        created = as_utc(item.created_at) if item.created_at else now
+        importance = item.importance or Importance.NORMAL
+        return MemoryRecord(
+            id=str(uuid.uuid4()),
+            tenant=tenant,
+            user_id=item.user_id,
+            scope=item.scope,
+            workspace=item.workspace or "",
+            project=item.project or "",
+            text=item.text,
+            text_hash=text_hash(item.text),
+            figures=figures,
+            created_at=created,
+            ingested_at=now,
+            importance=importance,
+            pinned=item.pinned,
+            strength=Strength(s_ref=initial_strength(importance.value, item.pinned), t_ref=created),
+            episode=item.episode,
+            source=item.source,
+            graph=GraphInfo(),
+            metadata=item.metadata,
+        )
+
+    @staticmethod
+    def _written(r: MemoryRecord) -> MemoryWritten:
+        return MemoryWritten(
+            tenant=r.tenant,
+            memory_id=r.id,
+            text=r.text,
+            created_at=r.created_at,
+            scope=r.scope.value,
+            workspace=r.workspace,
+            project=r.project,
+        )
+
+    async def _by_hash(self, tenant: str, h: str, item: MemoryIn) -> ScoredPoint | None:
+        flt = Filter(must={"text_hash": h, **scope_filter(item)}, must_not={"state": "superseded"})
+        found, _ = await self.res.vectors.scroll(tenant, flt=flt, limit=1)
+        return found[0] if found else None
+
+    async def _near_duplicate(
+        self, tenant: str, item: MemoryIn, vec: list[float], figures: list[str]
+    ) -> ScoredPoint | None:
+        flt = Filter(must={"state": "active", **scope_filter(item)})
+        hits = await self.res.vectors.search(tenant, vec, limit=1, flt=flt)
+        if not hits or hits[0].score < self.settings.near_duplicate_cos:
+            return None
+        if not same_figures(hits[0].payload.get("figures", []), figures):
+            return None
+        return hits[0]
+
+    async def _reinforce(self, tenant: str, point: ScoredPoint, at: datetime) -> None:
+        """A repeat strengthens the memory and is remembered; the original date stays."""
+        rec = MemoryRecord.from_payload(point.payload)
+        st = rec.strength
+        at = max(at, st.t_ref)
+        r = reinforce(st.s_ref, st.t_ref, st.n, st.recalls_in_window, st.window_start, at)
+        strength = st.model_copy(
+            update={
+                "s_ref": r.s_ref,
+                "t_ref": r.t_ref,
+                "n": r.n,
+                "recalls_in_window": r.recalls_in_window,
+                "window_start": r.window_start,
+            }
+        )
+        repeats = [*rec.repeats, at]
+        await self.res.vectors.set_payload(
+            tenant,
+            rec.id,
+            {
+                "strength": strength.model_dump(mode="json"),
+                "repeats": [d.isoformat() for d in repeats],
+            },
+        )
+
+    # ---- read / update / delete -------------------------------------------------------
+
+    async def get(self, tenant: str, memory_id: str) -> dict[str, Any] | None:
+        found = await self.res.vectors.get(tenant, [memory_id])
+        return present(found[0].payload) if found else None
+
+    async def list(
+        self, tenant: str, flt: Filter, limit: int, offset: str | None
+    ) -> tuple[list[dict[str, Any]], str | None]:
+        points, nxt = await self.res.vectors.scroll(tenant, flt=flt, limit=limit, offset=offset)
+        return [present(p.payload) for p in points], nxt
+
+    async def patch(self, tenant: str, memory_id: str, patch: MemoryPatch) -> dict[str, Any] | None:
+        found = await self.res.vectors.get(tenant, [memory_id])
+        if not found:
+            return None
+        rec = MemoryRecord.from_payload(found[0].payload)
+        now = utcnow()
+        history = list(found[0].payload.get("history", []))
+        changes: dict[str, Any] = {}
+        change_kind = "updated"
+        if patch.text is not None and patch.text != rec.text:
+            history.append(
+                {"version": rec.version, "text": rec.text, "changed_at": now.isoformat()}
+            )
+            rec.text, rec.text_hash = patch.text, text_hash(patch.text)
+            rec.figures = extract_figures(patch.text)
+            rec.version += 1
+            rec.graph = GraphInfo()
+        if patch.importance is not None:
+            rec.importance = patch.importance
+        if patch.pinned is not None and patch.pinned != rec.pinned:
+            rec.pinned = patch.pinned
+            change_kind = "pinned" if patch.pinned else "unpinned"
+            if not patch.pinned:  # unpinning starts normal decay from now
+                rec.strength.s_ref, rec.strength.t_ref = initial_strength(rec.importance.value), now
+        if patch.state is not None:
+            rec.state = patch.state
+        if patch.metadata is not None:
+            rec.metadata = patch.metadata
+        changes = rec.to_payload()
+        changes["history"] = history
+        if rec.version != found[0].payload.get("version"):
+            vec = await self.res.embedder.embed_one(rec.text)
+            await self.res.vectors.upsert(
+                [
+                    VectorPoint(
+                        id=rec.id, vector=vec, payload=changes, sparse=encode_document(rec.text)
+                    )
+                ]
+            )
+            await self.res.bus.publish(STREAM_WRITTEN, self._written(rec))
+        else:
+            await self.res.vectors.set_payload(tenant, rec.id, changes)
+        await self.res.bus.publish(
+            STREAM_CHANGED, MemoryChanged(tenant=tenant, memory_id=rec.id, change=change_kind)
+        )
+        log.info("memory_patched", tenant=tenant, memory_id=rec.id, change=change_kind)
+        return present(changes)
+
+    async def delete(self, tenant: str, memory_id: str) -> bool:
+        deleted = await self.res.vectors.delete(tenant, [memory_id])
+        if not deleted:
+            return False
+        await self.res.bus.publish(
+            STREAM_CHANGED, MemoryChanged(tenant=tenant, memory_id=memory_id, change="deleted")
+        )
+        log.info("memory_deleted", tenant=tenant, memory_id=memory_id)
+        return True
+
+
+def present(payload: dict[str, Any], now: datetime | None = None) -> dict[str, Any]:
+    """The public view of a record: payload plus its current (lazily decayed) strength."""
+    out = {k: v for k, v in payload.items() if k not in ("created_ts",)}
+    rec = MemoryRecord.from_payload(payload)
+    st = rec.strength
+    out["current_strength"] = round(
+        decayed(st.s_ref, st.t_ref, st.n, now or utcnow(), rec.pinned), 6
+    )
+    return out
+
+
+__all__ = ["IngestService", "Scope", "present"]

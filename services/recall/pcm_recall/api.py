@@ -1,0 +1,29 @@
+from __future__ import annotations
+
+from typing import Annotated
+
+from fastapi import APIRouter, BackgroundTasks, Depends, Request
+from pcm_common.http import Tenant
+
+from pcm_recall.schemas import RecallIn, RecallOut
+from pcm_recall.service import RecallService
+
+router = APIRouter(prefix="/v1", tags=["recall"])
+
+
+def service_of(request: Request) -> RecallService:
+    return request.app.state.recall  # type: ignore[no-any-return]
+
+
+@router.post("/recall", response_model=RecallOut)
+async def recall(
+    body: RecallIn,
+    tenant: Tenant,
+    svc: Annotated[RecallService, Depends(service_of)],
+    background: BackgroundTasks,
+) -> RecallOut:
+    out, event = await svc.recall(tenant, body)
+    if event is not None:
+        # Published after the response is sent: reinforcement never adds to recall latency.
+        background.add_task(svc.publish, event)
+    return out

@@ -1,0 +1,50 @@
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any
+
+from pcm_common.http import ApiError  # noqa: F401  (re-exported for the api module)
+from pydantic import BaseModel, ConfigDict, Field
+
+
+class RecallIn(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    query: str = Field(min_length=1, max_length=20_000)
+    user_id: str | None = Field(default=None, max_length=200)
+    workspace: str | None = Field(default=None, max_length=200)
+    project: str | None = Field(default=None, max_length=200)
+    k: int | None = Field(default=None, ge=1, le=200)
+    compact: bool = False
+    now: datetime | None = None
+    include_archived: bool = False
+
+
+class ContextItem(BaseModel):
+    memory_id: str
+    text: str
+    created_at: datetime
+    score: float
+    relevance: float
+    strength: float
+    scope: str
+    episode: str | None = None
+    metadata: dict[str, Any] = Field(default_factory=dict)
+
+
+class AnomalyFlag(BaseModel):
+    memory_id: str
+    kind: str  # surprise | stopped_routine
+    text: str
+    differs: str = ""
+    usual: str = ""
+
+
+class RecallOut(BaseModel):
+    anomaly_flags: list[AnomalyFlag]
+    asker_context: list[ContextItem]
+    situational_context: list[ContextItem]
+    episode_context: list[ContextItem]
+    prompt: str
+    empty: bool
+    timings_ms: dict[str, float]

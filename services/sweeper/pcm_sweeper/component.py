@@ -1,0 +1,42 @@
+from __future__ import annotations
+
+from pcm_common.events import (
+    GROUP_SWEEPER_GRAPH,
+    GROUP_SWEEPER_RECALLED,
+    GROUP_SWEEPER_WRITTEN,
+    STREAM_EXTRACTED,
+    STREAM_RECALLED,
+    STREAM_WRITTEN,
+    MemoryExtracted,
+    MemoryRecalled,
+    MemoryWritten,
+)
+from pcm_common.resources import Resources
+from pcm_common.service import Component
+
+from pcm_sweeper.handlers import SweeperHandlers
+from pcm_sweeper.jobs import Jobs
+from pcm_sweeper.settings import SweeperSettings
+
+
+class SweeperComponent(Component):
+    name = "sweeper"
+
+    def __init__(self, res: Resources, settings: SweeperSettings | None = None) -> None:
+        super().__init__(res)
+        self.settings = settings or SweeperSettings()
+        self.handlers = SweeperHandlers(res, self.settings)
+        self.jobs = Jobs(res, self.settings)
+
+    def consume(self) -> None:
+        bus, h = self.res.bus, self.handlers
+        bus.consume(STREAM_WRITTEN, GROUP_SWEEPER_WRITTEN, MemoryWritten, h.on_written)
+        bus.consume(STREAM_RECALLED, GROUP_SWEEPER_RECALLED, MemoryRecalled, h.on_recalled)
+        bus.consume(STREAM_EXTRACTED, GROUP_SWEEPER_GRAPH, MemoryExtracted, h.on_extracted)
+
+    async def start(self) -> None:
+        await self.res.vectors.ensure_collection()
+        self.jobs.start()
+
+    async def stop(self) -> None:
+        await self.jobs.stop()

@@ -1,0 +1,333 @@
+"""One behaviour suite for both VectorStore adapters (Edge shard, qdrant-client local mode)."""
+
+from __future__ import annotations
+
+import asyncio
+import uuid
+from collections.abc import AsyncIterator
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+from pcm_common.models.sparse import encode_document, encode_query
+from pcm_common.stores.qdrant_edge_store import EdgeVectorStore
+from pcm_common.stores.qdrant_server_store import ServerVectorStore
+from pcm_common.stores.vectors import Filter, VectorPoint, VectorStore
+
+DIM = 16
+RNG = np.random.default_rng(7)
+
+
+def unit(v: np.ndarray) -> list[float]:
+    return (v / np.linalg.norm(v)).astype(float).tolist()
+
+
+def rand_vec() -> list[float]:
+    return unit(RNG.standard_normal(DIM))
+
+
+def cosine(a: list[float], b: list[float]) -> float:
+    x, y = np.asarray(a), np.asarray(b)
+    return float(x @ y / (np.linalg.norm(x) * np.linalg.norm(y)))
+
+
+def make_point(
+    tenant: str, text: str = "", vector: list[float] | None = None, **payload: Any
+) -> VectorPoint:
+    base: dict[str, Any] = {
+        "tenant": tenant,
+        "user_id": "u1",
+        "scope": "global",
+        "state": "active",
+        "pinned": False,
+        "importance": "normal",
+        "created_ts": 1000.0,
+        "graph": {"extracted": False, "entities": []},
+        "text": text,
+    }
+    base.update(payload)
+    return VectorPoint(
+        id=str(uuid.uuid4()),
+        vector=vector if vector is not None else rand_vec(),
+        payload=base,
+        sparse=encode_document(text) if text else None,
+    )
+
+
+@pytest.fixture(params=["edge", "server"])
+async def store(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterator[VectorStore]:
+    s: VectorStore
+    if request.param == "edge":
+        s = EdgeVectorStore(tmp_path / "shard", dim=DIM)
+    else:
+        s = ServerVectorStore(location=":memory:", collection="t_" + uuid.uuid4().hex, dim=DIM)
+    await s.ensure_collection()
+    yield s
+    await s.close()
+
+
+async def test_ensure_collection_idempotent(store: VectorStore) -> None:
+    p = make_point("A")
+    await store.upsert([p])
+    await store.ensure_collection()
+    await store.ensure_collection()
+    assert [x.id for x in await store.get("A", [p.id])] == [p.id]
+
+
+async def test_crud_roundtrip(store: VectorStore) -> None:
+    p = make_point("A", "hello world", state="active")
+    q = make_point("A", "second note")
+    await store.upsert([p, q])
+
+    got = await store.get("A", [p.id, q.id, str(uuid.uuid4()), "not-a-uuid"], with_vectors=True)
+    assert {g.id for g in got} == {p.id, q.id}
+    g = next(x for x in got if x.id == p.id)
+    assert g.payload["text"] == "hello world"
+    assert g.score == 0.0
+    assert g.vector is not None and cosine(g.vector, p.vector) == pytest.approx(1.0, abs=1e-5)
+    assert (await store.get("A", [p.id]))[0].vector is None
+
+    # set_payload merges top-level keys and keeps the others.
+    assert await store.set_payload("A", p.id, {"state": "archived", "graph": {"extracted": True}})
+    g = (await store.get("A", [p.id]))[0]
+    assert g.payload["state"] == "archived"
+    assert g.payload["graph"] == {"extracted": True}
+    assert g.payload["text"] == "hello world"
+    assert not await store.set_payload("A", str(uuid.uuid4()), {"state": "x"})
+
+    # Upsert replaces the whole point.
+    p2 = VectorPoint(id=p.id, vector=p.vector, payload={"tenant": "A", "text": "replaced"})
+    await store.upsert([p2])
+    assert (await store.get("A", [p.id]))[0].payload == {"tenant": "A", "text": "replaced"}
+
+    assert await store.count("A") == 2
+    assert await store.delete("A", [p.id, str(uuid.uuid4())]) == 1
+    assert await store.count("A") == 1
+    assert await store.get("A", [p.id]) == []
+    assert await store.delete("A", [p.id]) == 0
+
+
+async def test_scroll_pages(store: VectorStore) -> None:
+    pts = [make_point("A") for _ in range(7)] + [make_point("B") for _ in range(3)]
+    await store.upsert(pts)
+    seen: list[str] = []
+    offset: str | None = None
+    for _ in range(10):
+        page, offset = await store.scroll("A", limit=3, offset=offset, with_vectors=True)
+        assert len(page) <= 3
+        assert all(p.vector is not None and len(p.vector) == DIM for p in page)
+        seen += [p.id for p in page]
+        if offset is None:
+            break
+    assert sorted(seen) == sorted(p.id for p in pts[:7])
+    assert len(seen) == len(set(seen))
+
+
+async def test_tenant_isolation(store: VectorStore) -> None:
+    q = rand_vec()
+    a = make_point("A", "zorblax meeting", vector=q)
+    b = make_point("B", "zorblax meeting", vector=q)
+    await store.upsert([a, b])
+
+    assert [x.id for x in await store.get("B", [a.id, b.id])] == [b.id]
+    assert [x.id for x in await store.search("B", q, limit=10)] == [b.id]
+    hybrid = await store.search("B", q, limit=10, sparse=encode_query("zorblax"))
+    assert [x.id for x in hybrid] == [b.id]
+    page, _ = await store.scroll("B", limit=10)
+    assert [x.id for x in page] == [b.id]
+    assert await store.count("B") == 1
+    assert await store.count("C") == 0
+
+    # Writes aimed at another tenant's point fail and change nothing.
+    assert not await store.set_payload("B", a.id, {"state": "archived"})
+    assert (await store.get("A", [a.id]))[0].payload["state"] == "active"
+    assert await store.delete("B", [a.id]) == 0
+    assert await store.count("A") == 1
+    with pytest.raises(ValueError):
+        await store.set_payload("A", a.id, {"tenant": "B"})
+
+    # Filters cannot widen the tenant.
+    f = Filter(should=[{"tenant": "A"}, {"tenant": "B"}])
+    assert {x.id for x in await store.search("B", q, limit=10, flt=f)} == {b.id}
+    assert await store.count("B", Filter(must={"tenant": ["A", "B"]})) == 1
+
+
+async def test_filters(store: VectorStore) -> None:
+    pts = [
+        make_point("A", scope="global", created_ts=100.0, pinned=True),
+        make_point(
+            "A", scope="workspace", workspace="w1", created_ts=200.0, graph={"extracted": True}
+        ),
+        make_point("A", scope="workspace", workspace="w2", created_ts=300.0, importance="high"),
+        make_point(
+            "A",
+            scope="project",
+            workspace="w1",
+            project="p1",
+            created_ts=400.0,
+            state="archived",
+            graph={"extracted": True},
+        ),
+    ]
+    await store.upsert(pts)
+    ids = [p.id for p in pts]
+    q = rand_vec()
+
+    async def check(flt: Filter, expected: list[int]) -> None:
+        want = {ids[i] for i in expected}
+        assert await store.count("A", flt) == len(want), flt
+        assert {x.id for x in await store.search("A", q, limit=10, flt=flt)} == want, flt
+        page, _ = await store.scroll("A", flt=flt, limit=10)
+        assert {x.id for x in page} == want, flt
+
+    await check(Filter(must={"scope": "workspace"}), [1, 2])
+    await check(Filter(must={"scope": ["global", "project"]}), [0, 3])
+    await check(Filter(must={"pinned": True}), [0])
+    await check(Filter(must={"pinned": False}), [1, 2, 3])
+    await check(Filter(must={"graph.extracted": True}), [1, 3])
+    await check(Filter(must={"graph.extracted": False}), [0, 2])
+    await check(Filter(must_not={"state": "archived"}), [0, 1, 2])
+    await check(Filter(must_not={"importance": ["high", "low"]}), [0, 1, 3])
+    await check(Filter(ranges={"created_ts": (200.0, 300.0)}), [1, 2])
+    await check(Filter(ranges={"created_ts": (None, 200.0)}), [0, 1])
+    await check(Filter(ranges={"created_ts": (250.0, None)}), [2, 3])
+    await check(Filter(must={"scope": []}), [])
+    await check(Filter(must={"workspace": None}), [0])
+    # Scope visibility: global, or workspace w1, or project p1 in w1.
+    vis = Filter(
+        should=[
+            {"scope": "global"},
+            {"scope": "workspace", "workspace": "w1"},
+            {"scope": "project", "workspace": "w1", "project": "p1"},
+        ],
+        must_not={"state": "archived"},
+    )
+    await check(vis, [0, 1])
+    await check(
+        Filter(
+            should=[{"scope": "global"}, {"workspace": "w2"}], ranges={"created_ts": (150, None)}
+        ),
+        [2],
+    )
+
+
+async def test_dense_search_order_and_cosine(store: VectorStore) -> None:
+    pts = [make_point("A") for _ in range(30)]
+    await store.upsert(pts)
+    q = rand_vec()
+    res = await store.search("A", q, limit=5, with_vectors=True)
+    expected = sorted(pts, key=lambda p: cosine(q, p.vector), reverse=True)[:5]
+    assert [r.id for r in res] == [p.id for p in expected]
+    for r, p in zip(res, expected, strict=True):
+        assert r.score == pytest.approx(cosine(q, p.vector), abs=1e-4)
+        assert r.vector is not None and len(r.vector) == DIM
+    assert all(x.vector is None for x in await store.search("A", q, limit=3))
+    # Unnormalised query vectors give the same cosine.
+    scaled = [3.0 * x for x in q]
+    res2 = await store.search("A", scaled, limit=5)
+    assert [r.score for r in res2] == pytest.approx([r.score for r in res], abs=1e-4)
+
+
+async def test_hybrid_finds_lexical_only_match(store: VectorStore) -> None:
+    q = rand_vec()
+    texts = [
+        "lunch with the team at the cafe",
+        "quarterly budget review notes",
+        "deploy the service to staging",
+        "weekly sync about hiring plans",
+        "notes on the database migration",
+        "meeting notes from planning",
+    ]
+    # Distractors are close to the query in dense space; the rare name is far from it.
+    near = [
+        make_point("A", t, vector=unit(np.asarray(q) + 0.3 * RNG.standard_normal(DIM)))
+        for t in texts
+    ]
+    rare = make_point(
+        "A",
+        "call with Quillinan about the contract",
+        vector=unit(-np.asarray(q) + 0.1 * RNG.standard_normal(DIM)),
+    )
+    other_tenant = make_point("B", "Quillinan contract", vector=q)
+    await store.upsert([*near, rare, other_tenant])
+
+    dense = await store.search("A", q, limit=3)
+    assert rare.id not in {x.id for x in dense}
+
+    hybrid = await store.search("A", q, limit=3, sparse=encode_query("what did Quillinan say"))
+    ids = [x.id for x in hybrid]
+    assert rare.id in ids
+    assert other_tenant.id not in ids
+    for x in hybrid:
+        src = next(p for p in [*near, rare] if p.id == x.id)
+        assert x.score == pytest.approx(cosine(q, src.vector), abs=1e-4)
+        assert x.vector is None
+    assert next(x for x in hybrid if x.id == rare.id).score < 0
+
+    # A query with no known term adds nothing, and an empty sparse vector means dense only.
+    empty = await store.search("A", q, limit=3, sparse=encode_query("the of and"))
+    assert [x.id for x in empty] == [x.id for x in dense]
+
+
+async def test_concurrent_calls(store: VectorStore) -> None:
+    await store.upsert([make_point("A", f"note {i}") for i in range(50)])
+
+    async def writer(i: int) -> None:
+        await store.upsert([make_point("A", f"more {i}")])
+
+    async def reader() -> int:
+        return len(await store.search("A", rand_vec(), limit=5, sparse=encode_query("note")))
+
+    results = await asyncio.gather(*[reader() for _ in range(40)], *[writer(i) for i in range(10)])
+    assert all(r == 5 for r in results[:40])
+    assert await store.count("A") == 60
+
+
+async def test_edge_persistence_across_reopen(tmp_path: Path) -> None:
+    path = tmp_path / "shard"
+    s1 = EdgeVectorStore(path, dim=DIM)
+    await s1.ensure_collection()
+    keep, gone = make_point("A", "persistent Quillinan note"), make_point("A")
+    await s1.upsert([keep, gone])
+    assert await s1.set_payload("A", keep.id, {"pinned": True})
+    assert await s1.delete("A", [gone.id]) == 1
+
+    # One holder at a time: the WAL is locked while s1 is open.
+    s_busy = EdgeVectorStore(path, dim=DIM)
+    with pytest.raises(Exception, match="WAL"):
+        await s_busy.ensure_collection()
+    await s1.close()
+    with pytest.raises(RuntimeError):
+        await s1.count("A")
+
+    s2 = EdgeVectorStore(path, dim=DIM)
+    await s2.ensure_collection()
+    try:
+        got = await s2.get("A", [keep.id, gone.id], with_vectors=True)
+        assert [g.id for g in got] == [keep.id]
+        assert got[0].payload["pinned"] is True
+        assert got[0].vector is not None
+        assert cosine(got[0].vector, keep.vector) == pytest.approx(1.0)
+        assert await s2.count("A", Filter(must={"pinned": True})) == 1
+        hybrid = await s2.search("A", rand_vec(), limit=1, sparse=encode_query("Quillinan"))
+        assert [x.id for x in hybrid] == [keep.id]
+        assert s2._shard is not None
+        schema = s2._shard.info().payload_schema
+        assert {"tenant", "graph.extracted", "created_ts", "strength.s_ref"} <= set(schema)
+    finally:
+        await s2.close()
+
+    with pytest.raises(Exception, match="size"):
+        await EdgeVectorStore(path, dim=DIM * 2).ensure_collection()
+
+
+async def test_edge_background_optimize(tmp_path: Path) -> None:
+    s = EdgeVectorStore(tmp_path / "shard", dim=DIM, optimize_after=100)
+    await s.ensure_collection()
+    try:
+        await s.upsert([make_point("A") for _ in range(150)])
+        assert await s.optimize() in (True, False)
+        assert await s.count("A") == 150
+    finally:
+        await s.close()

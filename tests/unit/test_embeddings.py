@@ -1,0 +1,107 @@
+"""Local MiniLM embeddings and the litellm-routed Embedder."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from pcm_common.models import local_minilm
+from pcm_common.models.embeddings import (
+    DEFAULT_MODEL,
+    LOCAL_PROVIDER,
+    Embedder,
+    known_dim,
+    register_local_provider,
+)
+
+SENTS = [
+    "The cat sits on the mat",
+    "A cat is sitting on a rug",
+    "Quarterly revenue figures were released by the finance department yesterday.",
+    "Caroline went to the LGBTQ support group on 7 May 2023 with Melanie.",
+    "We migrated the billing service from MySQL to Postgres last year.",
+    "",
+]
+
+
+def test_local_shape_and_norm() -> None:
+    vecs = local_minilm.embed(SENTS)
+    assert vecs.shape == (len(SENTS), 384)
+    assert vecs.dtype == np.float32
+    np.testing.assert_allclose(np.linalg.norm(vecs, axis=1), 1.0, atol=1e-5)
+    assert local_minilm.embed([]).shape == (0, 384)
+
+
+def test_batch_equals_one_by_one() -> None:
+    batched = local_minilm.embed(SENTS)
+    single = np.stack([local_minilm.embed([s])[0] for s in SENTS])
+    assert np.abs(batched - single).max() < 1e-4
+
+
+def test_paraphrase_closer_than_unrelated() -> None:
+    a, b, c = local_minilm.embed(SENTS[:3])
+    para, unrelated = float(a @ b), float(a @ c)
+    assert para > 0.6
+    assert para - unrelated > 0.4
+
+
+def test_long_input_truncated_to_max_tokens() -> None:
+    long = "word " * 5000  # far beyond 256 tokens: must not fail, must stay normalised
+    (v,) = local_minilm.embed([long])
+    assert abs(float(np.linalg.norm(v)) - 1.0) < 1e-5
+
+
+def test_registration_is_idempotent() -> None:
+    import litellm
+
+    register_local_provider()
+    register_local_provider()
+    Embedder()
+    n = sum(1 for i in litellm.custom_provider_map if i["provider"] == LOCAL_PROVIDER)
+    assert n == 1
+
+
+async def test_litellm_route_matches_direct() -> None:
+    import litellm
+
+    register_local_provider()
+    resp = await litellm.aembedding(model=DEFAULT_MODEL, input=SENTS[:2])
+    got = np.array([d["embedding"] for d in resp.data], dtype=np.float32)
+    np.testing.assert_allclose(got, local_minilm.embed(SENTS[:2]), atol=1e-6)
+    sync = litellm.embedding(model=DEFAULT_MODEL, input=SENTS[:1])
+    np.testing.assert_allclose(sync.data[0]["embedding"], got[0], atol=1e-6)
+
+
+async def test_embedder_order_batching_and_dim() -> None:
+    e = Embedder(batch_size=2)
+    assert e.dim == 384
+    out = await e.embed(SENTS)
+    assert len(out) == len(SENTS) and all(len(v) == 384 for v in out)
+    direct = np.stack([local_minilm.embed([s if s else " "])[0] for s in SENTS])
+    np.testing.assert_allclose(np.array(out), direct, atol=1e-4)
+    one = await e.embed_one(SENTS[0])
+    np.testing.assert_allclose(one, out[0], atol=1e-6)
+    assert await e.embed([]) == []
+
+
+async def test_embedder_truncates_to_max_chars() -> None:
+    e = Embedder(max_chars=20)
+    text = "The cat sits on the mat and then wanders off to chase a red ball in the garden."
+    (a,) = await e.embed([text])
+    b = local_minilm.embed([text[:20]])[0]
+    np.testing.assert_allclose(a, b, atol=1e-6)
+
+
+def test_dims_and_config() -> None:
+    assert known_dim("openai/text-embedding-3-small") == 1536
+    assert known_dim("ollama/nomic-embed-text:latest") == 768
+    e = Embedder("openai/some-new-model")
+    with pytest.raises(RuntimeError):
+        _ = e.dim
+    assert Embedder("openai/some-new-model", dim=512).dim == 512
+    with pytest.raises(ValueError):
+        Embedder(batch_size=0)
+
+
+async def test_unknown_local_model_rejected() -> None:
+    with pytest.raises(Exception, match="unknown"):
+        await Embedder(f"{LOCAL_PROVIDER}/nope").embed(["x"])

@@ -1,0 +1,129 @@
+"""spaCy-based LocalExtractor: entity types, coding-fact relations, speaker prefixes."""
+
+from __future__ import annotations
+
+import pytest
+from pcm_common.extract.local import LocalExtractor, split_speakers
+from pcm_common.stores.graph import Extraction
+
+ALLOWED = {
+    "Person", "Organization", "Place", "Event", "Activity", "Work", "Product", "Animal",
+    "Technology", "Project", "Concept", "Decision", "Time",
+}
+
+
+@pytest.fixture(scope="module")
+def ex() -> LocalExtractor:
+    return LocalExtractor()
+
+
+def types(x: Extraction) -> dict[str, str]:
+    return {e.name: e.type for e in x.entities}
+
+
+def rels(x: Extraction) -> set[tuple[str, str, str]]:
+    return {(r.source.name, r.type, r.target.name) for r in x.relations}
+
+
+async def test_people_org_place(ex: LocalExtractor) -> None:
+    x = await ex.extract("Bob Smith works at Microsoft and lives in Seattle with Alice.")
+    t = types(x)
+    assert t["Bob Smith"] == "Person"
+    assert t["Alice"] == "Person"
+    assert t["Microsoft"] == "Organization"
+    assert t["Seattle"] == "Place"
+    assert ("Bob Smith", "WORKS_AT", "Microsoft") in rels(x)
+    assert ("Bob Smith", "LIVES_IN", "Seattle") in rels(x)
+    assert set(t.values()) <= ALLOWED
+
+
+async def test_speaker_prefix(ex: LocalExtractor) -> None:
+    x = await ex.extract("Alice: I work at Google and visited Paris in May 2023.")
+    t = types(x)
+    assert t["Alice"] == "Person"
+    assert "Alice:" not in " ".join(t)
+    assert {("Alice", "WORKS_AT", "Google"), ("Alice", "VISITED", "Paris")} <= rels(x)
+    assert t.get("May 2023") == "Time"
+
+
+async def test_multi_speaker_dialogue(ex: LocalExtractor) -> None:
+    x = await ex.extract("Melanie: We went to Paris!\nCaroline: Nice. I visited Rome in 2019.")
+    assert {("Melanie", "VISITED", "Paris"), ("Caroline", "VISITED", "Rome")} <= rels(x)
+
+
+async def test_coding_facts(ex: LocalExtractor) -> None:
+    x = await ex.extract(
+        "Dave: We migrated from MySQL to Postgres. We use Kafka and FastAPI. "
+        "The billing service depends on Redis."
+    )
+    t = types(x)
+    for name in ("MySQL", "Postgres", "Kafka", "FastAPI", "Redis"):
+        assert t[name] == "Technology", name
+    r = rels(x)
+    assert ("Postgres", "REPLACES", "MySQL") in r
+    assert {("Dave", "USES", "Kafka"), ("Dave", "USES", "FastAPI")} <= r
+    assert ("billing service", "DEPENDS_ON", "Redis") in r
+    assert t["billing service"] == "Project"
+
+
+async def test_we_without_speaker_keeps_entities_only(ex: LocalExtractor) -> None:
+    x = await ex.extract("We use Postgres.")
+    assert types(x) == {"Postgres": "Technology"}
+    assert x.relations == []
+
+
+async def test_moving_house_is_not_replaces(ex: LocalExtractor) -> None:
+    x = await ex.extract("We moved from Boston to Seattle.")
+    assert not any(r.type == "REPLACES" for r in x.relations)
+    assert types(x)["Boston"] == "Place"
+
+
+async def test_dedupe_and_skipped_labels(ex: LocalExtractor) -> None:
+    x = await ex.extract("Alice met alice. ALICE paid $300 for 3 tickets, 50% off, yesterday.")
+    keys = [e.key for e in x.entities]
+    assert len(keys) == len(set(keys))
+    assert all(e.type != "Time" or any(c.isdigit() for c in e.name) for e in x.entities)
+    assert not any("$" in e.name or "%" in e.name for e in x.entities)
+
+
+async def test_relation_ends_are_extracted_entities(ex: LocalExtractor) -> None:
+    x = await ex.extract("Jon: I work at Acme Corp and we use Neo4j.")
+    ents = set(x.entities)
+    for r in x.relations:
+        assert r.source in ents and r.target in ents
+
+
+async def test_empty_and_whitespace(ex: LocalExtractor) -> None:
+    for text in ("", "   \n\t", "Alice:   "):
+        x = await ex.extract(text)
+        assert x.relations == []
+    assert (await ex.extract("")).entities == []
+
+
+async def test_hostile_and_huge_input(ex: LocalExtractor) -> None:
+    hostile = [
+        "A" * 200_000,
+        "x: " * 50_000,
+        "\x00\x01\x02 <script>alert(1)</script> '; DROP TABLE users; --",
+        "😀" * 10_000,
+        "Bob works at " + "Acme " * 5000,
+        ":\n:\n:\n" * 1000,
+    ]
+    for text in hostile:
+        x = await ex.extract(text)
+        assert isinstance(x, Extraction)
+        assert all(len(e.name) <= 120 for e in x.entities)
+
+
+async def test_extract_many_matches_single(ex: LocalExtractor) -> None:
+    texts = ["Bob works at Microsoft.", "", "Alice: I live in Berlin."]
+    many = await ex.extract_many(texts)
+    singles = [await ex.extract(t) for t in texts]
+    assert [rels(m) for m in many] == [rels(s) for s in singles]
+    assert [types(m) for m in many] == [types(s) for s in singles]
+
+
+def test_split_speakers() -> None:
+    assert split_speakers("Alice: hi\nBob: yo\nmore") == [("Alice", "hi"), ("Bob", "yo\nmore")]
+    assert split_speakers("no speaker here") == [(None, "no speaker here")]
+    assert split_speakers("Note: lower") == [("Note", "lower")]

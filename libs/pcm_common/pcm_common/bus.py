@@ -129,7 +129,9 @@ class Bus:
             polling_interval=1000,
         )
         for sub in (fresh, stale):
-            self.broker.subscriber(stream=sub, ack_policy=AckPolicy.NACK_ON_ERROR)(run)
+            self.broker.subscriber(
+                stream=sub, ack_policy=AckPolicy.NACK_ON_ERROR, decoder=_tolerant_decoder
+            )(run)
 
     def listen(self, stream: str, model: type[E], handler: Handler[E]) -> None:
         """Fan-out without a group (every replica sees every new entry): cache invalidation."""
@@ -148,7 +150,10 @@ class Bus:
         letter = DeadLetter(
             stream=stream, group=group, entry_id=entry_id, error=error, deliveries=n, body=body
         )
-        await self.publish(STREAM_DLQ, letter)
+        # Plain JSON fields, not the broker's envelope: operators read this stream with any tool.
+        await self.redis.xadd(
+            STREAM_DLQ, {"data": letter.model_dump_json()}, maxlen=self.settings.stream_maxlen
+        )
         EVENTS_DEAD.labels(stream, group).inc()
         log.error(
             "event_dead_lettered",
@@ -200,6 +205,18 @@ async def pipeline_status(redis: Redis) -> dict[str, Any]:
             total += lag + pending
         streams[stream] = {"length": length, "groups": per_group}
     return {"pending": total, "streams": streams}
+
+
+async def _tolerant_decoder(
+    msg: Any, original: Callable[[Any], Awaitable[Any]]
+) -> Any:
+    """An entry that cannot be decoded reaches the handler as a marker dict, so it is
+    dead-lettered instead of being redelivered for ever."""
+    try:
+        decoded = await original(msg)
+    except Exception as exc:
+        return {"__undecodable__": repr(exc)}
+    return decoded if isinstance(decoded, dict) else {"__undecodable__": repr(decoded)[:200]}
 
 
 def _s(v: Any) -> str:

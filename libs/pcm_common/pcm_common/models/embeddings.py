@@ -68,7 +68,7 @@ def _as_texts(input: list[Any]) -> list[str]:
 class LocalEmbeddingProvider(CustomLLM):
     """litellm custom provider serving the local MiniLM; CPU work runs off the event loop."""
 
-    def embedding(  # type: ignore[override]
+    def embedding(
         self,
         model: str,
         input: list[Any],
@@ -84,7 +84,7 @@ class LocalEmbeddingProvider(CustomLLM):
         name = _local_name(model)
         return _fill(name, _as_texts(input), model_response)
 
-    async def aembedding(  # type: ignore[override]
+    async def aembedding(
         self,
         model: str,
         input: list[Any],

@@ -66,7 +66,7 @@ def _match(key: str, value: Any) -> Any:
         return qe.FieldCondition(key=key, is_empty=True)
     if isinstance(value, bool):
         # Python bools reach the engine as integers; numpy.bool_ reaches it as a bool.
-        return qe.FieldCondition(key=key, match=qe.MatchValue(np.bool_(value)))
+        return qe.FieldCondition(key=key, match=qe.MatchValue(np.bool_(value)))  # type: ignore[arg-type]
     if isinstance(value, float):
         return qe.FieldCondition(key=key, range=qe.RangeFloat(gte=value, lte=value))
     if isinstance(value, (list, tuple, set, frozenset)):
@@ -155,6 +155,8 @@ class EdgeVectorStore(VectorStore):
         self._gate = _Gate()
         self._since_optimize = 0
         self._optimizer: threading.Thread | None = None
+        # One optimize at a time (background trigger vs. an explicit optimize() call).
+        self._optimize_lock = threading.Lock()
 
     # ---- plumbing -------------------------------------------------------------------
 
@@ -226,7 +228,8 @@ class EdgeVectorStore(VectorStore):
 
     def _optimize_sync(self) -> bool:
         try:
-            return self._read(lambda s: s.optimize())
+            with self._optimize_lock:
+                return self._read(lambda s: s.optimize())
         except RuntimeError:  # closed meanwhile: nothing to do
             return False
 
@@ -262,7 +265,7 @@ class EdgeVectorStore(VectorStore):
         await self._run(lambda: self._write(op))
 
     def _owned(self, shard: qe.EdgeShard, tenant: str, ids: Sequence[str], vectors: bool) -> list:
-        valid = [i for i in dict.fromkeys(ids) if _is_uuid(i)]
+        valid: list[qe.PointId] = [i for i in dict.fromkeys(ids) if _is_uuid(i)]
         if not valid:
             return []
         records = shard.retrieve(
@@ -356,7 +359,7 @@ class EdgeVectorStore(VectorStore):
                         filter=edge_filter,
                     ),
                 ],
-                query=qe.Fusion.Rrf(k=RRF_K),
+                query=qe.Fusion.Rrf(k=RRF_K),  # type: ignore[arg-type]  # stub omits Rrf
                 filter=edge_filter,
                 with_payload=True,
                 # Fused scores are rank-based; the dense vectors give back the cosine.

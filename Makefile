@@ -1,0 +1,53 @@
+# PCM developer commands. `make run` and `make test` work on a fresh machine: they install
+# what is missing (uv, the Python workspace, Redis; Java's Neo4j artifacts for tests).
+SHELL := /bin/bash
+UV ?= $(shell command -v uv 2>/dev/null || echo $(HOME)/.local/bin/uv)
+export LITELLM_LOCAL_MODEL_COST_MAP := True
+# The embedded default: ArcadeDB's Bolt server from PyPI stands in for Neo4j.
+ARCADE_URI ?= bolt://127.0.0.1:7688
+PORT ?= 8080
+
+.PHONY: install run test test-unit lint bench servers-test stop clean
+
+$(UV):
+	python3 -m pip install --user --quiet uv || python3 -m pip install --quiet uv
+
+install: $(UV)
+	$(UV) sync --frozen
+
+run: install
+	scripts/redis.sh start
+	scripts/arcadedb.sh start
+	@echo ""
+	@echo "PCM is starting on http://127.0.0.1:$(PORT)  (API docs: http://127.0.0.1:$(PORT)/docs)"
+	@echo "Try:"
+	@echo "  curl -s -XPOST http://127.0.0.1:$(PORT)/v1/memories -H 'Authorization: Bearer pcm-dev-key' \\"
+	@echo "       -H 'content-type: application/json' -d '{\"text\": \"Alice moved to Berlin in March.\"}'"
+	@echo "  curl -s -XPOST http://127.0.0.1:$(PORT)/v1/recall -H 'Authorization: Bearer pcm-dev-key' \\"
+	@echo "       -H 'content-type: application/json' -d '{\"query\": \"Where does Alice live now?\"}'"
+	@echo ""
+	NEO4J_URI=$(ARCADE_URI) $(UV) run pcm dev --port $(PORT)
+
+servers-test:
+	scripts/redis.sh start
+	scripts/neo4j.sh start
+	scripts/arcadedb.sh start
+
+test: install servers-test
+	$(UV) run ruff check .
+	$(UV) run pytest -q
+
+test-unit: install
+	$(UV) run pytest -q tests/unit
+
+lint: install
+	$(UV) run ruff check .
+	$(UV) run mypy
+
+stop:
+	-scripts/arcadedb.sh stop
+	-scripts/neo4j.sh stop
+	-scripts/redis.sh stop
+
+clean: stop
+	rm -rf var .pytest_cache .ruff_cache .mypy_cache

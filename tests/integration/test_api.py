@@ -1,0 +1,160 @@
+"""The HTTP contract end to end on real Redis, Qdrant Edge and the graph server."""
+
+from __future__ import annotations
+
+import httpx
+from redis.asyncio import Redis
+
+from tests.conftest import KEYS, NEO4J_URI, TEST_REDIS_URL, settle
+
+
+async def store(client: httpx.AsyncClient, text: str, **extra: object) -> str:
+    r = await client.post("/v1/memories", json={"text": text, **extra})
+    assert r.status_code == 201, r.text
+    return str(r.json()["id"])
+
+
+async def test_paraphrase_recall_and_empty_result(client_a: httpx.AsyncClient) -> None:
+    target = await store(client_a, "Alice moved to Berlin in March and now works at Siemens.")
+    await store(client_a, "Bob's favourite programming language is Rust.")
+    await store(client_a, "The team deploys on Fridays only after QA signs off.")
+
+    r = await client_a.post("/v1/recall", json={"query": "Which city did Alice relocate to?"})
+    assert r.status_code == 200, r.text
+    body = r.json()
+    assert body["situational_context"][0]["memory_id"] == target
+    for header in ("[ANOMALY FLAGS — PAY ATTENTION]", "[ASKER CONTEXT]", "[SITUATIONAL CONTEXT]"):
+        assert header in body["prompt"]
+    assert body["empty"] is False
+
+    r = await client_a.post("/v1/recall", json={"query": "how long to bake sourdough bread"})
+    assert r.json()["empty"] is True
+    assert "No relevant memories found" in r.json()["prompt"]
+
+
+async def test_exact_duplicate_reinforces(client_a: httpx.AsyncClient) -> None:
+    first = await client_a.post("/v1/memories", json={"text": "Carol prefers tea over coffee."})
+    again = await client_a.post("/v1/memories", json={"text": "carol prefers  tea over coffee."})
+    assert again.json() == {"id": first.json()["id"], "status": "reinforced"}
+    rec = (await client_a.get(f"/v1/memories/{first.json()['id']}")).json()
+    assert len(rec["repeats"]) == 1
+    assert rec["strength"]["s_ref"] > 0.6
+
+
+async def test_near_duplicate_merges_only_with_equal_figures(client_a: httpx.AsyncClient) -> None:
+    a = await store(client_a, "Ran 5k in 27:10 this morning along the river.")
+    b = await client_a.post("/v1/memories", json={"text": "Ran 5k in 41:30 this morning along the river."})
+    assert b.json()["status"] == "created" and b.json()["id"] != a
+    c = await client_a.post("/v1/memories", json={"text": "Ran 5k in 27:10 this morning along the river!"})
+    assert c.json() == {"id": a, "status": "merged"}
+
+
+async def test_batch_and_created_at(client_a: httpx.AsyncClient) -> None:
+    r = await client_a.post("/v1/memories:batch", json={"memories": [
+        {"text": "Dana adopted a beagle named Max.", "created_at": "2023-05-08T13:56:00"},
+        {"text": "Dana started a pottery class on Tuesdays.", "created_at": "2023-05-09T10:00:00Z"},
+    ]})
+    assert r.status_code == 201, r.text
+    ids = [x["id"] for x in r.json()["results"]]
+    rec = (await client_a.get(f"/v1/memories/{ids[0]}")).json()
+    assert rec["created_at"].startswith("2023-05-08T13:56:00")
+    listed = (await client_a.get("/v1/memories", params={"limit": 500})).json()["items"]
+    assert set(ids) <= {m["id"] for m in listed}
+
+
+async def test_pipeline_settles_and_graph_has_entities(client_a: httpx.AsyncClient) -> None:
+    mid = await store(client_a, "Melanie visited Paris with her friend Caroline in June.")
+    await settle(client_a)
+    rec = (await client_a.get(f"/v1/memories/{mid}")).json()
+    assert rec["graph"]["extracted"] is True
+    assert rec["surprisal"]["judged_at"]
+    assert {"Melanie", "Paris", "Caroline"} <= set(rec["graph"]["entities"])
+
+    from pcm_common.stores.neo4j_graph import Neo4jGraphStore
+
+    graph = Neo4jGraphStore(NEO4J_URI, "neo4j", "pcm-dev-password")
+    try:
+        names = {e.name for e in await graph.entities_of(KEYS["key-a"], mid)}
+    finally:
+        await graph.close()
+    assert {"Melanie", "Paris", "Caroline"} <= names
+
+    # Redis agrees with /v1/pipeline: no consumer group holds pending entries.
+    redis = Redis.from_url(TEST_REDIS_URL)
+    try:
+        for stream in ("pcm.memory.written", "pcm.memory.extracted"):
+            for group in await redis.xinfo_groups(stream):
+                assert group["pending"] == 0 and group["lag"] == 0, group
+    finally:
+        await redis.aclose()
+
+
+async def test_recall_reinforces_off_the_request_path(client_a: httpx.AsyncClient) -> None:
+    mid = await store(client_a, "Erin's dentist appointment is on the 14th at 9am.",
+                      created_at="2024-01-01T09:00:00Z")
+    before = (await client_a.get(f"/v1/memories/{mid}")).json()["strength"]
+    r = await client_a.post("/v1/recall", json={"query": "When is Erin's dentist appointment?",
+                                                "now": "2024-01-10T09:00:00Z"})
+    assert r.json()["situational_context"][0]["memory_id"] == mid
+    await settle(client_a)
+    after = (await client_a.get(f"/v1/memories/{mid}")).json()["strength"]
+    assert after["n"] == before["n"] + 1
+    assert after["last_recalled_at"].startswith("2024-01-10")
+
+
+async def test_bad_input_is_rejected_and_changes_nothing(
+    client_a: httpx.AsyncClient, client_b: httpx.AsyncClient, pcm_url: str
+) -> None:
+    count = len((await client_a.get("/v1/memories", params={"limit": 500})).json()["items"])
+    r = await client_a.post("/v1/memories", content=b'{"text": "unterminated',
+                            headers={"content-type": "application/json"})
+    assert r.status_code == 400 and r.json()["error"] == "malformed_json"
+    r = await client_a.post("/v1/memories", json={"text": "   "})
+    assert r.status_code == 422 and r.json()["error"] == "invalid_request"
+    r = await client_a.post("/v1/memories", json={"text": "x" * 100_001})
+    assert r.status_code in (413, 422)
+    r = await client_a.post("/v1/memories", json={"text": "fine", "bogus": 1})
+    assert r.status_code == 422
+    async with httpx.AsyncClient(base_url=pcm_url) as anon:
+        r = await anon.post("/v1/memories", json={"text": "hello"},
+                            headers={"Authorization": "Bearer not-a-key"})
+        assert r.status_code == 401 and r.json()["error"] == "unknown_api_key"
+        r = await anon.post("/v1/recall", json={"query": "hello"})
+        assert r.status_code == 401
+    assert len((await client_a.get("/v1/memories", params={"limit": 500})).json()["items"]) == count
+
+    # Another tenant's memory id: not found, and untouched by patch or delete.
+    mid = await store(client_a, "Frank keeps his spare key under the blue flowerpot.")
+    assert (await client_b.get(f"/v1/memories/{mid}")).status_code == 404
+    assert (await client_b.patch(f"/v1/memories/{mid}", json={"pinned": True})).status_code == 404
+    assert (await client_b.delete(f"/v1/memories/{mid}")).status_code == 404
+    rec = (await client_a.get(f"/v1/memories/{mid}")).json()
+    assert rec["pinned"] is False
+    r = await client_b.post("/v1/recall", json={"query": "Where is Frank's spare key?"})
+    assert all(c["memory_id"] != mid for c in r.json()["situational_context"])
+
+
+async def test_pin_patch_history_delete(client_a: httpx.AsyncClient) -> None:
+    mid = await store(client_a, "Always run the linter before pushing.", pinned=True)
+    r = await client_a.post("/v1/recall", json={"query": "anything about deployment windows"})
+    assert any(a["memory_id"] == mid for a in r.json()["asker_context"])
+
+    r = await client_a.patch(f"/v1/memories/{mid}", json={"text": "Always run linter and tests before pushing."})
+    assert r.status_code == 200 and r.json()["version"] == 2
+    hist = (await client_a.get(f"/v1/memories/{mid}/history")).json()
+    assert [v["version"] for v in hist["versions"]] == [1, 2]
+
+    assert (await client_a.delete(f"/v1/memories/{mid}")).status_code == 204
+    assert (await client_a.get(f"/v1/memories/{mid}")).status_code == 404
+    await settle(client_a)
+    r = await client_a.post("/v1/recall", json={"query": "anything about deployment windows"})
+    assert all(a["memory_id"] != mid for a in r.json()["asker_context"])
+
+
+async def test_ops_endpoints(client_a: httpx.AsyncClient) -> None:
+    assert (await client_a.get("/healthz")).json() == {"status": "ok"}
+    ready = await client_a.get("/readyz")
+    assert ready.status_code == 200, ready.text
+    metrics = (await client_a.get("/metrics")).text
+    assert "pcm_http_request_seconds" in metrics and "pcm_events_consumed_total" in metrics
+    assert (await client_a.get("/openapi.json")).json()["paths"]["/v1/recall"]

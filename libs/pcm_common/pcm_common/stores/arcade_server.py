@@ -140,11 +140,11 @@ def main(argv: list[str] | None = None) -> int:
         log.info("signal %d: stopping", signum)
         stop.set()
 
-    # Install before the JVM starts so SIGTERM/SIGINT reach Python and we stop the engine
-    # ourselves (flushes the database) instead of dying in the middle of a write.
+    server.start()
+    # Installed after the JVM is up: the JVM puts its own SIGTERM handler in place, which
+    # exits at once; ours lets the loop below stop the engine (flushing the database).
     signal.signal(signal.SIGTERM, _on_signal)
     signal.signal(signal.SIGINT, _on_signal)
-    server.start()
     print(
         f"arcade_server: bolt://{settings.host}:{settings.bolt_port} ready "
         f"(database={settings.database}, data={settings.data_dir})",

@@ -1,0 +1,83 @@
+from __future__ import annotations
+
+import math
+from datetime import UTC, datetime, timedelta
+
+from hypothesis import given
+from hypothesis import strategies as st
+
+from pcm_common.domain.strength import (
+    decayed,
+    initial_strength,
+    reinforce,
+    should_demote,
+    tau_days,
+)
+
+T0 = datetime(2024, 1, 1, tzinfo=UTC)
+days = st.floats(min_value=0, max_value=3650, allow_nan=False)
+strengths = st.floats(min_value=1e-6, max_value=1.0, allow_nan=False)
+counts = st.integers(min_value=0, max_value=200)
+
+
+def test_whitepaper_half_lives() -> None:
+    assert math.isclose(decayed(1.0, T0, 0, T0 + timedelta(days=90)), 0.05, rel_tol=1e-9)
+    assert math.isclose(decayed(1.0, T0, 20, T0 + timedelta(days=540)), 0.05, rel_tol=1e-9)
+
+
+def test_tiers_and_pinned() -> None:
+    assert initial_strength("high") == 0.9
+    assert initial_strength("normal") == 0.6
+    assert initial_strength("low") == 0.3
+    assert initial_strength("low", pinned=True) == 1.0
+
+
+@given(strengths, counts, days)
+def test_strength_in_unit_interval(s: float, n: int, d: float) -> None:
+    v = decayed(s, T0, n, T0 + timedelta(days=d))
+    assert 0 < v <= 1 or (v == 0 and d > 1000)
+
+
+@given(strengths, counts, days, days)
+def test_decay_monotone_in_time(s: float, n: int, d1: float, d2: float) -> None:
+    a, b = sorted((d1, d2))
+    assert decayed(s, T0, n, T0 + timedelta(days=b)) <= decayed(s, T0, n, T0 + timedelta(days=a))
+
+
+@given(counts, counts)
+def test_more_reinforcements_never_shorten_half_life(n1: int, n2: int) -> None:
+    a, b = sorted((n1, n2))
+    assert tau_days(b) >= tau_days(a)
+
+
+@given(strengths, days)
+def test_pinned_is_always_one(s: float, d: float) -> None:
+    assert decayed(s, T0, 0, T0 + timedelta(days=d), pinned=True) == 1.0
+
+
+@given(strengths, counts, days)
+def test_reinforcement_raises_but_stays_below_one(s: float, n: int, d: float) -> None:
+    now = T0 + timedelta(days=d)
+    r = reinforce(s, T0, n, 0, None, now)
+    assert decayed(s, T0, n, now) <= r.s_ref <= 1.0
+    assert r.n == n + 1 and r.recalls_in_window == 1
+
+
+def test_spacing_window_counts_n_once_and_diminishes() -> None:
+    first = reinforce(0.5, T0, 0, 0, None, T0)
+    second = reinforce(first.s_ref, first.t_ref, first.n, first.recalls_in_window,
+                       first.window_start, T0 + timedelta(hours=2))
+    assert second.n == first.n == 1
+    assert second.recalls_in_window == 2
+    assert second.delta < first.delta
+    later = reinforce(second.s_ref, second.t_ref, second.n, second.recalls_in_window,
+                      second.window_start, T0 + timedelta(days=2))
+    assert later.n == 2 and later.recalls_in_window == 1
+
+
+def test_demotion_rule() -> None:
+    now = T0 + timedelta(days=200)
+    assert should_demote(0.01, None, T0, now)
+    assert not should_demote(0.01, now - timedelta(days=10), T0, now)
+    assert not should_demote(0.2, None, T0, now)
+    assert not should_demote(0.01, None, T0, now, pinned=True)

@@ -16,7 +16,6 @@ from typing import Any
 
 import pytest
 from neo4j import AsyncDriver, AsyncGraphDatabase
-
 from pcm_common.stores.graph import Entity, Extraction, Relation
 from pcm_common.stores.graph_schema import (
     ENTITY_TYPES,
@@ -71,9 +70,7 @@ async def tenant(backend: Backend) -> AsyncIterator[str]:
     """A fresh tenant per test, removed afterwards so the databases do not grow."""
     t = f"test-{uuid.uuid4().hex[:12]}"
     yield t
-    await backend.driver.execute_query(
-        "MATCH (n) WHERE n.tenant = $t DETACH DELETE n", t=t
-    )
+    await backend.driver.execute_query("MATCH (n) WHERE n.tenant = $t DETACH DELETE n", t=t)
 
 
 async def snapshot(driver: AsyncDriver, tenant: str) -> dict[str, Any]:
@@ -182,13 +179,28 @@ async def test_second_memory_strengthens_relation(backend: Backend, tenant: str)
     g = backend.store
     ex = Extraction([ALICE, ACME], [Relation(ALICE, "WORKS_AT", ACME)])
     await g.write_facts(tenant, "m1", ex)
-    query = "MATCH (:Entity {tenant: $t})-[r:WORKS_AT]->() RETURN r.memory_ids AS ids, r.strength AS s"
+    query = (
+        "MATCH (:Entity {tenant: $t})-[r:WORKS_AT]->() RETURN r.memory_ids AS ids, r.strength AS s"
+    )
     (one,), _, _ = await backend.driver.execute_query(query, t=tenant)
     await g.write_facts(tenant, "m2", ex)
     await g.write_facts(tenant, "m2", ex)
     (two,), _, _ = await backend.driver.execute_query(query, t=tenant)
     assert one["ids"] == ["m1"] and two["ids"] == ["m1", "m2"]
     assert 0.0 < one["s"] < two["s"] <= 1.0
+
+
+async def test_concurrent_memories_share_relation(backend: Backend, tenant: str) -> None:
+    """Different memories adding the same fact at once: no lost memory_ids, no duplicates."""
+    g = backend.store
+    ex = Extraction([ALICE, ACME], [Relation(ALICE, "WORKS_AT", ACME)])
+    ids = [f"m{i}" for i in range(8)]
+    await asyncio.gather(*(g.write_facts(tenant, mid, ex) for mid in ids))
+    rows, _, _ = await backend.driver.execute_query(
+        "MATCH (:Entity {tenant: $t})-[r:WORKS_AT]->() RETURN r.memory_ids AS ids", t=tenant
+    )
+    assert len(rows) == 1 and sorted(rows[0]["ids"]) == ids
+    assert await g.stats(tenant) == {"memories": 8, "entities": 2, "mentions": 16, "relations": 1}
 
 
 async def test_tenant_isolation(backend: Backend, tenant: str) -> None:
@@ -213,9 +225,7 @@ async def test_tenant_isolation(backend: Backend, tenant: str) -> None:
         assert (await g.stats(tenant))["entities"] == 4  # untouched
         assert await g.memories_for(tenant, ["alice smith"]) == {"m1": 1.0}
     finally:
-        await backend.driver.execute_query(
-            "MATCH (n) WHERE n.tenant = $t DETACH DELETE n", t=other
-        )
+        await backend.driver.execute_query("MATCH (n) WHERE n.tenant = $t DETACH DELETE n", t=other)
 
 
 async def test_delete_removes_facts_and_orphans(backend: Backend, tenant: str) -> None:
@@ -224,7 +234,9 @@ async def test_delete_removes_facts_and_orphans(backend: Backend, tenant: str) -
     await g.write_facts(
         tenant,
         "m2",
-        Extraction([ALICE, ACME, BOB], [Relation(ALICE, "WORKS_AT", ACME), Relation(ALICE, "KNOWS", BOB)]),
+        Extraction(
+            [ALICE, ACME, BOB], [Relation(ALICE, "WORKS_AT", ACME), Relation(ALICE, "KNOWS", BOB)]
+        ),
     )
     await g.delete_memory(tenant, "m1")
 
@@ -261,7 +273,7 @@ async def test_memories_for_strength(backend: Backend, tenant: str) -> None:
     assert set(got) == {"m1", "m2"}
     assert all(0.0 <= s <= 1.0 for s in got.values())
     assert got["m1"] == 1.0 and got["m2"] == 0.5
-    assert list(got)[0] == "m1"  # strongest first
+    assert next(iter(got)) == "m1"  # strongest first
 
     assert await g.memories_for(tenant, ["alice smith"], limit=1) == {"m1": 1.0}
     assert await g.memories_for(tenant, []) == {}

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import time
 from collections.abc import Awaitable, Callable
 from typing import Annotated, Any
@@ -113,7 +114,10 @@ def ops_router(checks: dict[str, ReadinessCheck]) -> APIRouter:
         return JSONResponse({"ready": ok, "checks": report}, status_code=200 if ok else 503)
 
     @router.get("/metrics", tags=["ops"])
-    async def metrics() -> Response:
+    async def metrics(res: Res) -> Response:
+        # Stream lag is read at scrape time so autoscalers never act on a stale value.
+        with contextlib.suppress(Exception):
+            await pipeline_status(res.redis)
         return Response(generate_latest(), media_type=CONTENT_TYPE_LATEST)
 
     @router.get("/v1/pipeline", tags=["ops"])

@@ -22,13 +22,14 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import random
 import time
 from collections import defaultdict
 from collections.abc import Sequence
 from typing import Any
 
 from neo4j import AsyncDriver, AsyncGraphDatabase, AsyncManagedTransaction, unit_of_work
-from neo4j.exceptions import Neo4jError
+from neo4j.exceptions import ConstraintError, Neo4jError
 
 from .graph import Entity, Extraction, GraphStore
 from .graph_schema import (
@@ -40,6 +41,12 @@ from .graph_schema import (
 )
 
 log = logging.getLogger(__name__)
+
+# ArcadeDB's MERGE is not atomic against a concurrent MERGE of the same new node: the
+# loser fails with ConstraintValidationFailed (a client error the driver does not retry).
+# Re-running the whole write then finds the node and succeeds. Neo4j locks the unique
+# index entry instead, so there this never fires.
+_CONSTRAINT_RETRIES = 5
 
 # Schema statements; each runs on its own (Neo4j refuses schema and data in one tx).
 _CONSTRAINTS = (
@@ -253,16 +260,26 @@ class Neo4jGraphStore(GraphStore):
                     tx, query, tenant=tenant, mid=memory_id, rels=relations[rel_type], now=now
                 )
 
-        async with self._driver.session(database=self._database) as session:
-            await session.execute_write(work)
+        await self._write(work)
 
     async def delete_memory(self, tenant: str, memory_id: str) -> None:
         async def work(tx: AsyncManagedTransaction) -> None:
             await self._prune(tx, tenant, memory_id, [], [])
             await _run(tx, _DELETE_MEMORY, tenant=tenant, mid=memory_id)
 
-        async with self._driver.session(database=self._database) as session:
-            await session.execute_write(work)
+        await self._write(work)
+
+    async def _write(self, work: Any) -> None:
+        """execute_write (retries transient errors) plus retries of MERGE races."""
+        for attempt in range(_CONSTRAINT_RETRIES + 1):
+            try:
+                async with self._driver.session(database=self._database) as session:
+                    await session.execute_write(work)
+                return
+            except ConstraintError:
+                if attempt == _CONSTRAINT_RETRIES:
+                    raise
+                await asyncio.sleep(random.uniform(0.01, 0.05) * (attempt + 1))
 
     @staticmethod
     async def _prune(
@@ -341,9 +358,7 @@ class Neo4jGraphStore(GraphStore):
             return {str(r["id"]): min(1.0, int(r["hits"]) / found) for r in rows}
 
         async with self._driver.session(database=self._database) as session:
-            return await session.execute_read(
-                unit_of_work(timeout=self._timeout_s)(work)
-            )
+            return await session.execute_read(unit_of_work(timeout=self._timeout_s)(work))
 
     async def stats(self, tenant: str) -> dict[str, int]:
         out: dict[str, int] = {}

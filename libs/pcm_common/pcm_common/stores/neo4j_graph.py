@@ -377,10 +377,14 @@ class Neo4jGraphStore(GraphStore):
     # -- lifecycle ----------------------------------------------------------------------
 
     async def ping(self) -> bool:
+        # Auto-commit, not execute_read: a health check must not sit in the driver's
+        # retry loop while the server is down.
         try:
             async with asyncio.timeout(self._timeout_s):
-                rows = await self._read("RETURN 1 AS n")
-            return bool(rows) and rows[0]["n"] == 1
+                async with self._driver.session(database=self._database) as session:
+                    result = await session.run("RETURN 1 AS n")
+                    record = await result.single()
+            return record is not None and record["n"] == 1
         except Exception:  # any failure means "not answering" to health checks
             return False
 

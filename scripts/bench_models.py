@@ -72,8 +72,10 @@ async def main() -> None:
 
     t = time.perf_counter()
     local_minilm.warmup()
-    print(f"minilm load: {time.perf_counter() - t:.2f} s "
-          f"(intra-op threads {local_minilm._intra_op_threads()})")
+    print(
+        f"minilm load: {time.perf_counter() - t:.2f} s "
+        f"(intra-op threads {local_minilm._intra_op_threads()})"
+    )
 
     t = time.perf_counter()
     for i in range(0, len(texts), args.batch):
@@ -116,8 +118,10 @@ async def main() -> None:
     dt = time.perf_counter() - t
     n_ent = sum(len(r.entities) for r in results)
     n_rel = sum(len(r.relations) for r in results)
-    print(f"extract batched:    {len(texts) / dt:8.1f} memories/s "
-          f"({n_ent} entities, {n_rel} relations)")
+    print(
+        f"extract batched:    {len(texts) / dt:8.1f} memories/s "
+        f"({n_ent} entities, {n_rel} relations)"
+    )
     sub = texts[: min(200, len(texts))]
     t = time.perf_counter()
     for s in sub:

@@ -20,6 +20,7 @@ import uuid
 from pathlib import Path
 
 import numpy as np
+
 from pcm_common.models.sparse import encode_document, encode_query
 from pcm_common.stores.qdrant_edge_store import EdgeVectorStore
 from pcm_common.stores.qdrant_server_store import ServerVectorStore

@@ -52,8 +52,9 @@ async def pcm_url(tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[str
     from pcm_cli.app import dev_app
 
     port = free_port()
-    server = uvicorn.Server(uvicorn.Config(dev_app(), host="127.0.0.1", port=port,
-                                           log_level="warning"))
+    server = uvicorn.Server(
+        uvicorn.Config(dev_app(), host="127.0.0.1", port=port, log_level="warning")
+    )
     task = asyncio.create_task(server.serve())
     for _ in range(600):
         if server.started:
@@ -68,8 +69,7 @@ async def pcm_url(tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[str
 
 
 def _client(url: str, key: str) -> httpx.AsyncClient:
-    return httpx.AsyncClient(base_url=url, headers={"Authorization": f"Bearer {key}"},
-                             timeout=60)
+    return httpx.AsyncClient(base_url=url, headers={"Authorization": f"Bearer {key}"}, timeout=60)
 
 
 @pytest.fixture
@@ -84,9 +84,9 @@ async def client_b(pcm_url: str) -> AsyncIterator[httpx.AsyncClient]:
         yield c
 
 
-async def settle(client: httpx.AsyncClient, timeout: float = 60.0) -> dict:
+async def settle(client: httpx.AsyncClient, within_s: float = 60.0) -> dict:
     """Wait until every consumer group has processed everything written so far."""
-    deadline = asyncio.get_running_loop().time() + timeout
+    deadline = asyncio.get_running_loop().time() + within_s
     while True:
         status = (await client.get("/v1/pipeline")).json()
         if status["pending"] == 0:

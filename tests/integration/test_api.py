@@ -43,17 +43,29 @@ async def test_exact_duplicate_reinforces(client_a: httpx.AsyncClient) -> None:
 
 async def test_near_duplicate_merges_only_with_equal_figures(client_a: httpx.AsyncClient) -> None:
     a = await store(client_a, "Ran 5k in 27:10 this morning along the river.")
-    b = await client_a.post("/v1/memories", json={"text": "Ran 5k in 41:30 this morning along the river."})
+    b = await client_a.post(
+        "/v1/memories", json={"text": "Ran 5k in 41:30 this morning along the river."}
+    )
     assert b.json()["status"] == "created" and b.json()["id"] != a
-    c = await client_a.post("/v1/memories", json={"text": "Ran 5k in 27:10 this morning along the river!"})
+    c = await client_a.post(
+        "/v1/memories", json={"text": "Ran 5k in 27:10 this morning along the river!"}
+    )
     assert c.json() == {"id": a, "status": "merged"}
 
 
 async def test_batch_and_created_at(client_a: httpx.AsyncClient) -> None:
-    r = await client_a.post("/v1/memories:batch", json={"memories": [
-        {"text": "Dana adopted a beagle named Max.", "created_at": "2023-05-08T13:56:00"},
-        {"text": "Dana started a pottery class on Tuesdays.", "created_at": "2023-05-09T10:00:00Z"},
-    ]})
+    r = await client_a.post(
+        "/v1/memories:batch",
+        json={
+            "memories": [
+                {"text": "Dana adopted a beagle named Max.", "created_at": "2023-05-08T13:56:00"},
+                {
+                    "text": "Dana started a pottery class on Tuesdays.",
+                    "created_at": "2023-05-09T10:00:00Z",
+                },
+            ]
+        },
+    )
     assert r.status_code == 201, r.text
     ids = [x["id"] for x in r.json()["results"]]
     rec = (await client_a.get(f"/v1/memories/{ids[0]}")).json()
@@ -90,11 +102,16 @@ async def test_pipeline_settles_and_graph_has_entities(client_a: httpx.AsyncClie
 
 
 async def test_recall_reinforces_off_the_request_path(client_a: httpx.AsyncClient) -> None:
-    mid = await store(client_a, "Erin's dentist appointment is on the 14th at 9am.",
-                      created_at="2024-01-01T09:00:00Z")
+    mid = await store(
+        client_a,
+        "Erin's dentist appointment is on the 14th at 9am.",
+        created_at="2024-01-01T09:00:00Z",
+    )
     before = (await client_a.get(f"/v1/memories/{mid}")).json()["strength"]
-    r = await client_a.post("/v1/recall", json={"query": "When is Erin's dentist appointment?",
-                                                "now": "2024-01-10T09:00:00Z"})
+    r = await client_a.post(
+        "/v1/recall",
+        json={"query": "When is Erin's dentist appointment?", "now": "2024-01-10T09:00:00Z"},
+    )
     assert r.json()["situational_context"][0]["memory_id"] == mid
     await settle(client_a)
     after = (await client_a.get(f"/v1/memories/{mid}")).json()["strength"]
@@ -106,8 +123,11 @@ async def test_bad_input_is_rejected_and_changes_nothing(
     client_a: httpx.AsyncClient, client_b: httpx.AsyncClient, pcm_url: str
 ) -> None:
     count = len((await client_a.get("/v1/memories", params={"limit": 500})).json()["items"])
-    r = await client_a.post("/v1/memories", content=b'{"text": "unterminated',
-                            headers={"content-type": "application/json"})
+    r = await client_a.post(
+        "/v1/memories",
+        content=b'{"text": "unterminated',
+        headers={"content-type": "application/json"},
+    )
     assert r.status_code == 400 and r.json()["error"] == "malformed_json"
     r = await client_a.post("/v1/memories", json={"text": "   "})
     assert r.status_code == 422 and r.json()["error"] == "invalid_request"
@@ -116,8 +136,9 @@ async def test_bad_input_is_rejected_and_changes_nothing(
     r = await client_a.post("/v1/memories", json={"text": "fine", "bogus": 1})
     assert r.status_code == 422
     async with httpx.AsyncClient(base_url=pcm_url) as anon:
-        r = await anon.post("/v1/memories", json={"text": "hello"},
-                            headers={"Authorization": "Bearer not-a-key"})
+        r = await anon.post(
+            "/v1/memories", json={"text": "hello"}, headers={"Authorization": "Bearer not-a-key"}
+        )
         assert r.status_code == 401 and r.json()["error"] == "unknown_api_key"
         r = await anon.post("/v1/recall", json={"query": "hello"})
         assert r.status_code == 401
@@ -139,7 +160,9 @@ async def test_pin_patch_history_delete(client_a: httpx.AsyncClient) -> None:
     r = await client_a.post("/v1/recall", json={"query": "anything about deployment windows"})
     assert any(a["memory_id"] == mid for a in r.json()["asker_context"])
 
-    r = await client_a.patch(f"/v1/memories/{mid}", json={"text": "Always run linter and tests before pushing."})
+    r = await client_a.patch(
+        f"/v1/memories/{mid}", json={"text": "Always run linter and tests before pushing."}
+    )
     assert r.status_code == 200 and r.json()["version"] == 2
     hist = (await client_a.get(f"/v1/memories/{mid}/history")).json()
     assert [v["version"] for v in hist["versions"]] == [1, 2]

@@ -17,8 +17,9 @@ REDIS = "redis://127.0.0.1:6379/13"
 async def test_failing_handler_dead_letters_after_max_deliveries() -> None:
     redis = Redis.from_url(REDIS)
     await redis.flushdb()
-    settings = PcmSettings().model_copy(update={
-        "redis_url": REDIS, "claim_idle_ms": 300, "max_deliveries": 3, "consumer_name": "t"})
+    settings = PcmSettings().model_copy(
+        update={"redis_url": REDIS, "claim_idle_ms": 300, "max_deliveries": 3, "consumer_name": "t"}
+    )
     bus = Bus(settings)
     calls: list[str] = []
 
@@ -29,8 +30,10 @@ async def test_failing_handler_dead_letters_after_max_deliveries() -> None:
     bus.consume("test.stream", "test-group", MemoryWritten, always_fails)
     await bus.start()
     try:
-        await bus.publish("test.stream", MemoryWritten(
-            tenant="t", memory_id="m1", text="x", created_at="2024-01-01T00:00:00Z"))
+        await bus.publish(
+            "test.stream",
+            MemoryWritten(tenant="t", memory_id="m1", text="x", created_at="2024-01-01T00:00:00Z"),
+        )
         await bus.redis.xadd("test.stream", {"data": b"not json at all"})
         for _ in range(200):
             if await redis.xlen(STREAM_DLQ) >= 2:

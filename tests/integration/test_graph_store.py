@@ -16,6 +16,7 @@ from typing import Any
 
 import pytest
 from neo4j import AsyncDriver, AsyncGraphDatabase
+
 from pcm_common.stores.graph import Entity, Extraction, Relation
 from pcm_common.stores.graph_schema import (
     ENTITY_TYPES,

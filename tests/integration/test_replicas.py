@@ -28,16 +28,29 @@ N = 160
 
 
 def _texts() -> list[str]:
-    return [f"{NAMES[i % 8]} met {NAMES[(i + 3) % 8]} in {CITIES[i % 7]} to talk about "
-            f"the Olympics and Google, meeting number {i}." for i in range(N)]
+    return [
+        f"{NAMES[i % 8]} met {NAMES[(i + 3) % 8]} in {CITIES[i % 7]} to talk about "
+        f"the Olympics and Google, meeting number {i}."
+        for i in range(N)
+    ]
 
 
 def _start(env: dict[str, str], consumer: str, port: int, log: Path) -> subprocess.Popen[bytes]:
     return subprocess.Popen(
-        [sys.executable, "-m", "pcm_cli.main", "serve", "graph-extractor", "--host", "127.0.0.1",
-         "--port", str(port)],
+        [
+            sys.executable,
+            "-m",
+            "pcm_cli.main",
+            "serve",
+            "graph-extractor",
+            "--host",
+            "127.0.0.1",
+            "--port",
+            str(port),
+        ],
         env={**env, "PCM_CONSUMER_NAME": consumer},
-        stdout=log.open("wb"), stderr=subprocess.STDOUT,
+        stdout=log.open("wb"),
+        stderr=subprocess.STDOUT,
     )
 
 
@@ -77,9 +90,13 @@ async def test_sigkill_mid_stream_loses_nothing(tmp_path: Path) -> None:
         bus = Bus(settings)
         texts = _texts()
         ids = [f"00000000-0000-4000-8000-{i:012d}" for i in range(N)]
-        await bus.publish_many(STREAM_WRITTEN, [
-            MemoryWritten(tenant=tenant, memory_id=m, text=t, created_at=utcnow())
-            for m, t in zip(ids, texts, strict=True)])
+        await bus.publish_many(
+            STREAM_WRITTEN,
+            [
+                MemoryWritten(tenant=tenant, memory_id=m, text=t, created_at=utcnow())
+                for m, t in zip(ids, texts, strict=True)
+            ],
+        )
 
         # Kill replica A once it is part-way through the stream.
         for _ in range(1200):

@@ -10,6 +10,7 @@ from typing import Any
 
 import numpy as np
 import pytest
+
 from pcm_common.models.sparse import encode_document, encode_query
 from pcm_common.stores.qdrant_edge_store import EdgeVectorStore
 from pcm_common.stores.qdrant_server_store import ServerVectorStore

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+
 from pcm_common.models import local_minilm
 from pcm_common.models.embeddings import (
     DEFAULT_MODEL,

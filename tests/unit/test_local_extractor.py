@@ -3,12 +3,24 @@
 from __future__ import annotations
 
 import pytest
+
 from pcm_common.extract.local import LocalExtractor, split_speakers
 from pcm_common.stores.graph import Extraction
 
 ALLOWED = {
-    "Person", "Organization", "Place", "Event", "Activity", "Work", "Product", "Animal",
-    "Technology", "Project", "Concept", "Decision", "Time",
+    "Person",
+    "Organization",
+    "Place",
+    "Event",
+    "Activity",
+    "Work",
+    "Product",
+    "Animal",
+    "Technology",
+    "Project",
+    "Concept",
+    "Decision",
+    "Time",
 }
 
 

@@ -33,8 +33,15 @@ def test_figures_tell_events_apart() -> None:
 
 
 def _item(text: str, day: int) -> ContextItem:
-    return ContextItem(memory_id=str(day), text=text, created_at=datetime(2024, 1, day, tzinfo=UTC),
-                       score=0.5, relevance=0.5, strength=0.5, scope="global")
+    return ContextItem(
+        memory_id=str(day),
+        text=text,
+        created_at=datetime(2024, 1, day, tzinfo=UTC),
+        score=0.5,
+        relevance=0.5,
+        strength=0.5,
+        scope="global",
+    )
 
 
 def test_render_slots_and_hostile_text() -> None:

@@ -7,6 +7,7 @@ import sys
 import zlib
 
 import pytest
+
 from pcm_common.models.sparse import (
     AVG_DOC_LEN,
     K1,

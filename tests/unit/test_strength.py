@@ -65,13 +65,25 @@ def test_reinforcement_raises_but_stays_below_one(s: float, n: int, d: float) ->
 
 def test_spacing_window_counts_n_once_and_diminishes() -> None:
     first = reinforce(0.5, T0, 0, 0, None, T0)
-    second = reinforce(first.s_ref, first.t_ref, first.n, first.recalls_in_window,
-                       first.window_start, T0 + timedelta(hours=2))
+    second = reinforce(
+        first.s_ref,
+        first.t_ref,
+        first.n,
+        first.recalls_in_window,
+        first.window_start,
+        T0 + timedelta(hours=2),
+    )
     assert second.n == first.n == 1
     assert second.recalls_in_window == 2
     assert second.delta < first.delta
-    later = reinforce(second.s_ref, second.t_ref, second.n, second.recalls_in_window,
-                      second.window_start, T0 + timedelta(days=2))
+    later = reinforce(
+        second.s_ref,
+        second.t_ref,
+        second.n,
+        second.recalls_in_window,
+        second.window_start,
+        T0 + timedelta(days=2),
+    )
     assert later.n == 2 and later.recalls_in_window == 1
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from fastapi import FastAPI
+
 from pcm_common.config import PcmSettings
 from pcm_common.resources import Resources
 from pcm_common.service import Component, create_app

@@ -12,7 +12,7 @@ from __future__ import annotations
 import os
 import socket
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from typing import Any, TypeVar
 
 from faststream import AckPolicy
@@ -49,7 +49,7 @@ class Bus:
     def __init__(self, settings: PcmSettings) -> None:
         self.settings = settings
         self.consumer = settings.consumer_name or default_consumer_name()
-        self.broker = RedisBroker(settings.redis_url, graceful_timeout=15.0, logger=None)
+        self.broker = RedisBroker(settings.redis_url, graceful_timeout=15.0)
         self.redis: Redis = Redis.from_url(settings.redis_url)
         self._connected = False
 
@@ -77,7 +77,7 @@ class Bus:
             event.model_dump(mode="json"), stream=stream, maxlen=self.settings.stream_maxlen
         )
 
-    async def publish_many(self, stream: str, events: list[BaseModel]) -> None:
+    async def publish_many(self, stream: str, events: Sequence[BaseModel]) -> None:
         await self.connect()
         for event in events:
             await self.broker.publish(
@@ -184,10 +184,7 @@ async def pipeline_status(redis: Redis) -> dict[str, Any]:
     streams: dict[str, Any] = {}
     for stream, groups in PIPELINE_GROUPS.items():
         try:
-            infos = {
-                _s(i["name"]): i
-                for i in await redis.xinfo_groups(stream)  # type: ignore[no-untyped-call]
-            }
+            infos = {_s(i["name"]): i for i in await redis.xinfo_groups(stream)}
         except ResponseError:
             infos = {}
         length = int(await redis.xlen(stream))
@@ -207,9 +204,7 @@ async def pipeline_status(redis: Redis) -> dict[str, Any]:
     return {"pending": total, "streams": streams}
 
 
-async def _tolerant_decoder(
-    msg: Any, original: Callable[[Any], Awaitable[Any]]
-) -> Any:
+async def _tolerant_decoder(msg: Any, original: Callable[[Any], Awaitable[Any]]) -> Any:
     """An entry that cannot be decoded reaches the handler as a marker dict, so it is
     dead-lettered instead of being redelivered for ever."""
     try:

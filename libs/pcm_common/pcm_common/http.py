@@ -33,7 +33,7 @@ class ApiError(HTTPException):
 
 
 def resources_of(request: Request) -> Resources:
-    return request.app.state.resources  # type: ignore[no-any-return]
+    return request.app.state.resources
 
 
 def tenant_of(

@@ -42,7 +42,7 @@ class Component:
 
 
 async def redis_check(res: Resources) -> dict[str, Any]:
-    return {"ok": bool(await res.redis.ping())}  # type: ignore[misc]
+    return {"ok": bool(await res.redis.ping())}
 
 
 def create_app(res: Resources, components: Sequence[Component], title: str) -> FastAPI:

@@ -68,4 +68,4 @@ def configure_logging(level: str = "INFO", json: bool = True) -> None:
 
 
 def get_logger(service: str) -> structlog.stdlib.BoundLogger:
-    return structlog.get_logger(service=service)  # type: ignore[no-any-return]
+    return structlog.get_logger(service=service)

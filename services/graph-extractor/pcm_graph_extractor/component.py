@@ -13,7 +13,6 @@ from pcm_common.events import (
 from pcm_common.http import ReadinessCheck
 from pcm_common.resources import Resources
 from pcm_common.service import Component
-
 from pcm_graph_extractor.handlers import GraphHandlers
 from pcm_graph_extractor.settings import GraphExtractorSettings
 

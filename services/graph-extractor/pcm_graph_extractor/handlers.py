@@ -3,6 +3,8 @@ removed. Needs only Redis and the graph store: the event carries the text."""
 
 from __future__ import annotations
 
+from tenacity import AsyncRetrying, stop_after_attempt, wait_exponential
+
 from pcm_common.events import (
     STREAM_EXTRACTED,
     MemoryChanged,
@@ -11,8 +13,6 @@ from pcm_common.events import (
 )
 from pcm_common.resources import Resources
 from pcm_common.telemetry import get_logger
-from tenacity import AsyncRetrying, stop_after_attempt, wait_exponential
-
 from pcm_graph_extractor.settings import GraphExtractorSettings
 
 log = get_logger("graph-extractor")

@@ -6,10 +6,10 @@ import uuid
 from typing import Annotated, Any
 
 from fastapi import APIRouter, Depends, Query, Request, Response
+
 from pcm_common.domain.memory import Scope, State
 from pcm_common.http import ApiError, Tenant
 from pcm_common.stores.vectors import Filter
-
 from pcm_ingest.schemas import BatchIn, BatchOut, MemoryIn, MemoryPage, MemoryPatch, StoreResult
 from pcm_ingest.service import IngestService
 
@@ -17,7 +17,7 @@ router = APIRouter(prefix="/v1", tags=["memories"])
 
 
 def service_of(request: Request) -> IngestService:
-    return request.app.state.ingest  # type: ignore[no-any-return]
+    return request.app.state.ingest
 
 
 Svc = Annotated[IngestService, Depends(service_of)]

@@ -3,10 +3,10 @@ from __future__ import annotations
 from typing import Any
 
 from fastapi import FastAPI
+
 from pcm_common.http import ReadinessCheck
 from pcm_common.resources import Resources
 from pcm_common.service import Component
-
 from pcm_ingest.api import router
 from pcm_ingest.service import IngestService
 from pcm_ingest.settings import IngestSettings

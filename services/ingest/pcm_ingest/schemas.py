@@ -6,8 +6,9 @@ import json
 from datetime import datetime
 from typing import Any, Literal
 
-from pcm_common.domain.memory import Importance, Scope, Source, State
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+
+from pcm_common.domain.memory import Importance, Scope, Source, State
 
 MAX_TEXT_CHARS = 100_000  # also enforced from settings at request time
 MAX_METADATA_BYTES = 16_384

@@ -23,7 +23,6 @@ from pcm_common.models.sparse import encode_document
 from pcm_common.resources import TENANTS_KEY, Resources
 from pcm_common.stores.vectors import Filter, ScoredPoint, VectorPoint
 from pcm_common.telemetry import MEMORIES_WRITTEN, get_logger
-
 from pcm_ingest.schemas import MemoryIn, MemoryPatch, StoreResult
 from pcm_ingest.settings import IngestSettings
 
@@ -46,7 +45,7 @@ class IngestService:
 
     async def store(self, tenant: str, items: list[MemoryIn]) -> list[StoreResult]:
         now = utcnow()
-        await self.res.redis.sadd(TENANTS_KEY, tenant)  # type: ignore[misc]
+        await self.res.redis.sadd(TENANTS_KEY, tenant)
         results: list[StoreResult | None] = [None] * len(items)
         fresh: list[int] = []
         seen: dict[str, int] = {}  # text hash -> first index in this batch

@@ -3,8 +3,8 @@ from __future__ import annotations
 from typing import Annotated
 
 from fastapi import APIRouter, BackgroundTasks, Depends, Request
-from pcm_common.http import Tenant
 
+from pcm_common.http import Tenant
 from pcm_recall.schemas import RecallIn, RecallOut
 from pcm_recall.service import RecallService
 
@@ -12,7 +12,7 @@ router = APIRouter(prefix="/v1", tags=["recall"])
 
 
 def service_of(request: Request) -> RecallService:
-    return request.app.state.recall  # type: ignore[no-any-return]
+    return request.app.state.recall
 
 
 @router.post("/recall", response_model=RecallOut)

@@ -3,11 +3,11 @@ from __future__ import annotations
 from typing import Any
 
 from fastapi import FastAPI
+
 from pcm_common.events import STREAM_CHANGED, MemoryChanged
 from pcm_common.http import ReadinessCheck
 from pcm_common.resources import Resources
 from pcm_common.service import Component
-
 from pcm_recall.api import router
 from pcm_recall.service import RecallService
 from pcm_recall.settings import RecallSettings

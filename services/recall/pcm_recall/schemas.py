@@ -3,8 +3,9 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
-from pcm_common.http import ApiError  # noqa: F401  (re-exported for the api module)
 from pydantic import BaseModel, ConfigDict, Field
+
+from pcm_common.http import ApiError  # noqa: F401  (re-exported for the api module)
 
 
 class RecallIn(BaseModel):

@@ -14,7 +14,6 @@ from pcm_common.events import STREAM_RECALLED, MemoryRecalled, RecalledItem
 from pcm_common.resources import Resources
 from pcm_common.stores.vectors import Filter, ScoredPoint
 from pcm_common.telemetry import RECALL_STAGE_SECONDS, get_logger
-
 from pcm_recall.pinned import PinnedCache
 from pcm_recall.prompt import render
 from pcm_recall.schemas import ContextItem, RecallIn, RecallOut

@@ -13,7 +13,6 @@ from pcm_common.events import (
 )
 from pcm_common.resources import Resources
 from pcm_common.service import Component
-
 from pcm_sweeper.handlers import SweeperHandlers
 from pcm_sweeper.jobs import Jobs
 from pcm_sweeper.settings import SweeperSettings

@@ -9,7 +9,6 @@ from pcm_common.domain.strength import reinforce
 from pcm_common.events import MemoryExtracted, MemoryRecalled, MemoryWritten
 from pcm_common.resources import Resources
 from pcm_common.telemetry import get_logger
-
 from pcm_sweeper.settings import SweeperSettings
 
 log = get_logger("sweeper")

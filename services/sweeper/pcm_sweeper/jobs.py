@@ -15,7 +15,6 @@ from pcm_common.events import STREAM_CHANGED, STREAM_WRITTEN, MemoryChanged, Mem
 from pcm_common.resources import TENANTS_KEY, Resources
 from pcm_common.stores.vectors import Filter
 from pcm_common.telemetry import get_logger
-
 from pcm_sweeper.settings import SweeperSettings
 
 log = get_logger("sweeper.jobs")
@@ -36,7 +35,7 @@ class Jobs:
         self._task: asyncio.Task[None] | None = None
 
     async def tenants(self) -> list[str]:
-        raw = await self.res.redis.smembers(TENANTS_KEY)  # type: ignore[misc]
+        raw = await self.res.redis.smembers(TENANTS_KEY)
         return sorted(t.decode() if isinstance(t, bytes) else t for t in raw)
 
     async def run(self, name: str, now: datetime | None = None) -> int | None:
@@ -53,7 +52,7 @@ class Jobs:
             log.info("job_done", job=name, changed=done)
             return done
         finally:
-            await self.res.redis.eval(_RELEASE, 1, key, token)  # type: ignore[misc]
+            await self.res.redis.eval(_RELEASE, 1, key, token)
 
     async def demote(self, tenant: str, now: datetime) -> int:
         """Weak and long-unrecalled memories become `archived`: still searchable on request,

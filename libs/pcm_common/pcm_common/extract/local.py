@@ -126,8 +126,11 @@ class _Collector:
 
     def result(self) -> Extraction:
         rels = [
-            Relation(self.entities.get(r.source.key, r.source), r.type,
-                     self.entities.get(r.target.key, r.target))
+            Relation(
+                self.entities.get(r.source.key, r.source),
+                r.type,
+                self.entities.get(r.target.key, r.target),
+            )
             for r in self.relations.values()
         ]
         return Extraction(entities=list(self.entities.values()), relations=rels)
@@ -252,8 +255,11 @@ class _Sentence:
                 self._place_rel(verb, "VISITED", self._dobjs(verb))
             elif lemma in ("go", "travel", "fly", "drive"):
                 # Only with a recognised place: "went to the gym" is not a visit.
-                targets = [t for t in self._pobjs(verb, {"to"}) if
-                           (e := self.ent_of.get(t.i)) is not None and e.label_ in _PLACE_LABELS]
+                targets = [
+                    t
+                    for t in self._pobjs(verb, {"to"})
+                    if (e := self.ent_of.get(t.i)) is not None and e.label_ in _PLACE_LABELS
+                ]
                 self._place_rel(verb, "VISITED", iter(targets))
             elif lemma in ("use", "adopt"):
                 self._uses(verb)
@@ -291,8 +297,11 @@ class _Sentence:
             return
         if subj.lower_ in _SELF:
             source = self.speaker
-        elif (e := self.ent_of.get(subj.i)) is not None and e.label_ == "PERSON" \
-                and not is_technology(e.text):
+        elif (
+            (e := self.ent_of.get(subj.i)) is not None
+            and e.label_ == "PERSON"
+            and not is_technology(e.text)
+        ):
             source = self.entity(subj, "Person")
         else:
             source = self.entity(subj, "Project")
@@ -341,7 +350,7 @@ def split_speakers(text: str) -> list[tuple[str | None, str]]:
                 segments.append((speaker, "\n".join(buf)))
                 buf = []
             speaker = m.group(1).strip()
-            line = line[m.end():]
+            line = line[m.end() :]
         if line.strip():
             buf.append(line)
     if buf:

@@ -133,7 +133,7 @@ def _vectors(response: Any) -> list[list[float]]:
     # Providers return dicts or Embedding objects; order by index to be safe.
     items = sorted(
         response.data,
-        key=lambda d: (d["index"] if isinstance(d, dict) else getattr(d, "index", 0)),
+        key=lambda d: d["index"] if isinstance(d, dict) else getattr(d, "index", 0),
     )
     out: list[list[float]] = []
     for d in items:

@@ -35,6 +35,7 @@ servers-test:
 
 test: install servers-test
 	$(UV) run ruff check .
+	$(UV) run mypy
 	$(UV) run pytest -q
 
 test-unit: install

@@ -9,6 +9,7 @@ with its error. Handlers must therefore be idempotent.
 
 from __future__ import annotations
 
+import logging
 import os
 import socket
 import time
@@ -49,7 +50,10 @@ class Bus:
     def __init__(self, settings: PcmSettings) -> None:
         self.settings = settings
         self.consumer = settings.consumer_name or default_consumer_name()
-        self.broker = RedisBroker(settings.redis_url, graceful_timeout=15.0)
+        # Per-message broker logs at DEBUG: our handlers log each event with tenant and ids.
+        self.broker = RedisBroker(
+            settings.redis_url, graceful_timeout=15.0, log_level=logging.DEBUG
+        )
         self.redis: Redis = Redis.from_url(settings.redis_url)
         self._connected = False
 

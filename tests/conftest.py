@@ -3,10 +3,8 @@ server at NEO4J_URI) started once per session on a free port."""
 
 from __future__ import annotations
 
-import asyncio
 import json
 import os
-import socket
 import uuid
 from collections.abc import AsyncIterator
 from pathlib import Path
@@ -14,18 +12,17 @@ from pathlib import Path
 import httpx
 import pytest
 
+from pcm_cli.testing import free_port, running_server, settle
+
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 
 RUN = uuid.uuid4().hex[:8]
-TEST_REDIS_URL = os.environ.get("PCM_TEST_REDIS_URL", "redis://127.0.0.1:6379/15")
+# Tests own databases 13-15 of this Redis; point PCM_TEST_REDIS at another server to run
+# several test sessions side by side.
+TEST_REDIS = os.environ.get("PCM_TEST_REDIS", "redis://127.0.0.1:6379").rstrip("/")
+TEST_REDIS_URL = f"{TEST_REDIS}/15"
 NEO4J_URI = os.environ.get("NEO4J_URI", "bolt://127.0.0.1:7687")
 KEYS = {"key-a": f"tenant-a-{RUN}", "key-b": f"tenant-b-{RUN}"}
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 def service_env(tmp: Path, redis_url: str = TEST_REDIS_URL) -> dict[str, str]:
@@ -42,30 +39,8 @@ def service_env(tmp: Path, redis_url: str = TEST_REDIS_URL) -> dict[str, str]:
 
 @pytest.fixture(scope="session")
 async def pcm_url(tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[str]:
-    import uvicorn
-    from redis.asyncio import Redis
-
-    redis = Redis.from_url(TEST_REDIS_URL)
-    await redis.flushdb()
-    await redis.aclose()
-    os.environ.update(service_env(tmp_path_factory.mktemp("pcm")))
-    from pcm_cli.app import dev_app
-
-    port = free_port()
-    server = uvicorn.Server(
-        uvicorn.Config(dev_app(), host="127.0.0.1", port=port, log_level="warning")
-    )
-    task = asyncio.create_task(server.serve())
-    for _ in range(600):
-        if server.started:
-            break
-        if task.done():
-            task.result()
-        await asyncio.sleep(0.1)
-    assert server.started, "PCM server did not start"
-    yield f"http://127.0.0.1:{port}"
-    server.should_exit = True
-    await task
+    async with running_server(service_env(tmp_path_factory.mktemp("pcm"))) as url:
+        yield url
 
 
 def _client(url: str, key: str) -> httpx.AsyncClient:
@@ -84,13 +59,4 @@ async def client_b(pcm_url: str) -> AsyncIterator[httpx.AsyncClient]:
         yield c
 
 
-async def settle(client: httpx.AsyncClient, within_s: float = 60.0) -> dict:
-    """Wait until every consumer group has processed everything written so far."""
-    deadline = asyncio.get_running_loop().time() + within_s
-    while True:
-        status = (await client.get("/v1/pipeline")).json()
-        if status["pending"] == 0:
-            return status
-        if asyncio.get_running_loop().time() > deadline:
-            raise AssertionError(f"pipeline did not settle: {status}")
-        await asyncio.sleep(0.1)
+__all__ = ["free_port", "settle"]

@@ -181,3 +181,23 @@ async def test_ops_endpoints(client_a: httpx.AsyncClient) -> None:
     metrics = (await client_a.get("/metrics")).text
     assert "pcm_http_request_seconds" in metrics and "pcm_events_consumed_total" in metrics
     assert (await client_a.get("/openapi.json")).json()["paths"]["/v1/recall"]
+
+
+async def test_demotion_archives_instead_of_deleting(client_a: httpx.AsyncClient) -> None:
+    weak = await store(
+        client_a,
+        "Gina once mentioned a cafe called Blue Fern near the old station.",
+        importance="low",
+        created_at="2023-01-01T12:00:00Z",
+    )
+    r = await client_a.post("/v1/jobs/demotion", json={"now": "2023-12-01T12:00:00Z"})
+    assert r.status_code == 200 and r.json()["changed"] >= 1
+    assert (await client_a.get(f"/v1/memories/{weak}")).json()["state"] == "archived"
+    query = {"query": "Which cafe near the old station did Gina mention?"}
+    r = await client_a.post("/v1/recall", json={**query, "now": "2023-12-02T00:00:00Z"})
+    assert all(c["memory_id"] != weak for c in r.json()["situational_context"])
+    r = await client_a.post(
+        "/v1/recall", json={**query, "now": "2023-12-02T00:00:00Z", "include_archived": True}
+    )
+    assert r.json()["situational_context"][0]["memory_id"] == weak
+    assert (await client_a.post("/v1/jobs/nope", json={})).status_code == 404

@@ -10,8 +10,9 @@ from redis.asyncio import Redis
 from pcm_common.bus import Bus, pipeline_status
 from pcm_common.config import PcmSettings
 from pcm_common.events import STREAM_DLQ, MemoryWritten
+from tests.conftest import TEST_REDIS
 
-REDIS = "redis://127.0.0.1:6379/13"
+REDIS = f"{TEST_REDIS}/13"
 
 
 async def test_failing_handler_dead_letters_after_max_deliveries() -> None:

@@ -18,7 +18,7 @@ from pcm_common.bus import Bus, ensure_groups
 from pcm_common.config import PcmSettings
 from pcm_common.domain.memory import utcnow
 from pcm_common.events import GROUP_GRAPH, STREAM_WRITTEN, MemoryWritten
-from tests.conftest import NEO4J_URI, RUN, free_port, service_env
+from tests.conftest import NEO4J_URI, RUN, TEST_REDIS, free_port, service_env
 
 pytestmark = pytest.mark.slow
 
@@ -65,7 +65,7 @@ async def test_sigkill_mid_stream_loses_nothing(tmp_path: Path) -> None:
     from pcm_common.extract.local import LocalExtractor
     from pcm_common.stores.neo4j_graph import Neo4jGraphStore
 
-    redis_url = "redis://127.0.0.1:6379/14"
+    redis_url = f"{TEST_REDIS}/14"
     redis = Redis.from_url(redis_url)
     await redis.flushdb()
     await ensure_groups(redis)

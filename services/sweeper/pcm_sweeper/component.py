@@ -1,5 +1,7 @@
 from __future__ import annotations
 
+from fastapi import FastAPI
+
 from pcm_common.events import (
     GROUP_SWEEPER_GRAPH,
     GROUP_SWEEPER_RECALLED,
@@ -13,6 +15,7 @@ from pcm_common.events import (
 )
 from pcm_common.resources import Resources
 from pcm_common.service import Component
+from pcm_sweeper.api import router
 from pcm_sweeper.handlers import SweeperHandlers
 from pcm_sweeper.jobs import Jobs
 from pcm_sweeper.settings import SweeperSettings
@@ -26,6 +29,10 @@ class SweeperComponent(Component):
         self.settings = settings or SweeperSettings()
         self.handlers = SweeperHandlers(res, self.settings)
         self.jobs = Jobs(res, self.settings)
+
+    def attach(self, app: FastAPI) -> None:
+        app.state.jobs = self.jobs
+        app.include_router(router)
 
     def consume(self) -> None:
         bus, h = self.res.bus, self.handlers

@@ -38,18 +38,21 @@ class Jobs:
         raw = await self.res.redis.smembers(TENANTS_KEY)
         return sorted(t.decode() if isinstance(t, bytes) else t for t in raw)
 
-    async def run(self, name: str, now: datetime | None = None) -> int | None:
-        """Run one job over every tenant if the lock is free; None when another replica has it."""
+    async def run(
+        self, name: str, now: datetime | None = None, tenant: str | None = None
+    ) -> int | None:
+        """Run one job (over every tenant, or one) if its lock is free; None when another
+        replica holds it."""
         token = uuid.uuid4().hex
-        key = f"pcm:lock:job:{name}"
+        key = f"pcm:lock:job:{name}" + (f":{tenant}" if tenant else "")
         if not await self.res.redis.set(key, token, nx=True, ex=self.settings.lock_ttl_s):
             return None
         try:
             at = now or utcnow()
             done = 0
-            for tenant in await self.tenants():
-                done += await self.jobs[name](tenant, at)
-            log.info("job_done", job=name, changed=done)
+            for t in [tenant] if tenant else await self.tenants():
+                done += await self.jobs[name](t, at)
+            log.info("job_done", job=name, tenant=tenant, changed=done)
             return done
         finally:
             await self.res.redis.eval(_RELEASE, 1, key, token)

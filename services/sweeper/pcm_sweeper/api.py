@@ -1,0 +1,42 @@
+"""Run a lifecycle job now for the caller's tenant, optionally at a simulated time: used by
+operators, the lifecycle simulation and tests (the scheduler runs them on its own otherwise)."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Annotated, Any
+
+from fastapi import APIRouter, Depends, Request
+from pydantic import BaseModel, ConfigDict
+
+from pcm_common.domain.memory import as_utc
+from pcm_common.http import ApiError, Tenant
+from pcm_sweeper.jobs import Jobs
+
+router = APIRouter(prefix="/v1", tags=["jobs"])
+
+
+class JobIn(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    now: datetime | None = None
+
+
+def jobs_of(request: Request) -> Jobs:
+    return request.app.state.jobs
+
+
+@router.get("/jobs")
+async def list_jobs(_: Tenant, jobs: Annotated[Jobs, Depends(jobs_of)]) -> dict[str, Any]:
+    return {"jobs": sorted(jobs.jobs)}
+
+
+@router.post("/jobs/{name}")
+async def run_job(
+    name: str, body: JobIn, tenant: Tenant, jobs: Annotated[Jobs, Depends(jobs_of)]
+) -> dict[str, Any]:
+    if name not in jobs.jobs:
+        raise ApiError(404, "unknown_job", f"one of {sorted(jobs.jobs)}")
+    changed = await jobs.run(name, as_utc(body.now) if body.now else None, tenant=tenant)
+    if changed is None:
+        raise ApiError(409, "job_running", "this job is already running for the tenant")
+    return {"job": name, "changed": changed}

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 import uuid
 from datetime import datetime
 from typing import Any
@@ -63,6 +64,7 @@ class IngestService:
                 fresh.append(i)
 
         vectors = await self.res.embedder.embed([items[i].text for i in fresh])
+        seq_base = time.time_ns() // 1000 * 1000  # room for 1,000 items per microsecond
         records: list[MemoryRecord] = []
         points: list[VectorPoint] = []
         for i, vec in zip(fresh, vectors, strict=True):
@@ -73,7 +75,7 @@ class IngestService:
                 await self._reinforce(tenant, twin, as_utc(item.created_at or now))
                 results[i] = StoreResult(id=twin.id, status="merged")
                 continue
-            record = self._record(tenant, item, figures, now)
+            record = self._record(tenant, item, figures, now, seq_base + i)
             records.append(record)
             points.append(
                 VectorPoint(
@@ -108,7 +110,7 @@ class IngestService:
         return [r for r in results if r is not None]
 
     def _record(
-        self, tenant: str, item: MemoryIn, figures: list[str], now: datetime
+        self, tenant: str, item: MemoryIn, figures: list[str], now: datetime, seq: int
     ) -> MemoryRecord:
         created = as_utc(item.created_at) if item.created_at else now
         importance = item.importance or Importance.NORMAL
@@ -124,6 +126,7 @@ class IngestService:
             figures=figures,
             created_at=created,
             ingested_at=now,
+            seq=seq,
             importance=importance,
             pinned=item.pinned,
             strength=Strength(s_ref=initial_strength(importance.value, item.pinned), t_ref=created),

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from itertools import groupby
+
 from pcm_recall.schemas import AnomalyFlag, ContextItem
 
 FLAGS = "[ANOMALY FLAGS — PAY ATTENTION]"
@@ -15,8 +17,13 @@ def one_line(text: str) -> str:
     return " ".join(text.split())
 
 
-def _dated(item: ContextItem) -> str:
-    return f"- [{item.created_at:%Y-%m-%d %H:%M}] {one_line(item.text)}"
+def flag_line(flag: AnomalyFlag) -> str:
+    line = f"- {one_line(flag.text)}"
+    if flag.differs:
+        line += f" — {one_line(flag.differs)}"
+    if flag.usual:
+        line += f" (usual: {one_line(flag.usual)})"
+    return line
 
 
 def render(
@@ -27,7 +34,7 @@ def render(
     budget_chars: int,
 ) -> str:
     lines = [FLAGS]
-    lines += [f"- {one_line(f.text)} — {f.differs} (usual: {f.usual})" for f in flags] or ["- none"]
+    lines += [flag_line(f) for f in flags] or ["- none"]
     lines.append(ASKER)
     lines += [f"- {one_line(a.text)}" for a in asker] or ["- none"]
     lines.append(SITUATIONAL)
@@ -35,14 +42,20 @@ def render(
         lines.append(EMPTY)
         return "\n".join(lines)
     used = sum(len(x) + 1 for x in lines)
-    # Situational items first (best first), then episode neighbours, in time order within
-    # each block, until the budget is spent.
+    # Best situational items first, then episode neighbours, until the budget is spent;
+    # a day's date costs its own line once (cheaper than a date on every memory).
     chosen: list[ContextItem] = []
+    days: set[str] = set()
     for item in [*situational, *episode]:
-        cost = len(_dated(item)) + 1
+        day = f"{item.created_at:%Y-%m-%d}"
+        cost = len(one_line(item.text)) + 3 + (0 if day in days else len(day) + 2)
         if used + cost > budget_chars and chosen:
             break
         chosen.append(item)
+        days.add(day)
         used += cost
-    lines += [_dated(i) for i in sorted(chosen, key=lambda i: i.created_at)]
+    chosen.sort(key=lambda i: (i.created_at, i.seq))
+    for day, items in groupby(chosen, key=lambda i: f"{i.created_at:%Y-%m-%d}"):
+        lines.append(f"{day}:")
+        lines += [f"- {one_line(i.text)}" for i in items]
     return "\n".join(lines)

@@ -31,6 +31,7 @@ class ContextItem(BaseModel):
     scope: str
     episode: str | None = None
     metadata: dict[str, Any] = Field(default_factory=dict)
+    seq: int = Field(default=0, exclude=True)  # ingest order, for time-ordered rendering
 
 
 class AnomalyFlag(BaseModel):

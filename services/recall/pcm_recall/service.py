@@ -1,9 +1,11 @@
-"""Read path: query embedding -> filtered vector candidates -> cognitive score -> episode
-context -> PAE slots. Side effects (reinforcement) happen in the sweeper, off this path."""
+"""Read path: query embedding -> hybrid candidates from Qdrant -> cognitive score -> episode
+context -> PAE slots. Side effects (reinforcement, spreading activation) happen in the
+sweeper, off this path."""
 
 from __future__ import annotations
 
 import time
+from collections import defaultdict
 from datetime import datetime, timedelta
 from typing import Any
 
@@ -11,6 +13,7 @@ from pcm_common.domain import scoring
 from pcm_common.domain.memory import MemoryRecord, as_utc, utcnow
 from pcm_common.domain.strength import decayed
 from pcm_common.events import STREAM_RECALLED, MemoryRecalled, RecalledItem
+from pcm_common.models.sparse import encode_query
 from pcm_common.resources import Resources
 from pcm_common.stores.vectors import Filter, ScoredPoint
 from pcm_common.telemetry import RECALL_STAGE_SECONDS, get_logger
@@ -20,6 +23,8 @@ from pcm_recall.schemas import ContextItem, RecallIn, RecallOut
 from pcm_recall.settings import RecallSettings
 
 log = get_logger("recall")
+
+EPISODE_SCAN = 256  # memories read per episode window when expanding seeds
 
 
 class _Timer:
@@ -51,6 +56,14 @@ def visibility(req: RecallIn, include_archived: bool) -> Filter:
     return Filter(must=must, should=should)
 
 
+def relevance(point: ScoredPoint, fusion_k: int) -> float:
+    """Relevance in [0, 1]: the fused rank score scaled so that first place in both lists
+    is 1.0, or the cosine when the search was dense only."""
+    if point.fused is None:
+        return max(point.score, 0.0)
+    return min(point.fused / (2.0 / (fusion_k + 1)), 1.0)
+
+
 class RecallService:
     def __init__(self, res: Resources, settings: RecallSettings) -> None:
         self.res = res
@@ -60,16 +73,27 @@ class RecallService:
     async def recall(self, tenant: str, req: RecallIn) -> tuple[RecallOut, MemoryRecalled | None]:
         timer = _Timer()
         now = as_utc(req.now) if req.now else utcnow()
-        k = req.k or (self.settings.compact_k if req.compact else self.settings.default_k)
+        k = min(
+            req.k or (self.settings.compact_k if req.compact else self.settings.default_k),
+            self.settings.max_k,
+        )
         qvec = await self.res.embedder.embed_one(req.query)
         timer.lap("embed")
-        flt = visibility(req, req.include_archived)
-        hits = await self.res.vectors.search(tenant, qvec, limit=scoring.pool_size(k), flt=flt)
+        pool = scoring.pool_size(k)
+        sparse = encode_query(req.query) if self.settings.hybrid else None
+        hits = await self.res.vectors.search(
+            tenant,
+            qvec,
+            limit=pool,
+            flt=visibility(req, req.include_archived),
+            sparse=sparse,
+            fusion_k=self.settings.fusion_k,
+            prefetch=pool,
+        )
         timer.lap("search")
-        scored = self._score(hits, now, req)
-        top = scored[:k]
+        top = self._score(hits, now, req)[:k]
         timer.lap("score")
-        episode = await self._episode_context(tenant, top, k, {c.memory_id for c in top})
+        episode = await self._episode_context(tenant, top, k)
         asker = [self._item(p, now, rel=1.0, score=1.0) for p in await self.pinned.get(tenant)]
         timer.lap("context")
         prompt = render([], asker, top, episode, scoring.prompt_budget_chars(k))
@@ -103,10 +127,13 @@ class RecallService:
     def _score(self, hits: list[ScoredPoint], now: datetime, req: RecallIn) -> list[ContextItem]:
         items = []
         for h in hits:
-            rel = h.score
-            if not scoring.passes_floor(rel, self.settings.relevance_floor):
+            # The floor is on the cosine whatever the ranking signal, so lexical fusion
+            # cannot smuggle in an off-topic memory.
+            if not scoring.passes_floor(h.score, self.settings.relevance_floor):
                 continue
-            items.append(self._item(h, now, rel=rel, score=None, req=req))
+            items.append(
+                self._item(h, now, rel=relevance(h, self.settings.fusion_k), score=None, req=req)
+            )
         items.sort(key=lambda c: c.score, reverse=True)
         return items
 
@@ -122,56 +149,70 @@ class RecallService:
         st = rec.strength
         s = decayed(st.s_ref, st.t_ref, st.n, now, rec.pinned)
         if score is None:
-            bonus = 0.0
-            if req is not None and rec.scope.value == "project":
-                bonus = self.settings.scope_bonus_project
-            elif req is not None and rec.scope.value == "workspace":
-                bonus = self.settings.scope_bonus_workspace
-            score = scoring.score(rel, s, 0.0, bonus)
-        return ContextItem(
-            memory_id=rec.id,
-            text=rec.text,
-            created_at=rec.created_at,
-            score=round(score, 6),
-            relevance=round(rel, 6),
-            strength=round(s, 6),
-            scope=rec.scope.value,
-            episode=rec.episode,
-            metadata=rec.metadata,
-        )
+            score = scoring.score(rel, s, 0.0, self._scope_bonus(rec.scope.value, req))
+        return _context_item(rec, score=score, relevance=rel, strength=s)
+
+    def _scope_bonus(self, scope: str, req: RecallIn | None) -> float:
+        if req is None:
+            return 0.0
+        if scope == "project":
+            return self.settings.scope_bonus_project
+        if scope == "workspace":
+            return self.settings.scope_bonus_workspace
+        return 0.0
 
     async def _episode_context(
-        self, tenant: str, top: list[ContextItem], k: int, exclude: set[str]
+        self, tenant: str, top: list[ContextItem], k: int
     ) -> list[ContextItem]:
-        """Neighbours saved in the same episode within the window around the best seeds."""
-        window = timedelta(minutes=self.settings.episode_window_min)
+        """Up to `episode_neighbours` memories on each side of the best seeds, from the same
+        episode and within the window, in time order and not already in the answer."""
+        window = timedelta(minutes=self.settings.episode_window_min).total_seconds()
         n = self.settings.episode_neighbours
+        seeds = [c for c in top if c.episode][: scoring.episode_seeds(k)]
+        by_episode: dict[str, list[ContextItem]] = defaultdict(list)
+        for seed in seeds:
+            by_episode[str(seed.episode)].append(seed)
+        taken = {c.memory_id for c in top}
         out: dict[str, ContextItem] = {}
-        for seed in [c for c in top if c.episode][: scoring.episode_seeds(k)]:
-            t = seed.created_at.timestamp()
+        for episode, group in by_episode.items():
+            # One read per episode covering every seed's window.
+            times = [s.created_at.timestamp() for s in group]
             flt = Filter(
-                must={"episode": seed.episode, "state": "active"},
-                ranges={"created_ts": (t - window.total_seconds(), t + window.total_seconds())},
+                must={"episode": episode, "state": "active"},
+                ranges={"created_ts": (min(times) - window, max(times) + window)},
             )
-            points, _ = await self.res.vectors.scroll(tenant, flt=flt, limit=4 * n + 8)
+            points, _ = await self.res.vectors.scroll(tenant, flt=flt, limit=EPISODE_SCAN)
             recs = sorted(
-                (MemoryRecord.from_payload(p.payload) for p in points), key=lambda r: r.created_at
+                (MemoryRecord.from_payload(p.payload) for p in points),
+                key=lambda r: (r.created_at, r.seq),
             )
-            idx = next((i for i, r in enumerate(recs) if r.id == seed.memory_id), None)
-            if idx is None:
-                continue
-            for r in recs[max(0, idx - n) : idx] + recs[idx + 1 : idx + 1 + n]:
-                if r.id in exclude or r.id in out:
+            position = {r.id: i for i, r in enumerate(recs)}
+            for seed in group:
+                i = position.get(seed.memory_id)
+                if i is None:
                     continue
-                out[r.id] = ContextItem(
-                    memory_id=r.id,
-                    text=r.text,
-                    created_at=r.created_at,
-                    score=0.0,
-                    relevance=0.0,
-                    strength=r.strength.s_ref,
-                    scope=r.scope.value,
-                    episode=r.episode,
-                    metadata=r.metadata,
-                )
-        return sorted(out.values(), key=lambda c: c.created_at)
+                t = seed.created_at.timestamp()
+                for r in recs[max(0, i - n) : i] + recs[i + 1 : i + 1 + n]:
+                    if r.id in taken or r.id in out or abs(r.created_at.timestamp() - t) > window:
+                        continue
+                    out[r.id] = _context_item(
+                        r, score=0.0, relevance=0.0, strength=r.strength.s_ref
+                    )
+        return sorted(out.values(), key=lambda c: (c.created_at, c.seq))
+
+
+def _context_item(
+    rec: MemoryRecord, *, score: float, relevance: float, strength: float
+) -> ContextItem:
+    return ContextItem(
+        memory_id=rec.id,
+        text=rec.text,
+        created_at=rec.created_at,
+        score=round(score, 6),
+        relevance=round(relevance, 6),
+        strength=round(strength, 6),
+        scope=rec.scope.value,
+        episode=rec.episode,
+        metadata=rec.metadata,
+        seq=rec.seq,
+    )

@@ -5,7 +5,14 @@ class RecallSettings(PcmSettings):
     default_k: int = 50
     compact_k: int = 10
     max_k: int = 200
-    relevance_floor: float = 0.35
+    # Dense + lexical (BM25-style sparse) candidates fused by reciprocal rank inside Qdrant.
+    hybrid: bool = True
+    # RRF constant: 10 rather than the customary 60, because the head of each list matters
+    # most here (LoCoMo dev, k=50: 0.898 evidence recall at 10 vs 0.884 at 60).
+    fusion_k: int = 10
+    # Cosine floor: candidates less similar than this are dropped even when fused in by
+    # a lexical match, so an unrelated query returns "No relevant memories found".
+    relevance_floor: float = 0.30
     episode_window_min: int = 60
     episode_neighbours: int = 3
     scope_bonus_project: float = 0.02

@@ -78,6 +78,9 @@ class MemoryRecord(BaseModel):
     figures: list[str] = Field(default_factory=list)
     created_at: datetime
     ingested_at: datetime
+    # Ingest order: breaks ties between memories stored with the same `created_at` (a
+    # replayed conversation session), so episode neighbours keep their true order.
+    seq: int = 0
     importance: Importance = Importance.NORMAL
     pinned: bool = False
     strength: Strength

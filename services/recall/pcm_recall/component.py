@@ -33,7 +33,9 @@ class RecallComponent(Component):
             return {
                 "ok": True,
                 "embedding": self.res.settings.embedding_model,
-                "reranker": "none (cosine relevance)",
+                "reranker": self.service.reranker.name
+                if self.service.reranker
+                else "none (hybrid rank fusion, cosine floor)",
             }
 
         return {"models": models}

@@ -32,6 +32,9 @@ class ContextItem(BaseModel):
     episode: str | None = None
     metadata: dict[str, Any] = Field(default_factory=dict)
     seq: int = Field(default=0, exclude=True)  # ingest order, for time-ordered rendering
+    user_id: str | None = Field(default=None, exclude=True)
+    workspace: str | None = Field(default=None, exclude=True)
+    project: str | None = Field(default=None, exclude=True)
 
 
 class AnomalyFlag(BaseModel):
@@ -40,6 +43,10 @@ class AnomalyFlag(BaseModel):
     text: str
     differs: str = ""
     usual: str = ""
+    created_at: datetime | None = None  # the flagged memory's date
+    score: float | None = None  # surprisal σ (surprise flags)
+    last_at: datetime | None = None  # last entry of a stopped routine
+    usual_interval_days: float | None = None  # its median interval
 
 
 class RecallOut(BaseModel):

@@ -10,13 +10,15 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from pcm_common.domain import scoring
+from pcm_common.domain.consolidation import GroupKey, record_id
 from pcm_common.domain.memory import MemoryRecord, as_utc, utcnow
 from pcm_common.domain.strength import decayed
 from pcm_common.events import STREAM_RECALLED, MemoryRecalled, RecalledItem
+from pcm_common.models.rerank import build_reranker, should_rerank
 from pcm_common.models.sparse import encode_query
 from pcm_common.resources import Resources
 from pcm_common.stores.vectors import Filter, ScoredPoint
-from pcm_common.telemetry import RECALL_STAGE_SECONDS, get_logger
+from pcm_common.telemetry import RECALL_STAGE_SECONDS, RERANK_OUTCOMES, get_logger
 from pcm_recall.pinned import PinnedCache
 from pcm_recall.prompt import render
 from pcm_recall.schemas import ContextItem, RecallIn, RecallOut
@@ -53,7 +55,8 @@ def visibility(req: RecallIn, include_archived: bool) -> Filter:
     must: dict[str, Any] = {"state": states}
     if req.user_id:
         must["user_id"] = req.user_id
-    return Filter(must=must, should=should)
+    # Episode records are returned whole through their seeds, not as competing candidates.
+    return Filter(must=must, should=should, must_not={"source": "consolidation"})
 
 
 def relevance(point: ScoredPoint, fusion_k: int) -> float:
@@ -69,6 +72,7 @@ class RecallService:
         self.res = res
         self.settings = settings
         self.pinned = PinnedCache(res.vectors, settings.max_pinned)
+        self.reranker = build_reranker(settings)
 
     async def recall(self, tenant: str, req: RecallIn) -> tuple[RecallOut, MemoryRecalled | None]:
         timer = _Timer()
@@ -91,9 +95,15 @@ class RecallService:
             prefetch=pool,
         )
         timer.lap("search")
-        top = self._score(hits, now, req)[:k]
+        rels, floor = await self._relevance(req.query, hits, timer)
+        ranked = self._score(hits, rels, floor, now, req)
         timer.lap("score")
-        episode = await self._episode_context(tenant, top, k)
+        top = await self._with_episode_records(tenant, ranked, k)
+        whole = {c.episode for c in top if c.metadata.get("sources")}
+        taken = {c.memory_id for c in top} | {s for c in top for s in c.metadata.get("sources", [])}
+        episode = await self._episode_context(
+            tenant, [c for c in top if c.episode not in whole], k, exclude=taken
+        )
         asker = [self._item(p, now, rel=1.0, score=1.0) for p in await self.pinned.get(tenant)]
         timer.lap("context")
         prompt = render([], asker, top, episode, scoring.prompt_budget_chars(k))
@@ -124,18 +134,87 @@ class RecallService:
     async def publish(self, event: MemoryRecalled) -> None:
         await self.res.bus.publish(STREAM_RECALLED, event)
 
-    def _score(self, hits: list[ScoredPoint], now: datetime, req: RecallIn) -> list[ContextItem]:
-        items = []
-        for h in hits:
-            # The floor is on the cosine whatever the ranking signal, so lexical fusion
-            # cannot smuggle in an off-topic memory.
-            if not scoring.passes_floor(h.score, self.settings.relevance_floor):
-                continue
-            items.append(
-                self._item(h, now, rel=relevance(h, self.settings.fusion_k), score=None, req=req)
-            )
+    async def _relevance(
+        self, query: str, hits: list[ScoredPoint], timer: _Timer
+    ) -> tuple[list[float], list[float]]:
+        """Per candidate: the relevance used in the score and the value the floor applies to.
+
+        With a reranker (and candidates that are not already decisive) both are its
+        probability; otherwise relevance is the fused rank score and the floor applies to
+        the cosine, so lexical fusion cannot smuggle in an off-topic memory.
+        """
+        fused = [relevance(h, self.settings.fusion_k) for h in hits]
+        cosines = [h.score for h in hits]
+        if self.reranker is None:
+            RERANK_OUTCOMES.labels("none").inc()
+            return fused, cosines
+        if not should_rerank(cosines):
+            RERANK_OUTCOMES.labels("skipped").inc()
+            return fused, cosines
+        try:
+            probs = await self.reranker.rerank(query, [h.payload.get("text", "") for h in hits])
+        except Exception as exc:  # a reranker outage degrades ranking, never the answer
+            RERANK_OUTCOMES.labels("failed").inc()
+            log.warning("rerank_failed", error=repr(exc))
+            return fused, cosines
+        RERANK_OUTCOMES.labels("reranked").inc()
+        timer.lap("rerank")
+        return probs, probs
+
+    def _score(
+        self,
+        hits: list[ScoredPoint],
+        rels: list[float],
+        floors: list[float],
+        now: datetime,
+        req: RecallIn,
+    ) -> list[ContextItem]:
+        floor = self.reranker.floor if self.reranker else self.settings.relevance_floor
+        items = [
+            self._item(h, now, rel=rel, score=None, req=req)
+            for h, rel, f in zip(hits, rels, floors, strict=True)
+            if scoring.passes_floor(f, floor)
+        ]
         items.sort(key=lambda c: c.score, reverse=True)
         return items
+
+    async def _with_episode_records(
+        self, tenant: str, ranked: list[ContextItem], k: int
+    ) -> list[ContextItem]:
+        """The seeds' consolidated episode records, returned whole when short enough: a
+        record takes the rank of its best source, and its sources leave the k slots to
+        other evidence."""
+        top = ranked[:k]
+        seeds = [c for c in top if c.episode][: scoring.episode_seeds(k)]
+        ids = [
+            record_id(
+                tenant,
+                GroupKey(str(c.episode), c.user_id, c.scope, c.workspace or "", c.project or ""),
+            )
+            for c in seeds
+        ]
+        found = await self.res.vectors.get(tenant, ids) if ids else []
+        record_of: dict[str, MemoryRecord] = {}
+        for p in found:
+            if len(p.payload.get("text", "")) <= self.settings.episode_record_max_chars:
+                whole = MemoryRecord.from_payload(p.payload)
+                record_of.update({s: whole for s in whole.metadata.get("sources", [])})
+        if not record_of:
+            return top
+        out: list[ContextItem] = []
+        emitted: set[str] = set()
+        for c in ranked:
+            rec = record_of.get(c.memory_id)
+            if rec is None:
+                out.append(c)
+            elif rec.id not in emitted:
+                emitted.add(rec.id)
+                out.append(
+                    _context_item(rec, score=c.score, relevance=c.relevance, strength=c.strength)
+                )
+            if len(out) == k:
+                break
+        return out
 
     def _item(
         self,
@@ -162,7 +241,7 @@ class RecallService:
         return 0.0
 
     async def _episode_context(
-        self, tenant: str, top: list[ContextItem], k: int
+        self, tenant: str, top: list[ContextItem], k: int, exclude: set[str]
     ) -> list[ContextItem]:
         """Up to `episode_neighbours` memories on each side of the best seeds, from the same
         episode and within the window, in time order and not already in the answer."""
@@ -172,7 +251,7 @@ class RecallService:
         by_episode: dict[str, list[ContextItem]] = defaultdict(list)
         for seed in seeds:
             by_episode[str(seed.episode)].append(seed)
-        taken = {c.memory_id for c in top}
+        taken = exclude
         out: dict[str, ContextItem] = {}
         for episode, group in by_episode.items():
             # One read per episode covering every seed's window.
@@ -215,4 +294,7 @@ def _context_item(
         episode=rec.episode,
         metadata=rec.metadata,
         seq=rec.seq,
+        user_id=rec.user_id,
+        workspace=rec.workspace,
+        project=rec.project,
     )

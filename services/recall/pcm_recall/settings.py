@@ -1,7 +1,8 @@
 from pcm_common.config import PcmSettings
+from pcm_common.models.rerank import RerankerSettings
 
 
-class RecallSettings(PcmSettings):
+class RecallSettings(PcmSettings, RerankerSettings):
     default_k: int = 50
     compact_k: int = 10
     max_k: int = 200
@@ -18,4 +19,7 @@ class RecallSettings(PcmSettings):
     scope_bonus_project: float = 0.02
     scope_bonus_workspace: float = 0.01
     max_pinned: int = 5
+    # A seed's consolidated episode record replaces its neighbour expansion when it is at
+    # most this long (a whole short episode costs about what six neighbours cost).
+    episode_record_max_chars: int = 1_600
     port: int = 8082

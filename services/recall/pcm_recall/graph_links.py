@@ -1,0 +1,247 @@
+"""Graph links for recall (DESIGN §3 score term 0.15·ℓ, whitepaper §2.6).
+
+query text -> the query's entities (the graph's extractor, LRU-cached per query text) ->
+ONE round trip to the graph, bounded by a timeout -> {memory_id: ℓ ∈ [0, 1]}.
+
+Meant to run in parallel with the query embedding::
+
+    task = asyncio.create_task(linker.links(tenant, req.query))
+    qvec = await embedder.embed_one(req.query)
+    ...
+    graph = await task          # never raises; graph.ok False when degraded
+
+Link strength. A query entity ``e`` found in the graph weighs ``idf(e) = ln(1 + N/df(e))``
+(N memories in the tenant, df(e) of them mention e), and a memory's link strength is the
+share of the query's entity weight it mentions:
+
+    ℓ(m) = Σ_{e ∈ Q ∩ E(m)} idf(e) / Σ_{e ∈ Q} idf(e)
+
+so a memory sharing the query's rare entities links strongly and one sharing only a name
+that half the conversation mentions ("Caroline") links weakly. Entities mentioned by more
+than ``max_df`` memories (an absolute cap, or a share of N) count in the denominator but link
+nothing: they would flood the candidate pool. At most ``max_links`` memories are returned,
+strongest first, and none below ``min_link``.
+
+Degradation: if extraction fails, the graph is down, or it does not answer within
+``timeout_s``, the result is empty with ``ok=False`` and the reason (recall reports it in its
+timings and answers without the graph). After a failure the graph is skipped for
+``cooldown_s``, so a dead graph does not cost every recall a full timeout.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import math
+import time
+from collections import OrderedDict
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from pcm_common.extract import Extractor
+from pcm_common.stores.graph import EntityLinks, GraphStore
+from pcm_common.stores.vectors import Filter, ScoredPoint, VectorStore
+from pcm_common.telemetry import get_logger
+
+log = get_logger("recall.graph")
+
+# Entity types that say what a query is about. Time entities ("May 2023") are left out:
+# the date is in every memory's created_at, and a date string rarely names an event.
+LINK_TYPES = frozenset(
+    {
+        "Person",
+        "Organization",
+        "Place",
+        "Event",
+        "Activity",
+        "Work",
+        "Product",
+        "Animal",
+        "Technology",
+        "Project",
+        "Concept",
+        "Decision",
+    }
+)
+
+
+@dataclass
+class GraphLinks:
+    links: dict[str, float] = field(default_factory=dict)  # memory_id -> ℓ, strongest first
+    ok: bool = True  # False: graph slow/down or extraction failed; links is empty
+    reason: str = ""  # why not ok ("timeout", "error: ...", "cooldown")
+    entities: list[str] = field(default_factory=list)  # query entity keys looked up
+    ms: float = 0.0  # time spent (extraction + graph)
+
+    def timings(self) -> dict[str, float]:
+        """Entries for RecallOut.timings_ms (numbers only)."""
+        return {
+            "graph": round(self.ms, 3),
+            "graph_ok": 1.0 if self.ok else 0.0,
+            "graph_links": float(len(self.links)),
+        }
+
+
+def link_strengths(
+    total: int,
+    found: Sequence[EntityLinks],
+    *,
+    max_links: int,
+    min_link: float = 0.0,
+) -> dict[str, float]:
+    """ℓ per memory from one ``entity_links`` answer (pure: shared with the offline eval)."""
+    if total <= 0 or not found:
+        return {}
+    weights = {(e.type, e.key): math.log1p(total / max(1, e.df)) for e in found}
+    denom = sum(weights.values())
+    if denom <= 0:
+        return {}
+    score: dict[str, float] = {}
+    for e in found:
+        w = weights[(e.type, e.key)]
+        for mid in e.memory_ids:
+            score[mid] = score.get(mid, 0.0) + w
+    ranked = sorted(score.items(), key=lambda kv: (-kv[1], kv[0]))
+    out: dict[str, float] = {}
+    for mid, s in ranked[:max_links]:
+        ell = min(1.0, s / denom)
+        if ell >= min_link:
+            out[mid] = round(ell, 6)
+    return out
+
+
+class GraphLinker:
+    def __init__(
+        self,
+        graph: GraphStore,
+        extractor: Extractor,
+        *,
+        timeout_s: float = 0.5,
+        max_links: int = 20,
+        max_df: int = 50,
+        max_df_share: float = 0.05,
+        min_link: float = 0.0,
+        cache_size: int = 2048,
+        cooldown_s: float = 5.0,
+        link_types: Iterable[str] = LINK_TYPES,
+    ) -> None:
+        self.graph = graph
+        self.extractor = extractor
+        self.timeout_s = timeout_s
+        self.max_links = max_links
+        self.max_df = max_df
+        self.max_df_share = max_df_share
+        self.min_link = min_link
+        self.cooldown_s = cooldown_s
+        self.link_types = frozenset(link_types)
+        self._cache: OrderedDict[str, list[str]] = OrderedDict()
+        self._cache_size = cache_size
+        self._down_until = 0.0
+
+    async def query_entities(self, query: str) -> list[str]:
+        """Names of the query's entities (LRU-cached: recall repeats queries)."""
+        hit = self._cache.get(query)
+        if hit is not None:
+            self._cache.move_to_end(query)
+            return hit
+        ex = await self.extractor.extract(query)
+        names = sorted({e.name for e in ex.entities if e.type in self.link_types})
+        self._cache[query] = names
+        if len(self._cache) > self._cache_size:
+            self._cache.popitem(last=False)
+        return names
+
+    async def links(self, tenant: str, query: str) -> GraphLinks:
+        """Never raises: a failure or timeout gives ``ok=False`` and no links."""
+        t0 = time.perf_counter()
+        if time.monotonic() < self._down_until:
+            return GraphLinks(ok=False, reason="cooldown")
+        names: list[str] = []
+        try:
+            async with asyncio.timeout(self.timeout_s):
+                names = await self.query_entities(query)
+                if not names:
+                    return GraphLinks(ms=_ms(t0))
+                # The df cap needs N, which comes back with the same answer: ask with the
+                # absolute cap, then apply the share below.
+                total, found = await self.graph.entity_links(tenant, names, max_df=self.max_df)
+        except TimeoutError:
+            self._down_until = time.monotonic() + self.cooldown_s
+            log.warning("graph_links_timeout", tenant=tenant, timeout_s=self.timeout_s)
+            return GraphLinks(ok=False, reason="timeout", entities=names, ms=_ms(t0))
+        except Exception as exc:  # graph down, extractor failure: recall goes on without
+            self._down_until = time.monotonic() + self.cooldown_s
+            log.warning("graph_links_failed", tenant=tenant, error=repr(exc))
+            return GraphLinks(ok=False, reason=f"error: {exc!r}"[:200], entities=names, ms=_ms(t0))
+        cap = max(1, min(self.max_df, math.ceil(self.max_df_share * total)))
+        usable = [
+            e if e.df <= cap else EntityLinks(e.key, e.type, e.df, ())
+            for e in found
+            if e.type in self.link_types
+        ]
+        links = link_strengths(total, usable, max_links=self.max_links, min_link=self.min_link)
+        return GraphLinks(links=links, entities=[e.key for e in usable], ms=_ms(t0))
+
+
+def _ms(t0: float) -> float:
+    return (time.perf_counter() - t0) * 1000
+
+
+# -- joining the candidate pool ---------------------------------------------------------
+
+
+def payload_matches(flt: Filter, payload: dict[str, Any]) -> bool:
+    """``Filter`` semantics evaluated on a payload (the vector store's ``get`` by id does not
+    filter, so linked memories fetched by id are checked against recall's visibility here)."""
+
+    def value(path: str) -> Any:
+        cur: Any = payload
+        for part in path.split("."):
+            if not isinstance(cur, dict):
+                return None
+            cur = cur.get(part)
+        return cur
+
+    def eq(path: str, want: Any) -> bool:
+        got = value(path)
+        return got in want if isinstance(want, list) else got == want
+
+    if not all(eq(k, v) for k, v in flt.must.items()):
+        return False
+    if any(eq(k, v) for k, v in flt.must_not.items()):
+        return False
+    for k, (lo, hi) in flt.ranges.items():
+        got = value(k)
+        if not isinstance(got, int | float):
+            return False
+        if (lo is not None and got < lo) or (hi is not None and got > hi):
+            return False
+    return not flt.should or any(all(eq(k, v) for k, v in g.items()) for g in flt.should)
+
+
+async def fetch_linked(
+    vectors: VectorStore,
+    tenant: str,
+    query_vec: Sequence[float],
+    links: dict[str, float],
+    *,
+    exclude: set[str],
+    visible: Filter | Callable[[dict[str, Any]], bool],
+) -> list[ScoredPoint]:
+    """Linked memories not already among the vector candidates, as ScoredPoints whose
+    score is their exact cosine to the query (so relevance keeps its meaning). One ``get``
+    by id; points the caller may not see (scope, state, user) are dropped."""
+    ids = [m for m in links if m not in exclude]
+    if not ids:
+        return []
+    check = visible if callable(visible) else (lambda p, f=visible: payload_matches(f, p))
+    points = await vectors.get(tenant, ids, with_vectors=True)
+    qn = math.sqrt(sum(x * x for x in query_vec)) or 1.0
+    out: list[ScoredPoint] = []
+    for p in points:
+        if not check(p.payload) or not p.vector:
+            continue
+        vn = math.sqrt(sum(x * x for x in p.vector)) or 1.0
+        cos = sum(a * b for a, b in zip(query_vec, p.vector, strict=False)) / (qn * vn)
+        out.append(ScoredPoint(id=p.id, score=cos, payload=p.payload))
+    return out

@@ -1,19 +1,31 @@
-"""Sweeper consumers: marks judged / extracted, applies recall reinforcement."""
+"""Sweeper consumers: marks judged / extracted, applies recall side effects (reinforcement of
+what was recalled, spreading activation to its associates)."""
 
 from __future__ import annotations
 
-from datetime import datetime
+from datetime import datetime, timedelta
 
+from pcm_common.domain import activation
 from pcm_common.domain.memory import MemoryRecord, as_utc, utcnow
 from pcm_common.domain.strength import reinforce
 from pcm_common.events import MemoryExtracted, MemoryRecalled, MemoryWritten
 from pcm_common.resources import Resources
+from pcm_common.stores.vectors import Filter, ScoredPoint
 from pcm_common.telemetry import get_logger
 from pcm_sweeper.settings import SweeperSettings
 
 log = get_logger("sweeper")
 
 APPLIED_TTL_S = 7 * 86400
+MAX_REINFORCED = 200  # a recall returns at most max_k items
+
+
+def _reinforced_key(event_id: str, memory_id: str) -> str:
+    return f"pcm:applied:recalled:{event_id}:{memory_id}"
+
+
+def _spread_key(event_id: str, memory_id: str) -> str:
+    return f"pcm:applied:spread:{event_id}:{memory_id}"
 
 
 class SweeperHandlers:
@@ -45,25 +57,39 @@ class SweeperHandlers:
         if await self.res.vectors.set_payload(event.tenant, event.memory_id, patch):
             log.info("memory_extracted", tenant=event.tenant, memory_id=event.memory_id)
 
-    async def on_recalled(self, event: MemoryRecalled) -> None:
-        """Reinforcement of what was recalled (DESIGN §3). Each (event, memory) pair is
-        applied once, so a redelivered event does not strengthen twice."""
-        now = as_utc(event.now)
-        ids = [i.memory_id for i in event.items[:50]]
-        points = {p.id: p for p in await self.res.vectors.get(event.tenant, ids)}
-        for item in event.items:
-            point = points.get(item.memory_id)
-            if point is None:
-                continue
-            marker = f"pcm:applied:recalled:{event.event_id}:{item.memory_id}"
-            if await self.res.redis.exists(marker):
-                continue
-            await self._reinforce(event.tenant, MemoryRecord.from_payload(point.payload), now)
-            await self.res.redis.set(marker, 1, ex=APPLIED_TTL_S)
+    # ---- recall side effects -----------------------------------------------------------
 
-    async def _reinforce(self, tenant: str, rec: MemoryRecord, now: datetime) -> None:
+    async def on_recalled(self, event: MemoryRecalled) -> None:
+        """Reinforcement of what was recalled, then spreading activation from the top ones
+        (DESIGN §3). Each (event, memory) pair is applied once, so a redelivered event
+        strengthens nothing twice; the reinforcement's ΔS is kept with its marker so a
+        redelivery still spreads the activation it owes."""
+        now = as_utc(event.now)
+        items = sorted(event.items, key=lambda i: i.rank)[:MAX_REINFORCED]
+        ranked = list(dict.fromkeys(i.memory_id for i in items))
+        points = {p.id: p for p in await self.res.vectors.get(event.tenant, ranked)}
+        deltas: dict[str, float] = {}
+        for mid in ranked:
+            point = points.get(mid)
+            if point is None:
+                continue  # deleted since the recall
+            deltas[mid] = await self._reinforce_once(event, point, now)
+        await self._spread(event, now, ranked, deltas)
+
+    async def _reinforce_once(
+        self, event: MemoryRecalled, point: ScoredPoint, now: datetime
+    ) -> float:
+        marker = _reinforced_key(event.event_id, point.id)
+        done = await self.res.redis.get(marker)
+        if done is not None:
+            return float(done)
+        delta = await self._reinforce(event.tenant, MemoryRecord.from_payload(point.payload), now)
+        await self.res.redis.set(marker, repr(delta), ex=APPLIED_TTL_S)
+        return delta
+
+    async def _reinforce(self, tenant: str, rec: MemoryRecord, now: datetime) -> float:
         if rec.pinned:
-            return
+            return 0.0
         st = rec.strength
         r = reinforce(
             st.s_ref, st.t_ref, st.n, st.recalls_in_window, st.window_start, max(now, st.t_ref)
@@ -82,3 +108,84 @@ class SweeperHandlers:
             tenant, rec.id, {"strength": strength.model_dump(mode="json")}
         )
         log.debug("memory_reinforced", tenant=tenant, memory_id=rec.id, s_ref=r.s_ref)
+        return r.delta
+
+    async def _spread(
+        self, event: MemoryRecalled, now: datetime, ranked: list[str], deltas: dict[str, float]
+    ) -> None:
+        """ΔS_j = β·w_ij·ΔS_i to the associates of the top recalled memories, found now
+        from their own vectors and episodes (no stored edges)."""
+        s = self.settings
+        tenant = event.tenant
+        top = [m for m in activation.top_recalled(ranked, s.spread_top) if deltas.get(m, 0) > 0]
+        if not top:
+            return
+        recalled = set(ranked)
+        weights: dict[str, dict[str, float]] = {}
+        for point in await self.res.vectors.get(tenant, top, with_vectors=True):
+            weights[point.id] = await self._associates(tenant, point, recalled)
+        total = activation.spread({m: deltas[m] for m in top}, weights, beta=s.spread_beta)
+        if not total:
+            return
+        for point in await self.res.vectors.get(tenant, sorted(total)):
+            marker = _spread_key(event.event_id, point.id)
+            if await self.res.redis.exists(marker):
+                continue
+            rec = MemoryRecord.from_payload(point.payload)
+            if not rec.pinned:
+                st = rec.strength
+                s_ref, t_ref = activation.activate(st.s_ref, st.t_ref, st.n, now, total[point.id])
+                strength = st.model_copy(update={"s_ref": s_ref, "t_ref": t_ref})
+                await self.res.vectors.set_payload(
+                    tenant, rec.id, {"strength": strength.model_dump(mode="json")}
+                )
+                log.debug("memory_activated", tenant=tenant, memory_id=rec.id, s_ref=s_ref)
+            await self.res.redis.set(marker, 1, ex=APPLIED_TTL_S)
+
+    async def _associates(
+        self, tenant: str, point: ScoredPoint, recalled: set[str]
+    ) -> dict[str, float]:
+        s = self.settings
+        rec = MemoryRecord.from_payload(point.payload)
+        similar: dict[str, float] = {}
+        if point.vector and any(point.vector):  # a memory awaiting repair has no neighbours
+            hits = await self.res.vectors.search(
+                tenant,
+                point.vector,
+                # Room for itself and other recalled memories, which are skipped.
+                limit=s.spread_neighbours + min(len(recalled), 20) + 1,
+                flt=Filter(must={"state": "active"}),
+            )
+            similar = activation.similar_neighbours(
+                rec.id,
+                ((h.id, h.score) for h in hits),
+                recalled,
+                limit=s.spread_neighbours,
+                min_cos=s.spread_min_cos,
+            )
+        episode: dict[str, float] = {}
+        if rec.source.value == "consolidation":
+            # An episode record's associates are its sources, wherever they sit in time.
+            sources = [str(x) for x in rec.metadata.get("sources", [])]
+            episode = {m: s.spread_episode_weight for m in sources if m not in recalled}
+        elif rec.episode:
+            window = timedelta(minutes=s.spread_episode_window_min)
+            t = rec.created_at.timestamp()
+            mates, _ = await self.res.vectors.scroll(
+                tenant,
+                flt=Filter(
+                    must={"episode": rec.episode, "state": "active"},
+                    must_not={"source": "consolidation"},
+                    ranges={"created_ts": (t - window.total_seconds(), t + window.total_seconds())},
+                ),
+                limit=256,
+            )
+            episode = activation.episode_neighbours(
+                rec.id,
+                rec.created_at,
+                ((m.id, MemoryRecord.from_payload(m.payload).created_at) for m in mates),
+                recalled,
+                window=window,
+                weight=s.spread_episode_weight,
+            )
+        return activation.merge_weights(similar, episode)

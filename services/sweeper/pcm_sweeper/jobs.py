@@ -1,19 +1,38 @@
-"""Scheduled jobs. Each runs under a Redis lock so several sweeper replicas never run the same
-job at once, and each is idempotent so a job cut short is simply run again."""
+"""Scheduled lifecycle jobs: demotion, consolidation, repair.
+
+Safe with several sweeper replicas: every job runs per tenant under a Redis lock
+(`pcm:lock:job:{name}:{tenant}`), so two replicas never run the same job on the same tenant
+at once, and the scheduler takes a per-interval slot so a tenant's job runs once per
+interval across all replicas. Every job is idempotent, so a job cut short is simply run
+again. `now` may be simulated (POST /v1/jobs/{name} with `now`).
+"""
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import math
 import uuid
-from collections.abc import Awaitable, Callable
+from collections import defaultdict
+from collections.abc import AsyncIterator, Awaitable, Callable
 from datetime import datetime, timedelta
 
-from pcm_common.domain.memory import MemoryRecord, utcnow
+from pcm_common.domain import consolidation as cons
+from pcm_common.domain.memory import (
+    GraphInfo,
+    Importance,
+    MemoryRecord,
+    Source,
+    Strength,
+    Surprisal,
+    text_hash,
+    utcnow,
+)
 from pcm_common.domain.strength import decayed, should_demote
 from pcm_common.events import STREAM_CHANGED, STREAM_WRITTEN, MemoryChanged, MemoryWritten
+from pcm_common.models.sparse import encode_document
 from pcm_common.resources import TENANTS_KEY, Resources
-from pcm_common.stores.vectors import Filter
+from pcm_common.stores.vectors import Filter, ScoredPoint, VectorPoint
 from pcm_common.telemetry import get_logger
 from pcm_sweeper.settings import SweeperSettings
 
@@ -21,97 +40,72 @@ log = get_logger("sweeper.jobs")
 
 Job = Callable[[str, datetime], Awaitable[int]]
 
+PAGE = 256
 _RELEASE = """
 if redis.call('get', KEYS[1]) == ARGV[1] then return redis.call('del', KEYS[1]) end
 return 0
 """
+_IMPORTANCE_ORDER = {Importance.LOW: 0, Importance.NORMAL: 1, Importance.HIGH: 2}
 
 
 class Jobs:
     def __init__(self, res: Resources, settings: SweeperSettings) -> None:
         self.res = res
         self.settings = settings
-        self.jobs: dict[str, Job] = {"demotion": self.demote, "repair": self.repair}
+        # name -> (job, scheduled interval in seconds)
+        self.jobs: dict[str, Job] = {
+            "demotion": self.demote,
+            "consolidation": self.consolidate,
+            "repair": self.repair,
+        }
+        self.intervals: dict[str, float] = {
+            "demotion": settings.demotion_interval_s,
+            "consolidation": settings.consolidation_interval_s,
+            "repair": settings.repair_interval_s,
+        }
         self._task: asyncio.Task[None] | None = None
 
     async def tenants(self) -> list[str]:
         raw = await self.res.redis.smembers(TENANTS_KEY)
         return sorted(t.decode() if isinstance(t, bytes) else t for t in raw)
 
+    # ---- running under locks -----------------------------------------------------------
+
     async def run(
         self, name: str, now: datetime | None = None, tenant: str | None = None
     ) -> int | None:
-        """Run one job (over every tenant, or one) if its lock is free; None when another
-        replica holds it."""
+        """Run one job for one tenant, or for every tenant. Returns how many memories it
+        changed; None when `tenant` was given and another run holds its lock (with every
+        tenant, tenants locked elsewhere are skipped: that run covers them)."""
+        at = now or utcnow()
+        if tenant is not None:
+            return await self._run_locked(name, tenant, at)
+        done = 0
+        for t in await self.tenants():
+            done += await self._run_locked(name, t, at) or 0
+        return done
+
+    async def _run_locked(self, name: str, tenant: str, at: datetime) -> int | None:
         token = uuid.uuid4().hex
-        key = f"pcm:lock:job:{name}" + (f":{tenant}" if tenant else "")
+        key = f"pcm:lock:job:{name}:{tenant}"
         if not await self.res.redis.set(key, token, nx=True, ex=self.settings.lock_ttl_s):
             return None
         try:
-            at = now or utcnow()
-            done = 0
-            for t in [tenant] if tenant else await self.tenants():
-                done += await self.jobs[name](t, at)
-            log.info("job_done", job=name, tenant=tenant, changed=done)
-            return done
+            changed = await self.jobs[name](tenant, at)
+            log.info("job_done", job=name, tenant=tenant, changed=changed, now=at.isoformat())
+            return changed
         finally:
             await self.res.redis.eval(_RELEASE, 1, key, token)
 
-    async def demote(self, tenant: str, now: datetime) -> int:
-        """Weak and long-unrecalled memories become `archived`: still searchable on request,
-        never deleted."""
-        changed = 0
-        offset: str | None = None
-        while True:
-            points, offset = await self.res.vectors.scroll(
-                tenant,
-                flt=Filter(must={"state": "active", "pinned": False}),
-                limit=256,
-                offset=offset,
-            )
-            for p in points:
-                st = MemoryRecord.from_payload(p.payload).strength
-                s = decayed(st.s_ref, st.t_ref, st.n, now)
-                if should_demote(s, st.last_recalled_at, st.t_ref, now):
-                    await self.res.vectors.set_payload(tenant, p.id, {"state": "archived"})
-                    await self.res.bus.publish(
-                        STREAM_CHANGED,
-                        MemoryChanged(tenant=tenant, memory_id=p.id, change="archived"),
-                    )
-                    changed += 1
-            if offset is None:
-                return changed
-
-    async def repair(self, tenant: str, now: datetime) -> int:
-        """Memories whose graph extraction never completed are published again (the consumers
-        are idempotent, so a duplicate is harmless)."""
-        grace = now - timedelta(seconds=self.settings.repair_grace_s)
-        republished = 0
-        offset: str | None = None
-        while True:
-            points, offset = await self.res.vectors.scroll(
-                tenant, flt=Filter(must={"graph.extracted": False}), limit=256, offset=offset
-            )
-            for p in points:
-                rec = MemoryRecord.from_payload(p.payload)
-                if rec.ingested_at > grace:
-                    continue
-                await self.res.bus.publish(
-                    STREAM_WRITTEN,
-                    MemoryWritten(
-                        tenant=tenant,
-                        memory_id=rec.id,
-                        text=rec.text,
-                        created_at=rec.created_at,
-                        scope=rec.scope.value,
-                        workspace=rec.workspace,
-                        project=rec.project,
-                        status="repair",
-                    ),
-                )
-                republished += 1
-            if offset is None:
-                return republished
+    async def run_scheduled(self, name: str) -> int:
+        """One scheduler tick for `name`: each tenant whose interval slot is free runs."""
+        done = 0
+        ttl = max(1, math.ceil(self.intervals[name]))
+        for tenant in await self.tenants():
+            slot = f"pcm:job:slot:{name}:{tenant}"
+            if await self.res.redis.set(slot, 1, nx=True, ex=ttl):
+                done += await self._run_locked(name, tenant, utcnow()) or 0
+        return done
 
     def start(self) -> None:
         self._task = asyncio.create_task(self._loop())
@@ -127,6 +121,246 @@ class Jobs:
             await asyncio.sleep(self.settings.job_interval_s)
             for name in self.jobs:
                 try:
-                    await self.run(name)
-                except Exception as exc:  # a failed job is retried next tick
+                    await self.run_scheduled(name)
+                except Exception as exc:  # a failed job is retried at its next slot
                     log.error("job_failed", job=name, error=repr(exc))
+
+    async def _pages(
+        self, tenant: str, flt: Filter | None, *, with_vectors: bool = False
+    ) -> AsyncIterator[list[ScoredPoint]]:
+        """Every point of `tenant` matching `flt`, page by page."""
+        offset: str | None = None
+        while True:
+            points, offset = await self.res.vectors.scroll(
+                tenant, flt=flt, limit=PAGE, offset=offset, with_vectors=with_vectors
+            )
+            yield points
+            if offset is None:
+                return
+
+    # ---- demotion ------------------------------------------------------------------------
+
+    async def demote(self, tenant: str, now: datetime) -> int:
+        """DESIGN §3: S < 0.05 and not recalled for 90 days -> `archived` (still searchable
+        with include_archived); forgetting never deletes."""
+        changed = 0
+        async for points in self._pages(tenant, Filter(must={"state": "active", "pinned": False})):
+            for p in points:
+                st = MemoryRecord.from_payload(p.payload).strength
+                s = decayed(st.s_ref, st.t_ref, st.n, now)
+                if should_demote(s, st.last_recalled_at, st.t_ref, now):
+                    await self.res.vectors.set_payload(tenant, p.id, {"state": "archived"})
+                    await self.res.bus.publish(
+                        STREAM_CHANGED,
+                        MemoryChanged(tenant=tenant, memory_id=p.id, change="archived"),
+                    )
+                    changed += 1
+        return changed
+
+    # ---- consolidation -------------------------------------------------------------------
+
+    async def consolidate(self, tenant: str, now: datetime) -> int:
+        """One episode record per qualifying episode (pcm_common.domain.consolidation):
+        created, rewritten when its sources changed, removed when fewer than the minimum
+        sources remain (a source was deleted or superseded). Sources are never touched."""
+        s = self.settings
+        groups: dict[cons.GroupKey, list[cons.Member]] = defaultdict(list)
+        sources: dict[str, MemoryRecord] = {}
+        records: dict[str, ScoredPoint] = {}
+        async for points in self._pages(tenant, None):
+            for p in points:
+                rec = MemoryRecord.from_payload(p.payload)
+                if rec.source == Source.CONSOLIDATION:
+                    records[p.id] = p
+                    continue
+                if not cons.is_candidate(
+                    source=rec.source.value,
+                    state=rec.state.value,
+                    pinned=rec.pinned,
+                    episode=rec.episode,
+                ):
+                    continue
+                assert rec.episode is not None
+                key = cons.GroupKey(
+                    episode=rec.episode,
+                    user_id=rec.user_id,
+                    scope=rec.scope.value,
+                    workspace=rec.workspace or "",
+                    project=rec.project or "",
+                )
+                groups[key].append(cons.Member(id=rec.id, text=rec.text, created_at=rec.created_at))
+                sources[rec.id] = rec
+
+        changed = 0
+        wanted: set[str] = set()
+        for key, members in groups.items():
+            rid = cons.record_id(tenant, key)
+            if len(members) >= s.consolidation_min_members:
+                wanted.add(rid)  # keep an existing record while its episode is still growing
+            if not cons.qualifies(
+                members,
+                now,
+                min_members=s.consolidation_min_members,
+                settle=timedelta(hours=s.consolidation_settle_h),
+            ):
+                continue
+            existing = records.get(rid)
+            if existing is not None and cons.is_current(
+                existing.payload.get("metadata", {}).get("sources"),
+                existing.payload.get("text"),
+                members,
+            ):
+                continue
+            await self._write_record(tenant, rid, key, members, sources, existing, now)
+            changed += 1
+
+        stale = [rid for rid in records if rid not in wanted]
+        if stale:
+            await self.res.vectors.delete(tenant, stale)
+            for rid in stale:
+                await self.res.bus.publish(
+                    STREAM_CHANGED, MemoryChanged(tenant=tenant, memory_id=rid, change="deleted")
+                )
+            changed += len(stale)
+        return changed
+
+    async def _write_record(
+        self,
+        tenant: str,
+        rid: str,
+        key: cons.GroupKey,
+        members: list[cons.Member],
+        sources: dict[str, MemoryRecord],
+        existing: ScoredPoint | None,
+        now: datetime,
+    ) -> None:
+        text = cons.render(members)
+        ids = cons.source_ids(members)
+        recs = [sources[i] for i in ids]
+        if existing is not None:
+            # The record has its own life (recalls reinforced it): only its content changes.
+            rec = MemoryRecord.from_payload(existing.payload)
+            rec.version += 1
+        else:
+            rec = MemoryRecord(
+                id=rid,
+                tenant=tenant,
+                user_id=key.user_id,
+                scope=recs[0].scope,
+                workspace=key.workspace,
+                project=key.project,
+                text=text,
+                text_hash=text_hash(text),
+                created_at=cons.first_created(members),
+                ingested_at=now,
+                strength=self._initial_strength(recs, now),
+                episode=key.episode,
+                source=Source.CONSOLIDATION,
+            )
+        rec.text, rec.text_hash = text, text_hash(text)
+        rec.created_at = cons.first_created(members)
+        rec.importance = max((r.importance for r in recs), key=_IMPORTANCE_ORDER.__getitem__)
+        rec.figures = list(dict.fromkeys(f for r in recs for f in r.figures))
+        rec.metadata = {**rec.metadata, "sources": ids, "consolidated_at": now.isoformat()}
+        # A derived record: the graph already holds its sources' facts, and surprisal is
+        # judged per source, so neither stage should process (or repair) it.
+        rec.graph = GraphInfo(
+            extracted=True,
+            entities=sorted({e for r in recs for e in r.graph.entities}),
+            extracted_at=now,
+        )
+        rec.surprisal = Surprisal(judged_at=now)
+        vec = await self.res.embedder.embed_one(text)
+        await self.res.vectors.upsert(
+            [
+                VectorPoint(
+                    id=rid, vector=vec, payload=rec.to_payload(), sparse=encode_document(text)
+                )
+            ]
+        )
+        log.info(
+            "episode_consolidated",
+            tenant=tenant,
+            memory_id=rid,
+            episode=key.episode,
+            sources=len(ids),
+            version=rec.version,
+        )
+
+    @staticmethod
+    def _initial_strength(recs: list[MemoryRecord], now: datetime) -> Strength:
+        """As strong as its strongest source is now, with its savings (n)."""
+        current = [decayed(r.strength.s_ref, r.strength.t_ref, r.strength.n, now) for r in recs]
+        recalled = [r.strength.last_recalled_at for r in recs if r.strength.last_recalled_at]
+        return Strength(
+            s_ref=max(current),
+            t_ref=now,
+            n=max(r.strength.n for r in recs),
+            last_recalled_at=max(recalled) if recalled else None,
+        )
+
+    # ---- repair --------------------------------------------------------------------------
+
+    async def repair(self, tenant: str, now: datetime) -> int:
+        """Generic repair of memories whose vectors or downstream processing are missing:
+
+        - a missing or zero dense vector (or one of the wrong size) is re-embedded;
+        - a memory not judged or not extracted `repair_grace_s` after ingest is published
+          again on `pcm.memory.written` (consumers are idempotent), at most once per grace
+          period so a failing consumer is not flooded.
+        Graph-specific checks (facts missing from the graph) live with the graph repair.
+        """
+        grace = timedelta(seconds=self.settings.repair_grace_s)
+        dim = self.settings.embedding_dim
+        repaired = 0
+        async for points in self._pages(tenant, None, with_vectors=True):
+            broken = [p for p in points if not _usable_vector(p.vector, dim)]
+            repaired += await self._reembed(tenant, [p.id for p in broken])
+            for p in points:
+                rec = MemoryRecord.from_payload(p.payload)
+                if rec.source == Source.CONSOLIDATION or rec.ingested_at > now - grace:
+                    continue
+                if rec.graph.extracted and rec.surprisal.judged_at is not None:
+                    continue
+                once = f"pcm:repair:republished:{tenant}:{rec.id}"
+                ttl = max(1, math.ceil(grace.total_seconds()))
+                if not await self.res.redis.set(once, 1, nx=True, ex=ttl):
+                    continue
+                await self.res.bus.publish(
+                    STREAM_WRITTEN,
+                    MemoryWritten(
+                        tenant=tenant,
+                        memory_id=rec.id,
+                        text=rec.text,
+                        created_at=rec.created_at,
+                        scope=rec.scope.value,
+                        workspace=rec.workspace,
+                        project=rec.project,
+                        status="repair",
+                    ),
+                )
+                repaired += 1
+        return repaired
+
+    async def _reembed(self, tenant: str, ids: list[str]) -> int:
+        if not ids:
+            return 0
+        # Re-read right before the upsert (which replaces the payload) so a concurrent
+        # payload change between the scan and now is not undone.
+        fresh = await self.res.vectors.get(tenant, ids)
+        if not fresh:
+            return 0
+        texts = [MemoryRecord.from_payload(p.payload).text for p in fresh]
+        vectors = await self.res.embedder.embed(texts)
+        await self.res.vectors.upsert(
+            [
+                VectorPoint(id=p.id, vector=v, payload=p.payload, sparse=encode_document(t))
+                for p, v, t in zip(fresh, vectors, texts, strict=True)
+            ]
+        )
+        log.info("vectors_repaired", tenant=tenant, count=len(fresh))
+        return len(fresh)
+
+
+def _usable_vector(vector: list[float] | None, dim: int) -> bool:
+    return bool(vector) and len(vector or []) == dim and any(abs(x) > 1e-12 for x in vector or [])

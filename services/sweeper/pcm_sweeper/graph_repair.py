@@ -1,0 +1,130 @@
+"""Graph repair (issue 5, whitepaper §2.6): the graph converges on the vector store, which is
+the system of record for memories.
+
+- ``republish_unextracted``: a memory whose extraction never completed (graph-extractor or
+  graph down past the bus retries, an entry dead-lettered, or graph data lost) is published
+  again on ``pcm.memory.written``; the consumers are idempotent.
+- ``remove_orphan_facts``: memory nodes whose memory no longer exists (a delete event lost,
+  or a stale redelivery that re-created facts after the delete) are removed with their facts
+  and any entity no memory mentions any more.
+
+Both are idempotent and page through the tenant, so a run cut short is simply run again.
+"""
+
+from __future__ import annotations
+
+import math
+from datetime import datetime, timedelta
+
+from pcm_common.domain.memory import MemoryRecord, Source
+from pcm_common.events import STREAM_WRITTEN, MemoryWritten
+from pcm_common.resources import Resources
+from pcm_common.stores.vectors import Filter, ScoredPoint
+from pcm_common.telemetry import get_logger
+
+log = get_logger("sweeper.graph_repair")
+
+PAGE = 256
+GRAPH_PAGE = 1000
+
+
+def _republish_key(tenant: str, memory_id: str) -> str:
+    return f"pcm:repair:graph:{tenant}:{memory_id}"
+
+
+def _written(rec: MemoryRecord) -> MemoryWritten:
+    return MemoryWritten(
+        tenant=rec.tenant,
+        memory_id=rec.id,
+        text=rec.text,
+        created_at=rec.created_at,
+        scope=rec.scope.value,
+        workspace=rec.workspace,
+        project=rec.project,
+        status="repair",
+    )
+
+
+async def republish_unextracted(
+    res: Resources,
+    tenant: str,
+    now: datetime,
+    grace_s: float,
+    *,
+    check_graph: bool = True,
+) -> int:
+    """Publish again every memory ingested more than ``grace_s`` ago whose facts are not in
+    the graph: marked not extracted, or (``check_graph``) marked extracted but without a
+    memory node in the graph (graph restored or wiped). Returns how many were published.
+
+    Each memory is published at most once per grace period (a Redis marker), so a consumer
+    that keeps failing is not flooded; its entries dead-letter after ``max_deliveries``.
+    """
+    cutoff = now - timedelta(seconds=grace_s)
+    ttl = max(1, math.ceil(grace_s))
+    published = 0
+
+    async def publish(recs: list[MemoryRecord]) -> int:
+        fresh = []
+        for rec in recs:
+            if await res.redis.set(_republish_key(tenant, rec.id), 1, nx=True, ex=ttl):
+                fresh.append(rec)
+        if fresh:
+            await res.bus.publish_many(STREAM_WRITTEN, [_written(r) for r in fresh])
+            log.info("graph_republished", tenant=tenant, n=len(fresh))
+        return len(fresh)
+
+    def due(points: list[ScoredPoint]) -> list[MemoryRecord]:
+        recs = [MemoryRecord.from_payload(p.payload) for p in points]
+        # Consolidation records summarise memories that are already in the graph.
+        return [r for r in recs if r.ingested_at <= cutoff and r.source != Source.CONSOLIDATION]
+
+    offset: str | None = None
+    while True:
+        points, offset = await res.vectors.scroll(
+            tenant, flt=Filter(must={"graph.extracted": False}), limit=PAGE, offset=offset
+        )
+        published += await publish(due(points))
+        if offset is None:
+            break
+
+    if check_graph:
+        offset = None
+        while True:
+            points, offset = await res.vectors.scroll(
+                tenant, flt=Filter(must={"graph.extracted": True}), limit=PAGE, offset=offset
+            )
+            recs = due(points)
+            if recs:
+                present = await res.graph.existing_memories(tenant, [r.id for r in recs])
+                published += await publish([r for r in recs if r.id not in present])
+            if offset is None:
+                break
+    return published
+
+
+async def remove_orphan_facts(res: Resources, tenant: str) -> int:
+    """Remove the facts of graph memories that no longer exist in the vector store.
+
+    Pages through the graph's memory ids (ascending) and looks each page up in the vector
+    store by id, so the cost is one id lookup per graph memory and memory stays bounded.
+    Returns how many memories' facts were removed.
+    """
+    removed = 0
+    after: str | None = None
+    while True:
+        ids = await res.graph.memory_ids(tenant, after=after, limit=GRAPH_PAGE)
+        if not ids:
+            return removed
+        found: set[str] = set()
+        for start in range(0, len(ids), PAGE):
+            chunk = ids[start : start + PAGE]
+            found.update(p.id for p in await res.vectors.get(tenant, chunk))
+        orphans = [m for m in ids if m not in found]
+        if orphans:
+            # Re-check right before deleting: a memory ingested meanwhile is not an orphan.
+            still = {p.id for p in await res.vectors.get(tenant, orphans)}
+            orphans = [m for m in orphans if m not in still]
+            removed += await res.graph.delete_memories(tenant, orphans)
+            log.info("graph_orphans_removed", tenant=tenant, n=len(orphans))
+        after = ids[-1]

@@ -1,0 +1,215 @@
+"""Surprisal judging in the sweeper (whitepaper §3.7, DESIGN §3).
+
+Each written memory gets a family (up to 12 earlier memories of the same tenant and scope
+with cos >= 0.45, at least 4) and a verdict from the configured judge; score, what differs,
+the usual pattern, the family ids and `judged_at` are stored in its `surprisal` field.
+
+Judging runs in the sweeper's own consumer group and never on the ingest or recall path.
+A failing judge (model error, timeout) leaves the memory unjudged (`judged_at` empty) and the
+event is acknowledged; the scheduled sweep finds and judges it later. Storing is
+idempotent: judging the same memory again writes the same verdict.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from typing import Any
+
+from pcm_common.domain import surprisal as sp
+from pcm_common.domain.memory import MemoryRecord, utcnow
+from pcm_common.events import MemoryWritten
+from pcm_common.judge import Judge, make_judge
+from pcm_common.resources import Resources
+from pcm_common.stores.vectors import Filter, ScoredPoint
+from pcm_common.telemetry import get_logger
+
+log = get_logger("sweeper.judging")
+
+
+@dataclass(frozen=True)
+class JudgingConfig:
+    """Read from the sweeper settings when they define these fields, else these defaults."""
+
+    family_min_cos: float = sp.FAMILY_MIN_COS
+    family_max: int = sp.FAMILY_MAX
+    family_min: int = sp.FAMILY_MIN
+    judge: str = "local"  # local | llm
+    judge_model: str = "ollama/qwen2.5:3b-instruct"
+    judge_api_base: str = ""
+    judge_timeout_s: float = 30.0
+    # The sweep leaves memories this young to the event consumer (wall clock).
+    sweep_grace_s: float = 30.0
+    sweep_batch: int = 256
+
+    @classmethod
+    def from_settings(cls, settings: Any) -> JudgingConfig:
+        names = {
+            "family_min_cos": "surprisal_family_min_cos",
+            "family_max": "surprisal_family_max",
+            "family_min": "surprisal_family_min",
+            "judge": "surprisal_judge",
+            "judge_model": "surprisal_judge_model",
+            "judge_api_base": "surprisal_judge_api_base",
+            "judge_timeout_s": "surprisal_judge_timeout_s",
+            "sweep_grace_s": "surprisal_sweep_grace_s",
+            "sweep_batch": "surprisal_sweep_batch",
+        }
+        values = {k: getattr(settings, v) for k, v in names.items() if hasattr(settings, v)}
+        return cls(**values)
+
+
+def event_count(payload: dict[str, Any], before: datetime) -> int:
+    """1 + the memory's recorded repeats dated before `before`."""
+    n = 1
+    for r in payload.get("repeats") or []:
+        try:
+            if datetime.fromisoformat(str(r)) < before:
+                n += 1
+        except ValueError:
+            continue
+    return n
+
+
+def scope_filter(payload: dict[str, Any]) -> dict[str, Any]:
+    """Same scope: same scope kind, and the same workspace / project where it has one."""
+    scope = payload.get("scope") or "global"
+    must: dict[str, Any] = {"scope": scope}
+    if scope in ("workspace", "project") and payload.get("workspace"):
+        must["workspace"] = payload["workspace"]
+    if scope == "project" and payload.get("project"):
+        must["project"] = payload["project"]
+    return must
+
+
+class Judging:
+    def __init__(
+        self, res: Resources, settings: Any = None, *, judge: Judge | None = None
+    ) -> None:
+        self.res = res
+        self.config = JudgingConfig.from_settings(settings)
+        self._judge = judge
+
+    @property
+    def judge(self) -> Judge:
+        if self._judge is None:
+            c = self.config
+            if c.judge == "llm":
+                kwargs: dict[str, Any] = {"model": c.judge_model, "timeout_s": c.judge_timeout_s}
+                if c.judge_api_base:
+                    kwargs["api_base"] = c.judge_api_base
+                self._judge = make_judge("llm", **kwargs)
+            else:
+                self._judge = make_judge(c.judge)
+        return self._judge
+
+    async def on_written(self, event: MemoryWritten) -> None:
+        """Consumer of `pcm.memory.written` (sweeper-written group)."""
+        found = await self.res.vectors.get(event.tenant, [event.memory_id], with_vectors=True)
+        if not found:
+            return  # deleted meanwhile: nothing to judge
+        if (found[0].payload.get("surprisal") or {}).get("judged_at"):
+            return  # redelivery or merged duplicate: already judged
+        await self.judge_point(event.tenant, found[0])
+
+    async def family(self, tenant: str, point: ScoredPoint) -> list[ScoredPoint]:
+        """Up to `family_max` nearest earlier memories of the same tenant and scope with
+        cos >= `family_min_cos`, nearest first (may be fewer than `family_min`)."""
+        c = self.config
+        if point.vector is None:
+            return []
+        created = MemoryRecord.from_payload(point.payload).created_at.timestamp()
+        flt = Filter(
+            must=scope_filter(point.payload),
+            # Strictly earlier; ranges are inclusive, so stop a millisecond before.
+            ranges={"created_ts": (None, created - 1e-3)},
+            # Consolidated episode records summarise other memories: not events themselves.
+            must_not={"state": "superseded", "source": "consolidation"},
+        )
+        hits = await self.res.vectors.search(tenant, point.vector, limit=c.family_max, flt=flt)
+        by_id = {h.id: h for h in hits}
+        ids = sp.select_family(
+            (
+                sp.Candidate(h.id, h.score, float(h.payload.get("created_ts") or 0.0))
+                for h in hits
+                if h.id != point.id
+            ),
+            created,
+            min_cos=c.family_min_cos,
+            max_size=c.family_max,
+        )
+        return [by_id[i] for i in ids]
+
+    async def judge_point(self, tenant: str, point: ScoredPoint) -> bool:
+        """Judge one memory and store the verdict; False when the judge failed (the memory
+        stays unjudged for the sweep)."""
+        memory = MemoryRecord.from_payload(point.payload)
+        fam = await self.family(tenant, point)
+        family_ids = [f.id for f in fam]
+        surprisal: dict[str, Any] = {
+            "score": None,
+            "differs": "",
+            "usual": "",
+            "family_ids": family_ids,
+            "judged_at": utcnow().isoformat(),
+        }
+        # Exact and near duplicates are stored once with their repeat dates: a family
+        # member stands for every earlier event it records.
+        events = sum(event_count(f.payload, memory.created_at) for f in fam)
+        if events >= self.config.family_min:
+            records = [MemoryRecord.from_payload(f.payload) for f in fam]
+            try:
+                verdict = await asyncio.wait_for(
+                    self.judge.judge(memory, records), timeout=self.config.judge_timeout_s
+                )
+            except Exception as exc:  # model error or timeout: judged later by the sweep
+                log.warning(
+                    "judge_failed", tenant=tenant, memory_id=point.id, error=repr(exc)[:300]
+                )
+                return False
+            surprisal.update(
+                score=round(verdict.score, 4), differs=verdict.differs, usual=verdict.usual
+            )
+        # Too small a family: nothing to compare with; judged with no score, the family
+        # ids are kept (routines use them).
+        await self.res.vectors.set_payload(tenant, point.id, {"surprisal": surprisal})
+        log.info(
+            "memory_judged",
+            tenant=tenant,
+            memory_id=point.id,
+            family=len(family_ids),
+            score=surprisal["score"],
+        )
+        return True
+
+    async def sweep(self, tenant: str, now: datetime) -> int:
+        """Judge whatever was missed (no `surprisal.judged_at`): a scheduled job (every
+        2 minutes). Returns how many memories were judged."""
+        grace = utcnow() - timedelta(seconds=self.config.sweep_grace_s)
+        judged = 0
+        offset: str | None = None
+        pending: list[ScoredPoint] = []
+        while True:
+            points, offset = await self.res.vectors.scroll(
+                tenant,
+                flt=Filter(must={"surprisal.judged_at": None}),
+                limit=self.config.sweep_batch,
+                offset=offset,
+                with_vectors=True,
+            )
+            for p in points:
+                ingested = p.payload.get("ingested_at")
+                if ingested and datetime.fromisoformat(ingested) > grace:
+                    continue  # the event consumer is on it
+                pending.append(p)
+            if offset is None:
+                break
+        # Oldest first, so each memory's earlier family is already judged and complete.
+        pending.sort(key=lambda p: float(p.payload.get("created_ts") or 0.0))
+        for p in pending:
+            if await self.judge_point(tenant, p):
+                judged += 1
+        if judged:
+            log.info("surprisal_sweep", tenant=tenant, judged=judged, now=now.isoformat())
+        return judged

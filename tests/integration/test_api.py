@@ -201,3 +201,31 @@ async def test_demotion_archives_instead_of_deleting(client_a: httpx.AsyncClient
     )
     assert r.json()["situational_context"][0]["memory_id"] == weak
     assert (await client_a.post("/v1/jobs/nope", json={})).status_code == 404
+
+
+async def test_in_batch_copies_are_repeats_and_names_keep_events_apart(
+    client_a: httpx.AsyncClient,
+) -> None:
+    r = await client_a.post(
+        "/v1/memories:batch",
+        json={
+            "memories": [
+                {
+                    "text": "Picked up the prescription at QuickCare Pharmacy.",
+                    "created_at": "2024-02-01T10:00:00Z",
+                },
+                {
+                    "text": "Picked up the prescription at QuickCare Pharmacy.",
+                    "created_at": "2024-03-01T10:00:00Z",
+                },
+            ]
+        },
+    )
+    first, second = r.json()["results"]
+    assert second == {"id": first["id"], "status": "reinforced"}
+    rec = (await client_a.get(f"/v1/memories/{first['id']}")).json()
+    assert [d[:10] for d in rec["repeats"]] == ["2024-03-01"]
+    other = await client_a.post(
+        "/v1/memories", json={"text": "Picked up the prescription at Main Street Pharmacy."}
+    )
+    assert other.json()["status"] == "created" and other.json()["id"] != first["id"]

@@ -19,6 +19,7 @@ from pcm_common.domain.memory import (
     utcnow,
 )
 from pcm_common.domain.strength import decayed, initial_strength, reinforce
+from pcm_common.domain.surprisal import distinct_events
 from pcm_common.events import STREAM_CHANGED, STREAM_WRITTEN, MemoryChanged, MemoryWritten
 from pcm_common.models.sparse import encode_document
 from pcm_common.resources import TENANTS_KEY, Resources
@@ -86,11 +87,6 @@ class IngestService:
                 )
             )
             results[i] = StoreResult(id=record.id, status="created")
-        for i, first in dup_of.items():
-            first_result = results[first]
-            assert first_result is not None
-            results[i] = StoreResult(id=first_result.id, status="reinforced")
-
         if points:
             await self.res.vectors.upsert(points)
             # Published after the upsert is durable; a crash between the two leaves a memory
@@ -103,6 +99,15 @@ class IngestService:
             ]
             if pinned:  # recall replicas drop their pinned cache for this tenant
                 await self.res.bus.publish_many(STREAM_CHANGED, pinned)
+        # Exact copies inside the batch reinforce the stored memory once it exists, each
+        # remembered as a repeat at its own time.
+        for i, first in dup_of.items():
+            first_result = results[first]
+            assert first_result is not None
+            again = await self.res.vectors.get(tenant, [first_result.id])
+            if again:
+                await self._reinforce(tenant, again[0], as_utc(items[i].created_at or now))
+            results[i] = StoreResult(id=first_result.id, status="reinforced")
         for r in results:
             assert r is not None
             MEMORIES_WRITTEN.labels(r.status).inc()
@@ -162,6 +167,8 @@ class IngestService:
             return None
         if not same_figures(hits[0].payload.get("figures", []), figures):
             return None
+        if distinct_events(hits[0].payload.get("text", ""), item.text):
+            return None  # another name or an added clause: a different event, keep both
         return hits[0]
 
     async def _reinforce(self, tenant: str, point: ScoredPoint, at: datetime) -> None:

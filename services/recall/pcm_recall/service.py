@@ -19,9 +19,10 @@ from pcm_common.models.sparse import encode_query
 from pcm_common.resources import Resources
 from pcm_common.stores.vectors import Filter, ScoredPoint
 from pcm_common.telemetry import RECALL_STAGE_SECONDS, RERANK_OUTCOMES, get_logger
+from pcm_recall import flags as anomaly
 from pcm_recall.pinned import PinnedCache
 from pcm_recall.prompt import render
-from pcm_recall.schemas import ContextItem, RecallIn, RecallOut
+from pcm_recall.schemas import AnomalyFlag, ContextItem, RecallIn, RecallOut
 from pcm_recall.settings import RecallSettings
 
 log = get_logger("recall")
@@ -106,10 +107,12 @@ class RecallService:
         )
         asker = [self._item(p, now, rel=1.0, score=1.0) for p in await self.pinned.get(tenant)]
         timer.lap("context")
-        prompt = render([], asker, top, episode, scoring.prompt_budget_chars(k))
+        flag_list = await self._flags(tenant, req, top, hits, now)
+        timer.lap("flags")
+        prompt = render(flag_list, asker, top, episode, scoring.prompt_budget_chars(k))
         timer.lap("render")
         out = RecallOut(
-            anomaly_flags=[],
+            anomaly_flags=flag_list,
             asker_context=asker,
             situational_context=top,
             episode_context=episode,
@@ -130,6 +133,34 @@ class RecallService:
             )
         log.info("recalled", tenant=tenant, k=k, returned=len(top), timings_ms=timer.ms)
         return out, event
+
+    async def _flags(
+        self,
+        tenant: str,
+        req: RecallIn,
+        top: list[ContextItem],
+        hits: list[ScoredPoint],
+        now: datetime,
+    ) -> list[AnomalyFlag]:
+        """Surprise and stopped-routine flags for what was recalled; never fails a recall."""
+        if not self.settings.flags_enabled:
+            return []
+        ranked = [c.memory_id for c in top]
+        seen = set(ranked)
+        pool = [h.id for h in hits if h.id not in seen] if self.settings.flags_use_pool else []
+        try:
+            return await anomaly.compute(
+                self.res.vectors,
+                tenant,
+                ranked,
+                {h.id: h.payload for h in hits},
+                now,
+                visibility(req, req.include_archived),
+                pool_ids=pool,
+            )
+        except Exception as exc:
+            log.warning("flags_failed", tenant=tenant, error=repr(exc))
+            return []
 
     async def publish(self, event: MemoryRecalled) -> None:
         await self.res.bus.publish(STREAM_RECALLED, event)

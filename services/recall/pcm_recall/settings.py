@@ -19,6 +19,11 @@ class RecallSettings(PcmSettings, RerankerSettings):
     scope_bonus_project: float = 0.02
     scope_bonus_workspace: float = 0.01
     max_pinned: int = 5
+    flags_enabled: bool = True
+    # Flags may also come from candidates just under the relevance floor (ranked after
+    # everything recalled): an everyday request often reaches its routine only there
+    # (dev routines: median question-to-routine cosine 0.30).
+    flags_use_pool: bool = True
     # A seed's consolidated episode record replaces its neighbour expansion when it is at
     # most this long (a whole short episode costs about what six neighbours cost).
     episode_record_max_chars: int = 1_600

@@ -6,12 +6,13 @@ from __future__ import annotations
 from datetime import datetime, timedelta
 
 from pcm_common.domain import activation
-from pcm_common.domain.memory import MemoryRecord, as_utc, utcnow
+from pcm_common.domain.memory import MemoryRecord, as_utc
 from pcm_common.domain.strength import reinforce
 from pcm_common.events import MemoryExtracted, MemoryRecalled, MemoryWritten
 from pcm_common.resources import Resources
 from pcm_common.stores.vectors import Filter, ScoredPoint
 from pcm_common.telemetry import get_logger
+from pcm_sweeper.judging import Judging
 from pcm_sweeper.settings import SweeperSettings
 
 log = get_logger("sweeper")
@@ -32,19 +33,11 @@ class SweeperHandlers:
     def __init__(self, res: Resources, settings: SweeperSettings) -> None:
         self.res = res
         self.settings = settings
+        self.judging = Judging(res, settings)
 
     async def on_written(self, event: MemoryWritten) -> None:
-        """Judging seam: the surprisal judge (local or LLM) plugs in here; until then the
-        memory is only marked as seen by the judging stage."""
-        found = await self.res.vectors.get(event.tenant, [event.memory_id])
-        if not found:
-            return  # deleted meanwhile: nothing to judge
-        surprisal = dict(found[0].payload.get("surprisal") or {})
-        if surprisal.get("judged_at"):
-            return  # redelivery: already done
-        surprisal["judged_at"] = utcnow().isoformat()
-        await self.res.vectors.set_payload(event.tenant, event.memory_id, {"surprisal": surprisal})
-        log.info("memory_judged", tenant=event.tenant, memory_id=event.memory_id)
+        """Surprisal judging; a failing judge leaves the memory for the periodic sweep."""
+        await self.judging.on_written(event)
 
     async def on_extracted(self, event: MemoryExtracted) -> None:
         patch = {

@@ -34,6 +34,7 @@ from pcm_common.models.sparse import encode_document
 from pcm_common.resources import TENANTS_KEY, Resources
 from pcm_common.stores.vectors import Filter, ScoredPoint, VectorPoint
 from pcm_common.telemetry import get_logger
+from pcm_sweeper.judging import Judging
 from pcm_sweeper.settings import SweeperSettings
 
 log = get_logger("sweeper.jobs")
@@ -53,15 +54,18 @@ class Jobs:
         self.res = res
         self.settings = settings
         # name -> (job, scheduled interval in seconds)
+        self.judging = Judging(res, settings)
         self.jobs: dict[str, Job] = {
             "demotion": self.demote,
             "consolidation": self.consolidate,
             "repair": self.repair,
+            "surprisal": self.judging.sweep,
         }
         self.intervals: dict[str, float] = {
             "demotion": settings.demotion_interval_s,
             "consolidation": settings.consolidation_interval_s,
             "repair": settings.repair_interval_s,
+            "surprisal": settings.surprisal_interval_s,
         }
         self._task: asyncio.Task[None] | None = None
 

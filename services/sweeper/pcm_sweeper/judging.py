@@ -84,9 +84,7 @@ def scope_filter(payload: dict[str, Any]) -> dict[str, Any]:
 
 
 class Judging:
-    def __init__(
-        self, res: Resources, settings: Any = None, *, judge: Judge | None = None
-    ) -> None:
+    def __init__(self, res: Resources, settings: Any = None, *, judge: Judge | None = None) -> None:
         self.res = res
         self.config = JudgingConfig.from_settings(settings)
         self._judge = judge

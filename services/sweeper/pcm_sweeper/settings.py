@@ -26,4 +26,19 @@ class SweeperSettings(PcmSettings):
     consolidation_min_members: int = 3
     consolidation_settle_h: float = 6.0
 
+    # Surprisal judging (pcm_sweeper.judging): `local` (rules + statistics, default) or `llm`.
+    surprisal_judge: str = "local"
+    surprisal_judge_model: str = "ollama/qwen2.5:3b-instruct"
+    surprisal_judge_api_base: str = ""
+    surprisal_judge_timeout_s: float = 30.0
+    # Family (DESIGN §3): up to 12 earlier memories with cos >= 0.45, at least 4. 0.45 is
+    # where MiniLM separates routines on the dev data (same-routine pairs 0.5th pct 0.46,
+    # other-routine pairs 99.9th pct 0.46); see pcm_common.domain.surprisal.
+    surprisal_family_min_cos: float = 0.45
+    surprisal_family_max: int = 12
+    surprisal_family_min: int = 4
+    surprisal_sweep_grace_s: float = 30.0
+    surprisal_sweep_batch: int = 256
+    surprisal_interval_s: float = 120.0  # the sweep that judges whatever was missed
+
     port: int = 8084

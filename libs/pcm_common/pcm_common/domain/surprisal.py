@@ -1,0 +1,593 @@
+"""Surprisal and absence (whitepaper §2.7, §3.7, §3.8; DESIGN §3): pure functions, no I/O.
+
+- Families: the earlier memories that share a memory's statistical shape.
+- Value outliers: a stated quantity far from the family's robust centre (median / MAD).
+- Category changes: the usual template with one slot (a name, place, product) swapped, or a
+  place/person added, where the family is consistent on that slot.
+- Content changes: a clause that no family member has (a symptom during a run).
+- Absence: a regular routine whose entries stopped for more than a few usual intervals.
+
+The category and content rules work on pre-parsed tokens (`Tok`), so this module needs no
+NLP pipeline: the local judge parses with spaCy and hands the tokens in.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+import re
+import statistics
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from difflib import SequenceMatcher
+
+# ---- families -------------------------------------------------------------------------
+
+# Calibrated on the dev routines with the local MiniLM (all-MiniLM-L6-v2, cosine):
+# same-routine pairs have a 0.5th percentile of 0.46, pairs from different routines a
+# 99.9th percentile of 0.46. At 0.45 every planted outlier still has >= 4 earlier family
+# members (content outliers drift lowest) and 1.7% of family members come from another
+# routine; at 0.50 four outliers lose their family, at 0.40 impurity rises to 7.6%.
+FAMILY_MIN_COS = 0.45
+FAMILY_MAX = 12
+FAMILY_MIN = 4
+FLAG_MIN_SCORE = 0.7
+
+
+@dataclass(frozen=True)
+class Candidate:
+    id: str
+    cos: float
+    created_ts: float
+
+
+def select_family(
+    candidates: Iterable[Candidate],
+    created_ts: float,
+    *,
+    min_cos: float = FAMILY_MIN_COS,
+    max_size: int = FAMILY_MAX,
+) -> list[str]:
+    """Up to `max_size` nearest strictly earlier candidates with cos >= `min_cos`, nearest
+    first. The caller judges only when at least FAMILY_MIN are returned."""
+    eligible = [c for c in candidates if c.created_ts < created_ts and c.cos >= min_cos]
+    eligible.sort(key=lambda c: (-c.cos, -c.created_ts))
+    return [c.id for c in eligible[:max_size]]
+
+
+# ---- quantities -----------------------------------------------------------------------
+
+# Multipliers to one base unit per kind: seconds, metres, kilograms.
+_UNITS: dict[str, tuple[str, float]] = {}
+for _names, _kind, _mult in (
+    ("s sec secs second seconds", "duration", 1.0),
+    ("min mins minute minutes", "duration", 60.0),
+    ("h hr hrs hour hours", "duration", 3600.0),
+    ("day days", "duration", 86400.0),
+    ("week weeks", "duration", 604800.0),
+    ("km kms kilometre kilometres kilometer kilometers k", "distance", 1000.0),
+    ("mi mile miles", "distance", 1609.344),
+    ("m metre metres meter meters", "distance", 1.0),
+    ("kg kgs kilo kilos kilogram kilograms", "weight", 1.0),
+    ("lb lbs pound pounds", "weight", 0.45359237),
+    ("g gram grams", "weight", 0.001),
+    ("l litre litres liter liters", "volume", 1.0),
+    ("ml", "volume", 0.001),
+    ("kcal cal calories", "energy", 1.0),
+    ("bpm", "rate", 1.0),
+    ("steps", "count:step", 1.0),
+):
+    for _n in _names.split():
+        _UNITS[_n] = (_kind, _mult)
+
+UNIT_WORDS = frozenset(_UNITS) | {"%", "percent", "am", "pm", "o'clock"}
+
+_QUANTITY = re.compile(
+    r"(?P<cur>[$€£¥]\s?)?"
+    r"(?<![\w.:/-])(?P<num>\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d+(?:\.\d+)?(?::\d{2}){0,2})(?![\d/-]|[.:]\d)"
+    r"(?:\s?(?P<unit>%|[a-zA-Z]+(?:'[a-z]+)?))?"
+)
+_FUNCTION_WORDS = frozenset(
+    "and the for with from into onto over under about after before this that then than "
+    "was were are had has have per each times".split()
+)
+_TIME_PREFIX = re.compile(r"\b(?:at|by|from|until|till|around|before|after)\s+$", re.I)
+_DATE_LIKE = re.compile(r"\d+[/-]\d+")
+
+
+@dataclass(frozen=True)
+class Quantity:
+    kind: str  # money | duration | distance | weight | time_of_day | percent | count:<noun>
+    value: float  # in the kind's base unit (seconds, metres, kg, minutes after midnight)
+    text: str
+
+
+def _colon_value(num: str) -> list[int]:
+    return [int(p) for p in num.split(":")]
+
+
+def parse_quantities(text: str) -> list[Quantity]:
+    """The comparable quantities a text states, in order. Dates, years and ordinals are
+    skipped: they say when, not how much."""
+    out: list[Quantity] = []
+    for m in _QUANTITY.finditer(text):
+        num, cur, unit = m.group("num"), m.group("cur"), (m.group("unit") or "")
+        unit_l = unit.lower()
+        start = m.start("num")
+        if _DATE_LIKE.fullmatch(text[max(0, start - 3) : m.end("num") + 3].strip(" ,.()")):
+            continue
+        if unit_l in {"st", "nd", "rd", "th"}:
+            continue
+        # Shown as stated, with the unit only when it is one ("$15.00", "45 min").
+        raw = (cur or "").strip() + num + (f" {unit}" if unit_l in UNIT_WORDS else "")
+        if ":" in num:
+            parts = _colon_value(num)
+            before = text[max(0, start - 12) : start]
+            if unit_l in {"am", "pm"} or _TIME_PREFIX.search(before):
+                ampm = unit_l in {"am", "pm"}
+                h = parts[0] % 12 + (12 if unit_l == "pm" else 0) if ampm else parts[0]
+                out.append(Quantity("time_of_day", h * 60.0 + parts[1], raw))
+            elif len(parts) == 3:
+                out.append(Quantity("duration", parts[0] * 3600.0 + parts[1] * 60 + parts[2], raw))
+            else:  # "finished in 45:15": minutes and seconds
+                out.append(Quantity("duration", parts[0] * 60.0 + parts[1], raw))
+            continue
+        value = float(num.replace(",", ""))
+        if cur:
+            mult = 1000.0 if unit_l == "k" else 1.0
+            out.append(Quantity("money", value * mult, raw))
+            continue
+        if unit_l in {"am", "pm"}:
+            hour = value % 12 + (12 if unit_l == "pm" else 0)
+            out.append(Quantity("time_of_day", hour * 60.0, raw))
+            continue
+        if unit_l in {"%", "percent"}:
+            out.append(Quantity("percent", value, raw))
+            continue
+        if unit_l in _UNITS:
+            kind, mult = _UNITS[unit_l]
+            out.append(Quantity(kind, value * mult, raw))
+            continue
+        if 1900 <= value <= 2100 and "." not in num and "," not in num:
+            continue  # a year
+        # "12 coffees" counts coffees; "3 for" or "5 and" count nothing in particular.
+        countable = unit_l.isalpha() and len(unit_l) > 2 and unit_l not in _FUNCTION_WORDS
+        noun = unit_l.rstrip("s") if countable else ""
+        out.append(Quantity(f"count:{noun}" if noun else "number", value, raw))
+    return out
+
+
+def keyed(quantities: Sequence[Quantity]) -> dict[tuple[str, int], Quantity]:
+    """(kind, n-th of that kind) -> quantity: the key that makes two texts' figures
+    comparable ("8.0 km in 45:15" and "7.7 km, time 44:18")."""
+    seen: dict[str, int] = {}
+    out: dict[tuple[str, int], Quantity] = {}
+    for q in quantities:
+        i = seen.get(q.kind, 0)
+        seen[q.kind] = i + 1
+        out[(q.kind, i)] = q
+    return out
+
+
+@dataclass(frozen=True)
+class ValueDeviation:
+    kind: str
+    text: str  # as stated in the memory
+    value: float
+    median: float
+    low: float
+    high: float
+    z: float
+    rel: float
+    score: float
+
+
+# A deviation is surprising at Z_FLAG robust z-scores (log scale for positive amounts, so
+# "half the usual" and "twice the usual" weigh alike), raised for small families: with
+# n values the spread itself is uncertain (a Student-t-like widening). The scale never
+# drops below REL_FLOOR (about 1%), so an always-identical amount may change a little.
+Z_FLAG = 5.0
+REL_FLOOR = 0.01
+MIN_VALUES = 4
+
+
+def z_threshold(n: int) -> float:
+    return Z_FLAG * (1.0 + 3.0 / max(n - 1, 1))
+
+
+def value_deviations(
+    memory: Sequence[Quantity], family: Sequence[Sequence[Quantity]]
+) -> list[ValueDeviation]:
+    """Each keyed quantity of the memory against the same key in the family (robust z).
+
+    `family` should hold only comparable members (see `comparable`): a grocery bill is
+    not compared with a pharmacy copay just because both are dollar amounts."""
+    fam_keyed = [keyed(f) for f in family]
+    out: list[ValueDeviation] = []
+    for key, q in keyed(memory).items():
+        values = [fk[key].value for fk in fam_keyed if key in fk]
+        if len(values) < MIN_VALUES:
+            continue
+        circular = q.kind == "time_of_day"
+        use_log = not circular and q.value > 0 and min(values) > 0
+        f = math.log if use_log else float
+        xs = [f(v) for v in values]
+        x = f(q.value)
+        med = statistics.median(xs)
+        mad = statistics.median(abs(v - med) for v in xs)
+        q1, _, q3 = statistics.quantiles(xs, n=4, method="inclusive")
+        floor = REL_FLOOR if use_log else (15.0 if circular else REL_FLOOR * abs(med))
+        # MAD alone underestimates the spread of a small or two-valued family (calls of
+        # 34-36 and 44-48 min); the IQR catches that, the floor covers constant amounts.
+        scale = max(1.4826 * mad, (q3 - q1) / 1.349, floor, 1e-9)
+        diff = abs(x - med)
+        if circular:
+            diff = min(diff, 1440.0 - diff)  # 23:50 is close to 00:10
+        z = diff / scale
+        if min(values) <= q.value <= max(values) and not circular:
+            # Seen before: a value inside the family's own range is not an outlier.
+            z = min(z, Z_FLAG * 0.5)
+        lin_med = statistics.median(values)
+        rel = abs(q.value - lin_med) / abs(lin_med) if lin_med else math.inf
+        out.append(
+            ValueDeviation(
+                kind=q.kind,
+                text=q.text,
+                value=q.value,
+                median=lin_med,
+                low=min(values),
+                high=max(values),
+                z=z,
+                rel=rel,
+                score=z_score(z, len(values)),
+            )
+        )
+    return out
+
+
+def z_score(z: float, n: int) -> float:
+    """Map a robust z to σ: FLAG_MIN_SCORE exactly at the threshold for n values,
+    saturating at 1 at twice that."""
+    thr = z_threshold(n)
+    if z >= thr:
+        return min(1.0, FLAG_MIN_SCORE + 0.3 * (z - thr) / thr)
+    return round(0.6 * z / thr, 4)
+
+
+def describe_value(v: float, kind: str) -> str:
+    if kind == "duration":
+        if v >= 3600:
+            return f"{v / 3600:.1f} h"
+        if v >= 60:
+            return f"{v / 60:.0f} min"
+        return f"{v:.0f} s"
+    if kind == "time_of_day":
+        return f"{int(v // 60) % 24:02d}:{int(v % 60):02d}"
+    if kind == "distance":
+        return f"{v / 1000:.1f} km" if v >= 1000 else f"{v:.0f} m"
+    if kind == "weight":
+        return f"{v:.1f} kg"
+    if kind == "money":
+        return f"{v:,.2f}"
+    if kind == "percent":
+        return f"{v:g}%"
+    return f"{v:g}"
+
+
+# ---- tokens: category and content changes --------------------------------------------
+
+
+@dataclass(frozen=True)
+class Tok:
+    """What the change rules need from a parsed token (spaCy or any other parser)."""
+
+    text: str
+    lemma: str  # lowercase
+    pos: str  # universal POS
+    sent: int  # sentence (or clause) number within the text
+    is_stop: bool = False
+    is_num: bool = False  # a figure or part of one
+    is_time: bool = False  # part of a date/time expression ("this morning", "weekly")
+
+
+CONTENT_POS = frozenset({"NOUN", "PROPN", "VERB", "ADJ"})
+SLOT_POS = frozenset({"NOUN", "PROPN"})
+
+
+def is_minor(t: Tok) -> bool:
+    """Tokens whose change never makes a category or content change: punctuation, numbers,
+    units, stop words and time expressions (templates vary these freely)."""
+    return (
+        t.pos in {"PUNCT", "SYM", "SPACE", "NUM", "DET", "PART"}
+        or t.is_num
+        or t.is_stop
+        or t.is_time
+        or t.lemma in UNIT_WORDS
+        or not any(c.isalpha() for c in t.lemma)
+    )
+
+
+def is_content(t: Tok) -> bool:
+    return t.pos in CONTENT_POS and not is_minor(t)
+
+
+def comparable(a: Sequence[Tok], b: Sequence[Tok]) -> bool:
+    """Whether two texts' figures measure the same thing: they share at least half of the
+    smaller text's content words and units ("Weighed in at 84 kg" / "Scale: 84 kg")."""
+    wa = {t.lemma for t in a if is_content(t) or t.lemma in _UNITS}
+    wb = {t.lemma for t in b if is_content(t) or t.lemma in _UNITS}
+    if not wa or not wb:
+        return False
+    return len(wa & wb) >= 0.5 * min(len(wa), len(wb))
+
+
+def signature(toks: Sequence[Tok]) -> list[str]:
+    """Alignment symbols: lemmas, figures collapsed to '#', units to their kind."""
+    out: list[str] = []
+    for t in toks:
+        if t.pos in {"PUNCT", "SPACE"} or (t.pos == "SYM" and not t.is_num):
+            continue
+        if t.is_num or t.pos == "NUM":
+            if out and out[-1] == "#":
+                continue
+            out.append("#")
+        elif t.lemma in _UNITS:
+            out.append("<" + _UNITS[t.lemma][0] + ">")
+        else:
+            out.append(t.lemma)
+    return out
+
+
+def _visible(toks: Sequence[Tok]) -> list[Tok]:
+    """The tokens `signature` keeps, in the same order (one per symbol)."""
+    out: list[Tok] = []
+    prev_num = False
+    for t in toks:
+        if t.pos in {"PUNCT", "SPACE"} or (t.pos == "SYM" and not t.is_num):
+            continue
+        num = t.is_num or t.pos == "NUM"
+        if num and prev_num:
+            continue
+        out.append(t)
+        prev_num = num
+    return out
+
+
+@dataclass
+class Change:
+    kind: str  # category | content
+    score: float
+    new: str  # what the memory says instead / in addition
+    usual: str  # the family's usual value ("" for a pure addition)
+    share: float  # how consistent the family is on the usual value
+
+
+@dataclass
+class ChangeReport:
+    changes: list[Change] = field(default_factory=list)
+    best_ratio: float = 0.0
+
+
+# An entry in the usual template: most of the best-aligned family member's symbols are
+# found again in order. New templates (rephrasings) align far worse than this.
+MIN_COVER_SUBST = 0.5
+MIN_COVER_ADD = 0.75
+# A slot value counts as the family's usual one when at least this share states it.
+MIN_SLOT_SHARE = 0.5
+
+
+def _phrase(toks: Sequence[Tok]) -> str:
+    return " ".join(t.text for t in toks if t.pos not in {"PUNCT", "SPACE"}).strip()
+
+
+def detect_changes(memory: Sequence[Tok], family: Sequence[Sequence[Tok]]) -> ChangeReport:
+    """Category and content changes of `memory` against its family.
+
+    The memory is aligned with the family member written in the most similar template
+    (figures masked). A change is reported only where the rest of the text matches that
+    member, and only with words no family member ever used: a rephrasing changes many
+    symbols at once and rarely introduces a new noun in an otherwise identical sentence.
+    """
+    report = ChangeReport()
+    if not family:
+        return report
+    n = len(family)
+    df: dict[str, int] = {}
+    for member in family:
+        for lemma in {t.lemma for t in member if is_content(t)}:
+            df[lemma] = df.get(lemma, 0) + 1
+    sig_m = signature(memory)
+    vis_m = _visible(memory)
+    best: tuple[float, int, SequenceMatcher[str] | None] = (-1.0, -1, None)
+    for i, member in enumerate(family):
+        sig_b = signature(member)
+        if not sig_b or not sig_m:
+            continue
+        matcher = SequenceMatcher(None, sig_m, sig_b, autojunk=False)
+        matched = sum(b.size for b in matcher.get_matching_blocks())
+        cover = matched / len(sig_b)
+        if cover > best[0]:
+            best = (cover, i, matcher)
+    cover, bi, sm = best
+    report.best_ratio = max(cover, 0.0)
+    if sm is None:
+        return report
+    vis_b = _visible(family[bi])
+    novel_sents: dict[int, list[Tok]] = {}
+    for op, i1, i2, j1, j2 in sm.get_opcodes():
+        if op == "equal":
+            continue
+        new_toks = vis_m[i1:i2]
+        old_toks = vis_b[j1:j2]
+        novel = [t for t in new_toks if is_content(t) and df.get(t.lemma, 0) == 0]
+        if not novel:
+            continue
+        novel_slots = [t for t in novel if t.pos in SLOT_POS]
+        old_slots = [
+            t
+            for t in old_toks
+            if t.pos in SLOT_POS and not is_minor(t) and t.lemma not in {x.lemma for x in memory}
+        ]
+        # A clause of its own: a whole new sentence, or several novel content words
+        # including a verb or adjective.
+        new_sents = {t.sent for t in new_toks} - {t.sent for t in vis_m[:i1] + vis_m[i2:]}
+        clause = bool(new_sents) or (
+            len(novel) >= 3 and any(t.pos in {"VERB", "ADJ"} for t in novel)
+        )
+        if old_slots and novel_slots and not clause and cover >= MIN_COVER_SUBST:
+            share = max(df.get(t.lemma, 0) for t in old_slots) / n
+            if share >= MIN_SLOT_SHARE:
+                report.changes.append(
+                    Change(
+                        kind="category",
+                        score=min(1.0, 0.7 + 0.3 * (share - MIN_SLOT_SHARE) / MIN_SLOT_SHARE),
+                        new=_phrase([t for t in new_toks if not is_minor(t) or t.pos == "PROPN"]),
+                        usual=_phrase([t for t in old_toks if not is_minor(t)]),
+                        share=share,
+                    )
+                )
+            continue
+        if cover < MIN_COVER_ADD:
+            continue
+        if old_slots and not clause:
+            continue  # a swap against an inconsistent family: not surprising
+        if clause:
+            for t in novel:
+                novel_sents.setdefault(t.sent, []).append(t)
+        elif novel_slots:
+            report.changes.append(
+                Change(
+                    kind="category",
+                    score=0.75,
+                    new=_phrase([t for t in new_toks if not is_minor(t) or t.pos == "PROPN"]),
+                    usual="",
+                    share=1.0,
+                )
+            )
+    for sent, toks in novel_sents.items():
+        sent_toks = [t for t in memory if t.sent == sent]
+        content = [t for t in sent_toks if is_content(t)]
+        share = len(toks) / max(len(content), 1)
+        report.changes.append(
+            Change(
+                kind="content",
+                score=min(1.0, 0.7 + 0.3 * share),
+                new=_phrase(sent_toks),
+                usual="",
+                share=share,
+            )
+        )
+    return report
+
+
+# ---- absence --------------------------------------------------------------------------
+
+ROUTINE_MIN_N = 5
+ROUTINE_MAX_CV = 1.0
+ROUTINE_GAP_FACTOR = 3.0
+ROUTINE_SHARED = 2
+RUN_BREAK = 10.0  # a gap this many median gaps long ends a run of entries
+
+
+def routine_members(
+    seed: str, seed_family: Iterable[str], families: dict[str, Sequence[str]]
+) -> set[str]:
+    """{m} ∪ F(m) ∪ every memory whose family shares >= 2 members with that set (§3.8).
+
+    A joiner must also have most of its own family in the set: a coffee entry whose family
+    caught two phone calls of similar shape does not merge the two routines."""
+    core = {seed, *seed_family}
+    out = set(core)
+    for mid, fam in families.items():
+        shared = len(core.intersection(fam))
+        if shared >= ROUTINE_SHARED and shared * 2 >= len(set(fam)):
+            out.add(mid)
+    return out
+
+
+@dataclass(frozen=True)
+class RoutineState:
+    n: int
+    last_ts: float
+    median_gap_s: float
+    cv: float
+    regular: bool
+    stopped: bool
+
+
+def routine_state(
+    times: Iterable[float],
+    now: float,
+    *,
+    min_n: int = ROUTINE_MIN_N,
+    max_cv: float = ROUTINE_MAX_CV,
+    factor: float = ROUTINE_GAP_FACTOR,
+) -> RoutineState | None:
+    """Regularity of a routine's entry times and whether it has gone quiet at `now`.
+
+    Entries after `now` mean the routine went on, so it has not stopped. None when there
+    are fewer than `min_n` entries up to now.
+    """
+    all_t = sorted(times)
+    past = [t for t in all_t if t <= now]
+    if len(past) >= 2:
+        # The current run only: an isolated much older entry (a similar memory from long
+        # ago, or the routine before a long break) would otherwise dominate cv.
+        med0 = statistics.median(b - a for a, b in itertools.pairwise(past))
+        for i in range(len(past) - 1, 0, -1):
+            if med0 > 0 and past[i] - past[i - 1] > RUN_BREAK * med0:
+                all_t = [t for t in all_t if t >= past[i]]
+                past = past[i:]
+                break
+    if len(past) < min_n:
+        return None
+    gaps = [b - a for a, b in itertools.pairwise(past)]
+    mean = statistics.fmean(gaps)
+    cv = statistics.pstdev(gaps) / mean if mean > 0 else math.inf
+    med = statistics.median(gaps)
+    regular = cv < max_cv and med > 0
+    stopped = regular and len(past) == len(all_t) and now - past[-1] > factor * med
+    return RoutineState(
+        n=len(past), last_ts=past[-1], median_gap_s=med, cv=cv, regular=regular, stopped=stopped
+    )
+
+
+def describe_interval(seconds: float) -> str:
+    days = seconds / 86400
+    if days >= 1.5:
+        return f"every {days:.0f} days" if round(days) != 7 else "weekly"
+    if days >= 0.75:
+        return "daily"
+    return f"every {seconds / 3600:.0f} h"
+
+
+# ---- near duplicates -------------------------------------------------------------------
+
+_WORD = re.compile(r"[A-Za-z][A-Za-z'\-]+")
+_LIGHT_STOP = frozenset(
+    "the a an and or but at on in to of for with from by my our your his her their its this "
+    "that these those it is was were be been has have had i we you he she they me us them "
+    "up out about over again also just so very".split()
+)
+
+
+def distinct_events(a: str, b: str, max_new_words: int = 2) -> bool:
+    """Whether two near-identical texts with the same figures still describe different
+    events: a different name (a capitalised word not opening a sentence) or more than
+    `max_new_words` words only one of them has (an added clause). Ingest should not merge
+    such a pair as a near duplicate: the merge would erase a category or content change
+    ("Maya's class" -> "Ines's class"; "...; copay $15. The dose has been doubled.")."""
+
+    def names(text: str) -> set[str]:
+        out: set[str] = set()
+        for sent in re.split(r"(?<=[.!?])\s+", text.strip()):
+            words = _WORD.findall(sent)
+            out.update(w.lower() for w in words[1:] if w[0].isupper())
+        return out
+
+    def words(text: str) -> set[str]:
+        return {w.lower() for w in _WORD.findall(text)} - _LIGHT_STOP
+
+    if names(a) != names(b):
+        return True
+    return len(words(a) ^ words(b)) > max_new_words

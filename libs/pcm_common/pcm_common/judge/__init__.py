@@ -1,0 +1,46 @@
+"""Surprisal judge port (whitepaper §3.7): does a memory depart from its family's pattern?
+
+Two implementations, chosen by configuration: `local.LocalJudge` (default: deterministic
+rules and robust statistics) and `llm.LlmJudge` (any litellm provider, JSON-validated).
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from collections.abc import Sequence
+
+from pydantic import BaseModel, Field
+
+from pcm_common.domain.memory import MemoryRecord
+
+
+class Verdict(BaseModel):
+    """σ ∈ [0, 1]; what differs and the usual pattern, in words an agent can read."""
+
+    score: float = Field(ge=0.0, le=1.0)
+    differs: str = ""
+    usual: str = ""
+    kind: str = ""  # value | category | content | "" (informational; not part of the port)
+
+
+class Judge(ABC):
+    @abstractmethod
+    async def judge(self, memory: MemoryRecord, family: Sequence[MemoryRecord]) -> Verdict:
+        """Judge `memory` against its family (earlier memories, nearest first). Raises on a
+        model error or timeout: the caller leaves the memory unjudged and retries later."""
+
+
+def make_judge(kind: str = "local", **kwargs: object) -> Judge:
+    """`local` (default) or `llm` (kwargs go to `LlmJudge`)."""
+    if kind == "local":
+        from pcm_common.judge.local import LocalJudge
+
+        return LocalJudge()
+    if kind == "llm":
+        from pcm_common.judge.llm import LlmJudge
+
+        return LlmJudge(**kwargs)  # type: ignore[arg-type]
+    raise ValueError(f"unknown judge {kind!r}: local or llm")
+
+
+__all__ = ["Judge", "Verdict", "make_judge"]

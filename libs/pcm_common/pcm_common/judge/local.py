@@ -1,0 +1,180 @@
+"""Local deterministic judge: robust statistics on the stated figures plus category and
+content rules on spaCy parses (`pcm_common.domain.surprisal`). No model call, no network."""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+from collections import OrderedDict
+from collections.abc import Sequence
+from typing import Any
+
+from pcm_common.domain import surprisal as sp
+from pcm_common.domain.memory import MemoryRecord
+from pcm_common.judge import Judge, Verdict
+
+_TIME_LABELS = frozenset({"DATE", "TIME"})
+_CACHE_SIZE = 4096
+
+
+def _noun_index(lemmatizer: Any) -> frozenset[str]:
+    global _NOUNS
+    if _NOUNS is None:
+        table = lemmatizer.lookups.get_table("lemma_index", {})
+        _NOUNS = frozenset(table.get("noun", ()))
+    return _NOUNS
+
+
+_NOUNS: frozenset[str] | None = None
+
+
+def _initial_verb(t: Any, lemmatizer: Any) -> str | None:
+    """The small model often tags a sentence-initial past tense as a name ("Slept 7 hours",
+    "Ran 5 km"), which hides that it is the same verb as "sleep"/"run" elsewhere. A verb
+    reading whose lemma differs from the word itself wins, unless the word is a known noun
+    ("Rent ..." is not the verb "rend")."""
+    if lemmatizer is None or not t.text[:1].isupper() or t.pos_ not in {"PROPN", "NOUN", "VERB"}:
+        return None
+    if t.text.lower() in _noun_index(lemmatizer):
+        return None
+    morph, pos = t.morph, t.pos_
+    try:
+        t.set_morph(None)
+        t.pos_ = "VERB"
+        lemma = lemmatizer.rule_lemmatize(t)[0].lower()
+    finally:
+        t.set_morph(morph)
+        t.pos_ = pos
+    return lemma if lemma != t.text.lower() else None
+
+
+def _toks(doc: Any, lemmatizer: Any = None) -> list[sp.Tok]:
+    out: list[sp.Tok] = []
+    for si, sent in enumerate(doc.sents):
+        for t in sent:
+            verb = _initial_verb(t, lemmatizer) if t.i == sent.start else None
+            out.append(
+                sp.Tok(
+                    text=t.text,
+                    lemma=verb or t.lemma_.lower(),
+                    pos="VERB" if verb else t.pos_,
+                    sent=si,
+                    is_stop=bool(t.is_stop),
+                    is_num=bool(t.like_num) or t.pos_ == "NUM" or t.ent_type_ == "MONEY",
+                    # NER's DATE/TIME spans ("this morning", "weekly", "about 40 minutes")
+                    # vary freely between phrasings of the same routine.
+                    is_time=t.ent_type_ in _TIME_LABELS and not verb,
+                )
+            )
+    return out
+
+
+class _Parser:
+    """spaCy parses cached by text: family members are parsed again for every newer
+    memory of the routine."""
+
+    def __init__(self) -> None:
+        self._cache: OrderedDict[str, list[sp.Tok]] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def parse(self, texts: Sequence[str]) -> list[list[sp.Tok]]:
+        from pcm_common.extract.local import load_pipeline
+
+        with self._lock:
+            missing = [t for t in dict.fromkeys(texts) if t not in self._cache]
+        if missing:
+            nlp = load_pipeline()
+            lemmatizer = nlp.get_pipe("lemmatizer") if "lemmatizer" in nlp.pipe_names else None
+            docs = list(nlp.pipe([t[:2000] for t in missing]))
+            parsed = [_toks(doc, lemmatizer) for doc in docs]
+            with self._lock:
+                for text, toks in zip(missing, parsed, strict=True):
+                    self._cache[text] = toks
+                while len(self._cache) > _CACHE_SIZE:
+                    self._cache.popitem(last=False)
+        with self._lock:
+            out: list[list[sp.Tok]] = []
+            for t in texts:
+                cached = self._cache.get(t)
+                # Evicted meanwhile by another thread: parse alone.
+                out.append(cached if cached is not None else _toks(load_pipeline()(t[:2000])))
+            return out
+
+
+_PARSER = _Parser()
+
+
+def judge_texts(text: str, family: Sequence[str]) -> Verdict:
+    """The local verdict for `text` against its family's texts (nearest first)."""
+    if not family:
+        return Verdict(score=0.0)
+    candidates: list[Verdict] = []
+    n = len(family)
+
+    parsed = _PARSER.parse([text, *family])
+    # Value outliers: each stated quantity against the same quantity in the comparable
+    # family members.
+    peers = [
+        f for f, toks in zip(family, parsed[1:], strict=True) if sp.comparable(parsed[0], toks)
+    ]
+    devs = sp.value_deviations(sp.parse_quantities(text), [sp.parse_quantities(f) for f in peers])
+    for d in devs:
+        usual = (
+            f"usually {sp.describe_value(d.median, d.kind)} "
+            f"(range {sp.describe_value(d.low, d.kind)}–{sp.describe_value(d.high, d.kind)} "
+            f"over {len(peers)} earlier entries)"
+        )
+        direction = "higher" if d.value > d.median else "lower"
+        candidates.append(
+            Verdict(
+                score=round(d.score, 4),
+                differs=f"{d.text} is far {direction} than usual",
+                usual=usual,
+                kind="value",
+            )
+        )
+
+    report = sp.detect_changes(parsed[0], parsed[1:])
+    for c in report.changes:
+        if c.kind == "category":
+            differs = f"'{c.new}' instead of '{c.usual}'" if c.usual else f"new: '{c.new}'"
+            usual = (
+                f"usually '{c.usual}' ({c.share:.0%} of {n} earlier entries)"
+                if c.usual
+                else f"none of {n} earlier entries mentions it: '{family[0]}'"
+            )
+        else:
+            differs = f"something new: '{c.new}'"
+            usual = f"none of {n} earlier entries mentions anything like it: '{family[0]}'"
+        candidates.append(
+            Verdict(score=round(c.score, 4), differs=differs, usual=usual, kind=c.kind)
+        )
+
+    if not candidates:
+        return Verdict(score=0.0, usual=f"in line with {n} earlier entries")
+    best = max(candidates, key=lambda v: v.score)
+    # Several independent departures are more surprising than one; the others are noted.
+    others = [v for v in candidates if v is not best and v.score >= sp.FLAG_MIN_SCORE]
+    if others:
+        best = best.model_copy(
+            update={
+                "score": min(1.0, best.score + 0.05 * len(others)),
+                "differs": "; ".join([best.differs, *(v.differs for v in others)]),
+            }
+        )
+    return best
+
+
+def family_texts(memory: MemoryRecord, family: Sequence[MemoryRecord]) -> list[str]:
+    """One text per earlier event: a member stored once with repeats (exact or near
+    duplicates) stands for each of its earlier repeats too."""
+    out: list[str] = []
+    for f in family:
+        out += [f.text] * (1 + sum(1 for r in f.repeats if r < memory.created_at))
+    return out
+
+
+class LocalJudge(Judge):
+    async def judge(self, memory: MemoryRecord, family: Sequence[MemoryRecord]) -> Verdict:
+        # spaCy is CPU work: off the event loop.
+        return await asyncio.to_thread(judge_texts, memory.text, family_texts(memory, family))

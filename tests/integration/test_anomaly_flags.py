@@ -1,0 +1,189 @@
+"""Surprisal judging and anomaly flags on real stores.
+
+- Judging + flags in process: a real Qdrant Edge shard in a temp dir, real MiniLM
+  embeddings (Redis DB 4 only; judging itself needs none).
+- End to end through the HTTP API (real Redis Streams, sweeper consumer group, recall):
+  needs the wiring described in the surprisal hand-off (SweeperHandlers.on_written ->
+  Judging.on_written, RecallService -> flags.compute).
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import AsyncIterator, Sequence
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+import httpx
+import pytest
+
+from pcm_cli.testing import settle
+from pcm_common.config import PcmSettings
+from pcm_common.domain.memory import MemoryRecord, Strength, text_hash
+from pcm_common.events import MemoryWritten
+from pcm_common.judge import Judge, Verdict
+from pcm_common.resources import Resources
+from pcm_common.stores.vectors import Filter, VectorPoint
+from pcm_recall import flags
+from pcm_sweeper.judging import Judging
+
+T0 = datetime(2024, 1, 1, 7, 0, tzinfo=UTC)
+RUN_TEXTS = [
+    "Went for a run on the river path this morning: {d} km in {t}.",
+    "Morning run on the river path, {d} km, finished in {t}.",
+    "Ran {d} km on the river path today, time {t}.",
+]
+CALL_TEXTS = [
+    "Weekly call with Mom: {m} minutes.",
+    "Called Mom this evening, we talked for {m} minutes.",
+]
+
+
+def runs(n: int, outlier_at: int | None = None) -> list[tuple[str, datetime]]:
+    out = []
+    for i in range(n):
+        t = f"{30 + i % 3}:{10 + 7 * i % 40:02d}" if i != outlier_at else "1:04:12"
+        out.append((RUN_TEXTS[i % 3].format(d=f"5.{i % 3}", t=t), T0 + timedelta(days=2 * i)))
+    return out
+
+
+def calls(n: int, start: datetime) -> list[tuple[str, datetime]]:
+    return [
+        (CALL_TEXTS[i % 2].format(m=40 + (i * 7) % 12), start + timedelta(days=7 * i))
+        for i in range(n)
+    ]
+
+
+@pytest.fixture
+async def res(tmp_path: Path) -> AsyncIterator[Resources]:
+    settings = PcmSettings(redis_url="redis://127.0.0.1:6379/4", qdrant_path=tmp_path / "q")
+    r = Resources(settings)
+    await r.vectors.ensure_collection()
+    yield r
+    await r.aclose()
+
+
+async def store(res: Resources, tenant: str, items: Sequence[tuple[str, datetime]]) -> list[str]:
+    vecs = await res.embedder.embed([t for t, _ in items])
+    points, ids = [], []
+    for (text, at), vec in zip(items, vecs, strict=True):
+        rec = MemoryRecord(
+            id=str(uuid.uuid4()),
+            tenant=tenant,
+            text=text,
+            text_hash=text_hash(text),
+            created_at=at,
+            ingested_at=at,
+            strength=Strength(t_ref=at),
+        )
+        points.append(VectorPoint(id=rec.id, vector=vec, payload=rec.to_payload()))
+        ids.append(rec.id)
+    await res.vectors.upsert(points)
+    return ids
+
+
+def written(tenant: str, mid: str, text: str, at: datetime) -> MemoryWritten:
+    return MemoryWritten(tenant=tenant, memory_id=mid, text=text, created_at=at)
+
+
+async def test_judging_stores_verdict_family_and_is_idempotent(res: Resources) -> None:
+    items = runs(8, outlier_at=6)
+    ids = await store(res, "t1", items)
+    judging = Judging(res)
+    for mid, (text, at) in zip(ids, items, strict=True):
+        await judging.on_written(written("t1", mid, text, at))
+    got = {p.id: p.payload["surprisal"] for p in await res.vectors.get("t1", ids)}
+    assert got[ids[0]]["family_ids"] == [] and got[ids[0]]["score"] is None
+    out = got[ids[6]]
+    assert out["score"] >= 0.7 and "1:04:12" in out["differs"] and out["usual"]
+    assert set(out["family_ids"]) <= set(ids[:6]) and len(out["family_ids"]) >= 4
+    assert all(got[i]["score"] < 0.7 for i in ids[4:6] + ids[7:])
+    # redelivery changes nothing
+    await judging.on_written(written("t1", ids[6], *items[6]))
+    again = (await res.vectors.get("t1", [ids[6]]))[0].payload["surprisal"]
+    assert again == out
+
+
+class Failing(Judge):
+    async def judge(self, memory: MemoryRecord, family: Sequence[MemoryRecord]) -> Verdict:
+        raise TimeoutError("model did not answer")
+
+
+async def test_failing_judge_leaves_memory_for_the_sweep(res: Resources) -> None:
+    items = runs(7, outlier_at=6)
+    ids = await store(res, "t2", items)
+    failing = Judging(res, judge=Failing())
+    await failing.on_written(written("t2", ids[6], *items[6]))  # must not raise
+    assert (await res.vectors.get("t2", [ids[6]]))[0].payload["surprisal"]["judged_at"] is None
+    missed = await res.vectors.count("t2", Filter(must={"surprisal.judged_at": None}))
+    assert missed == 7
+
+    class Settings:
+        surprisal_sweep_grace_s = -1e9  # test memories are "ingested" in the past anyway
+
+    judged = await Judging(res, Settings()).sweep("t2", T0 + timedelta(days=30))
+    assert judged == 7
+    assert (await res.vectors.get("t2", [ids[6]]))[0].payload["surprisal"]["score"] >= 0.7
+    assert await Judging(res, Settings()).sweep("t2", T0 + timedelta(days=30)) == 0
+
+
+async def test_flags_surprise_via_family_and_stopped_routine(res: Resources) -> None:
+    run_items = runs(10, outlier_at=8)
+    call_items = calls(8, T0 - timedelta(days=70))  # weekly until day -21, then silence
+    run_ids = await store(res, "t3", run_items)
+    call_ids = await store(res, "t3", call_items)
+    judging = Judging(res)
+    for mid, item in [
+        *zip(run_ids, run_items, strict=True),
+        *zip(call_ids, call_items, strict=True),
+    ]:
+        await judging.on_written(written("t3", mid, *item))
+    now = T0 + timedelta(days=19)  # the runs go on (last one yesterday)
+    vis = Filter(must={"state": ["active"]}, should=[{"scope": "global"}])
+
+    async def recall(ranked: list[str]) -> list[flags.AnomalyFlag]:
+        payloads = {p.id: p.payload for p in await res.vectors.get("t3", ranked)}
+        return await flags.compute(res.vectors, "t3", ranked, payloads, now, vis)
+
+    # Only a normal run was recalled: its family reaches the outlier.
+    got = await recall([run_ids[2]])
+    assert [f.kind for f in got] == ["surprise"] and got[0].memory_id == run_ids[8]
+    # The calls stopped 40 days ago after weekly entries: flagged with date and interval.
+    got = await recall([call_ids[3]])
+    (stop,) = [f for f in got if f.kind == "stopped_routine"]
+    assert stop.memory_id == call_ids[-1]
+    assert stop.usual_interval_days == pytest.approx(7.0, abs=0.1)
+    assert stop.last_at == call_items[-1][1]
+    # The runs continue up to `now`: never flagged as stopped.
+    late = await recall([run_ids[9]])
+    assert all(f.kind != "stopped_routine" for f in late)
+    # ... and a routine asked about the day after its last entry is not stopped either.
+    payloads = {p.id: p.payload for p in await res.vectors.get("t3", [call_ids[3]])}
+    early = await flags.compute(
+        res.vectors, "t3", [call_ids[3]], payloads, call_items[-1][1] + timedelta(days=1), vis
+    )
+    assert early == []
+
+
+# ---- end to end through the HTTP API (needs the proposed wiring) -----------------------
+
+
+async def test_http_flags_end_to_end(client_a: httpx.AsyncClient) -> None:
+    items = [*runs(10, outlier_at=8), *calls(8, T0 - timedelta(days=70))]
+    for text, at in items:
+        r = await client_a.post("/v1/memories", json={"text": text, "created_at": at.isoformat()})
+        assert r.status_code == 201, r.text
+    await settle(client_a)
+    now = (T0 + timedelta(days=19)).isoformat()
+    r = await client_a.post("/v1/recall", json={"query": "How was my last run?", "now": now})
+    body = r.json()
+    kinds = {f["kind"] for f in body["anomaly_flags"]}
+    assert "surprise" in kinds
+    surprise = next(f for f in body["anomaly_flags"] if f["kind"] == "surprise")
+    assert "1:04:12" in surprise["text"] and surprise["usual"]
+    assert "[ANOMALY FLAGS — PAY ATTENTION]" in body["prompt"] and "1:04:12" in body["prompt"]
+    r = await client_a.post(
+        "/v1/recall", json={"query": "What did Mom and I talk about on the phone?", "now": now}
+    )
+    flagged = [f for f in r.json()["anomaly_flags"] if f["kind"] == "stopped_routine"]
+    assert flagged and flagged[0]["usual_interval_days"] == pytest.approx(7.0, abs=0.1)

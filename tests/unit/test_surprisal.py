@@ -1,0 +1,141 @@
+"""Pure surprisal / absence rules (pcm_common.domain.surprisal)."""
+
+from __future__ import annotations
+
+from pcm_common.domain import surprisal as sp
+
+DAY = 86400.0
+
+
+def test_family_keeps_earlier_similar_nearest_first() -> None:
+    cands = [
+        sp.Candidate("a", 0.9, 10.0),
+        sp.Candidate("b", 0.5, 20.0),
+        sp.Candidate("later", 0.99, 200.0),  # after the memory: never family
+        sp.Candidate("far", 0.2, 5.0),  # below the threshold
+        *[sp.Candidate(f"x{i}", 0.6, float(i)) for i in range(20)],
+    ]
+    fam = sp.select_family(cands, 100.0)
+    assert fam[0] == "a"
+    assert "later" not in fam and "far" not in fam
+    assert len(fam) == sp.FAMILY_MAX
+
+
+def test_quantities_are_typed_and_comparable() -> None:
+    qs = sp.parse_quantities("Ran 4.8 km on the river path, time 1:03:11. Paid $1,350.00 at 7pm")
+    assert [(q.kind, q.value) for q in qs] == [
+        ("distance", 4800.0),
+        ("duration", 3791.0),
+        ("money", 1350.0),
+        ("time_of_day", 19 * 60.0),
+    ]
+    # dates and years say when, not how much
+    assert sp.parse_quantities("On 2024-03-01 in 2023 for the 3rd time") == []
+    assert sp.keyed(sp.parse_quantities("8 km in 45:15"))[("duration", 0)].value == 2715.0
+
+
+def _fam(values: list[float], unit: str = "min") -> list[list[sp.Quantity]]:
+    return [sp.parse_quantities(f"Coffee with Tom ({v:g} {unit})") for v in values]
+
+
+def test_value_outlier_flagged_normal_variation_not() -> None:
+    family = _fam([60, 56, 70, 57, 56, 64, 65, 54])
+    (low,) = sp.value_deviations(sp.parse_quantities("Coffee (6 min)"), family)
+    assert low.score >= sp.FLAG_MIN_SCORE
+    (ok,) = sp.value_deviations(sp.parse_quantities("Coffee (68 min)"), family)
+    assert ok.score < sp.FLAG_MIN_SCORE
+    # a value inside the family's own range is never an outlier
+    (inside,) = sp.value_deviations(sp.parse_quantities("Coffee (54 min)"), family)
+    assert inside.score < sp.FLAG_MIN_SCORE
+
+
+def test_constant_amount_small_change_is_not_an_outlier_big_one_is() -> None:
+    family = [sp.parse_quantities("Rent $2,100.00") for _ in range(8)]
+    (small,) = sp.value_deviations(sp.parse_quantities("Rent $2,120.00"), family)
+    (big,) = sp.value_deviations(sp.parse_quantities("Rent $3,347.29"), family)
+    assert small.score < sp.FLAG_MIN_SCORE <= big.score
+
+
+def test_too_few_values_are_not_judged() -> None:
+    assert sp.value_deviations(sp.parse_quantities("Coffee (6 min)"), _fam([60, 61])) == []
+
+
+def _tok(text: str, pos: str, sent: int = 0, **kw: bool) -> sp.Tok:
+    return sp.Tok(text=text, lemma=text.lower(), pos=pos, sent=sent, **kw)
+
+
+def _sentence(*parts: tuple[str, str]) -> list[sp.Tok]:
+    return [_tok(t, p, is_num=p == "NUM") for t, p in parts]
+
+
+def _yoga(name: str) -> list[sp.Tok]:
+    return _sentence(
+        ("Went", "VERB"), ("to", "ADP"), (name, "PROPN"), ("class", "NOUN"), ("at", "ADP"),
+        ("Lotus", "PROPN"), ("Studio", "PROPN"), ("75", "NUM"), ("min", "NOUN"),
+    )  # fmt: skip
+
+
+def test_category_change_is_a_swapped_slot_the_family_agrees_on() -> None:
+    family = [_yoga("Maya") for _ in range(6)]
+    report = sp.detect_changes(_yoga("Ines"), family)
+    assert [c.kind for c in report.changes] == ["category"]
+    assert report.changes[0].usual == "Maya" and report.changes[0].score >= sp.FLAG_MIN_SCORE
+    assert sp.detect_changes(_yoga("Maya"), family).changes == []
+
+
+def test_category_change_needs_a_consistent_family() -> None:
+    family = [_yoga(n) for n in ("Maya", "Ines", "Jonas", "Lena", "Tom", "Ravi")]
+    assert sp.detect_changes(_yoga("Priya"), family).changes == []
+
+
+def test_content_change_is_a_new_clause() -> None:
+    family = [_yoga("Maya") for _ in range(5)]
+    extra = [
+        _tok("My", "PRON", 1, is_stop=True),
+        _tok("knee", "NOUN", 1),
+        _tok("hurt", "VERB", 1),
+        _tok("badly", "ADV", 1),
+    ]
+    report = sp.detect_changes(_yoga("Maya") + extra, family)
+    assert [c.kind for c in report.changes] == ["content"]
+
+
+def test_routine_stopped_continuing_and_irregular() -> None:
+    weekly = [i * 7 * DAY for i in range(8)]
+    last = weekly[-1]
+    assert sp.routine_state(weekly, last + 1 * DAY).stopped is False  # type: ignore[union-attr]
+    state = sp.routine_state(weekly, last + 22 * DAY)
+    assert state is not None and state.stopped and state.median_gap_s == 7 * DAY
+    # entries after `now`: it went on, so it never counts as stopped
+    assert not sp.routine_state([*weekly, last + 30 * DAY], last + 22 * DAY).stopped  # type: ignore[union-attr]
+    # too few entries
+    assert sp.routine_state(weekly[:4], last + 100 * DAY) is None
+    # irregular (cv >= 1): no routine to break
+    irregular = [0.0, 1 * DAY, 2 * DAY, 3 * DAY, 60 * DAY, 61 * DAY]
+    st = sp.routine_state(irregular, 200 * DAY, min_n=5)
+    assert st is None or not st.stopped or st.cv < 1
+
+
+def test_isolated_old_entry_does_not_break_the_current_run() -> None:
+    daily = [400 * DAY + i * DAY for i in range(8)]
+    state = sp.routine_state([0.0, *daily], daily[-1] + 5 * DAY)
+    assert state is not None and state.regular and state.stopped and state.n == 8
+
+
+def test_routine_members_shared_family_rule() -> None:
+    families = {
+        "later1": ["m", "f1", "f2"],
+        "later2": ["later1", "m", "f2"],
+        "stranger": ["m", "x1", "x2", "x3", "x4"],  # 1 shared: no
+        "mostly_other": ["f1", "f2", "y1", "y2", "y3", "y4"],  # shares 2 but mostly other
+    }
+    members = sp.routine_members("m", ["f1", "f2"], families)
+    assert members == {"m", "f1", "f2", "later1", "later2"}
+
+
+def test_distinct_events_for_near_duplicates() -> None:
+    a = "Went to Maya's class at Lotus Studio tonight (75 min)."
+    assert sp.distinct_events(a, a.replace("Maya", "Ines"))
+    base = "Refilled the allergy tablets at QuickCare Pharmacy; copay $15.00."
+    assert sp.distinct_events(base, base + " The pharmacist said the dose has been doubled.")
+    assert not sp.distinct_events(base, base.replace("Refilled", "Picked up"))

@@ -308,3 +308,84 @@ def test_closed_sets() -> None:
     assert canonical_relation_type("x) DELETE n") is None
     assert canonical_entity_type("ORGANIZATION") == "Organization"
     assert canonical_entity_type("spaceship") is None
+
+
+async def test_batch_write_equals_one_by_one(backend: Backend, tenant: str) -> None:
+    """write_facts_many over a batch leaves the graph as sequential write_facts would,
+    including a memory written twice in one batch (the later one wins) and redelivery."""
+    g = backend.store
+    other = f"{tenant}-seq"
+    carol = Entity("Carol", "Person")
+    batch = [
+        (tenant, "m1", Extraction([PYTHON], [])),
+        (tenant, "m2", Extraction([ALICE, BOB], [Relation(ALICE, "KNOWS", BOB)])),
+        (tenant, "m3", Extraction([ALICE, ACME], [Relation(ALICE, "WORKS_AT", ACME)])),
+        (tenant, "m1", fact_set_one()),
+        (tenant, "m4", Extraction([], [])),
+        (tenant, "m5", Extraction([carol], [Relation(carol, "KNOWS", BOB)])),
+    ]
+    try:
+        await g.write_facts_many(batch)
+        for _, mid, ex in batch:
+            await g.write_facts(other, mid, ex)
+
+        def strip(snap: dict[str, Any], t: str) -> dict[str, Any]:
+            # Same facts modulo tenant name, timestamps and the order memories were added.
+            return {
+                part: sorted(
+                    json.dumps(_no_times(json.loads(row.replace(t, "T"))), sort_keys=True)
+                    for row in rows
+                )
+                for part, rows in snap.items()
+            }
+
+        a = strip(await snapshot(backend.driver, tenant), tenant)
+        b = strip(await snapshot(backend.driver, other), other)
+        assert a == b
+        assert await g.stats(tenant) == await g.stats(other)
+        once = await snapshot(backend.driver, tenant)
+        for _ in range(3):  # a redelivered batch changes nothing
+            await g.write_facts_many(batch)
+        assert await snapshot(backend.driver, tenant) == once
+    finally:
+        await backend.driver.execute_query("MATCH (n) WHERE n.tenant = $t DETACH DELETE n", t=other)
+
+
+def _no_times(x: Any) -> Any:
+    if isinstance(x, dict):
+        return {
+            k: sorted(v) if k == "memory_ids" else _no_times(v)
+            for k, v in x.items()
+            if k not in ("first_seen", "last_seen")
+        }
+    if isinstance(x, list):
+        return [_no_times(v) for v in x]
+    return x
+
+
+async def test_entity_links_and_memory_ids(backend: Backend, tenant: str) -> None:
+    g = backend.store
+    await g.write_facts_many(
+        [
+            (tenant, "m1", Extraction([ALICE, ACME, PYTHON], [])),
+            (tenant, "m2", Extraction([ALICE], [])),
+            (tenant, "m3", Extraction([ALICE, BOB], [])),
+        ]
+    )
+    total, links = await g.entity_links(tenant, ["alice SMITH", "Python", "nobody"], max_df=2)
+    assert total == 3
+    by_key = {x.key: x for x in links}
+    assert set(by_key) == {"alice smith", "python"}
+    assert by_key["alice smith"].df == 3 and by_key["alice smith"].memory_ids == ()  # too broad
+    assert by_key["python"].df == 1 and by_key["python"].memory_ids == ("m1",)
+    assert await g.entity_links(tenant, [], max_df=5) == (0, [])
+    total, links = await g.entity_links(tenant, ["nobody"], max_df=5)
+    assert (total, links) == (3, [])
+
+    assert await g.memory_ids(tenant) == ["m1", "m2", "m3"]
+    assert await g.existing_memories(tenant, ["m3", "m1", "x"]) == {"m1", "m3"}
+    assert await g.existing_memories(tenant, []) == set()
+    assert await g.memory_ids(tenant, after="m1", limit=1) == ["m2"]
+    assert await g.delete_memories(tenant, ["m1", "m3", "zz"]) == 2
+    assert await g.memory_ids(tenant) == ["m2"]
+    assert await g.stats(tenant) == {"memories": 1, "entities": 1, "mentions": 1, "relations": 0}

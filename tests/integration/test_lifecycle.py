@@ -308,14 +308,21 @@ async def test_repair_restores_vectors_and_downstream_work(life: Lifecycle) -> N
         assert (await recall(c, query, at(days=1)))[:1] == [zeroed]
         assert await job(c, "repair", datetime.now(UTC)) == 0
 
-        # Downstream work lost (extraction never recorded): re-published after the grace.
+        # Downstream work lost (extraction never recorded): the graph repair re-publishes
+        # it after the grace period; lost judging is the generic repair's.
         await res.vectors.set_payload(tenant, healthy, {"graph": {"extracted": False}})
         later = datetime.now(UTC) + timedelta(hours=1)
-        assert await job(c, "repair", later) == 1
-        assert await job(c, "repair", later) == 0  # at most once per grace period
+        assert await job(c, "repair", later) == 0
+        assert await job(c, "graph_repair", later) == 1
+        assert await job(c, "graph_repair", later) == 0  # at most once per grace period
         await settle(c)
         rec = await get(c, healthy)
         assert rec["graph"]["extracted"] is True and "Mona" in rec["graph"]["entities"]
+        await res.vectors.set_payload(tenant, healthy, {"surprisal": {}})
+        assert await job(c, "repair", later) == 1
+        assert await job(c, "repair", later) == 0
+        await settle(c)
+        assert (await get(c, healthy))["surprisal"]["judged_at"]
 
 
 async def _remove_dense_vector(res: Resources, mid: str) -> None:

@@ -88,8 +88,16 @@ class Bus:
                 event.model_dump(mode="json"), stream=stream, maxlen=self.settings.stream_maxlen
             )
 
-    def consume(self, stream: str, group: str, model: type[E], handler: Handler[E]) -> None:
-        """Register `handler` for `group`: one reader of new entries, one claimer of stale ones."""
+    def consume(
+        self,
+        stream: str,
+        group: str,
+        model: type[E],
+        handler: Handler[E],
+        concurrency: int | None = None,
+    ) -> None:
+        """Register `handler` for `group`: one reader of new entries (handling up to
+        `concurrency` at once, each acknowledged on its own), one claimer of stale ones."""
         failures_key = f"pcm:failures:{stream}:{group}"
 
         async def run(body: dict[str, Any], msg: RedisStreamMessage) -> None:
@@ -132,10 +140,16 @@ class Bus:
             min_idle_time=self.settings.claim_idle_ms,
             polling_interval=1000,
         )
-        for sub in (fresh, stale):
-            self.broker.subscriber(
-                stream=sub, ack_policy=AckPolicy.NACK_ON_ERROR, decoder=_tolerant_decoder
-            )(run)
+        workers = concurrency or self.settings.consumer_concurrency
+        self.broker.subscriber(
+            stream=fresh,
+            ack_policy=AckPolicy.NACK_ON_ERROR,
+            decoder=_tolerant_decoder,
+            max_workers=workers if workers > 1 else None,
+        )(run)
+        self.broker.subscriber(
+            stream=stale, ack_policy=AckPolicy.NACK_ON_ERROR, decoder=_tolerant_decoder
+        )(run)
 
     def listen(self, stream: str, model: type[E], handler: Handler[E]) -> None:
         """Fan-out without a group (every replica sees every new entry): cache invalidation."""

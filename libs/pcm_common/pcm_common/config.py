@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import AliasChoices, Field, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
@@ -48,6 +48,14 @@ class PcmSettings(BaseSettings):
     embedding_dim: int = 384
     embedding_batch: int = 64
 
+    # Entity/relation extraction, shared by the graph-extractor (writes) and recall (query
+    # entities): spaCy rules (default, no model server) or an LLM through litellm.
+    extractor: Literal["local", "llm"] = "local"
+    extraction_model: str = "openai/gpt-4o-mini"  # any litellm chat model for extractor=llm
+    extraction_api_base: str = ""
+    extraction_attempts: int = 3  # invalid LLM answers retried this often, then the event fails
+    extraction_concurrency: int = 8  # LLM calls in flight per process
+
     # API keys: JSON object {"key": "tenant"}; the dev key is added when `dev_key_enabled`.
     api_keys: dict[str, str] = Field(default_factory=dict)
     dev_key_enabled: bool = True
@@ -55,6 +63,8 @@ class PcmSettings(BaseSettings):
 
     # Event processing.
     consumer_name: str = ""  # defaults to hostname-pid
+    # Entries a consumer group handles at once per process (ack stays per entry).
+    consumer_concurrency: int = 1
     claim_idle_ms: int = 30_000  # pending entries idle this long are claimed by another replica
     max_deliveries: int = 5  # failures before an entry goes to pcm.dlq
     stream_maxlen: int = 1_000_000

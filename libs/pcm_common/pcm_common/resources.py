@@ -72,9 +72,16 @@ class Resources:
 
     @cached_property
     def extractor(self) -> Extractor:
-        from pcm_common.extract.local import LocalExtractor
+        from pcm_common.extract.factory import build_extractor
 
-        return LocalExtractor()
+        s = self.settings
+        return build_extractor(
+            s.extractor,
+            s.extraction_model,
+            api_base=s.extraction_api_base,
+            attempts=s.extraction_attempts,
+            concurrency=s.extraction_concurrency,
+        )
 
     async def aclose(self) -> None:
         if "bus" in self._opened:

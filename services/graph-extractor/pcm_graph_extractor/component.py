@@ -27,7 +27,13 @@ class GraphExtractorComponent(Component):
 
     def consume(self) -> None:
         bus = self.res.bus
-        bus.consume(STREAM_WRITTEN, GROUP_GRAPH, MemoryWritten, self.handlers.on_written)
+        bus.consume(
+            STREAM_WRITTEN,
+            GROUP_GRAPH,
+            MemoryWritten,
+            self.handlers.on_written,
+            concurrency=self.settings.consumer_concurrency,
+        )
         bus.consume(STREAM_CHANGED, GROUP_GRAPH_CHANGES, MemoryChanged, self.handlers.on_changed)
 
     def checks(self) -> dict[str, ReadinessCheck]:
@@ -38,3 +44,6 @@ class GraphExtractorComponent(Component):
 
     async def start(self) -> None:
         await self.handlers.ensure_schema()
+
+    async def stop(self) -> None:
+        await self.handlers.close()

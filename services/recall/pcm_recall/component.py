@@ -42,4 +42,7 @@ class RecallComponent(Component):
 
     async def start(self) -> None:
         await self.res.vectors.ensure_collection()
-        await self.res.embedder.embed_one("warm up")  # load the model before the first request
+        # Load the models before the first request, not inside its latency budget.
+        await self.res.embedder.embed_one("warm up")
+        if self.service.linker is not None:
+            await self.res.extractor.extract("Warm up the entity extractor.")

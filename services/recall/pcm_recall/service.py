@@ -4,6 +4,7 @@ sweeper, off this path."""
 
 from __future__ import annotations
 
+import asyncio
 import time
 from collections import defaultdict
 from datetime import datetime, timedelta
@@ -20,6 +21,7 @@ from pcm_common.resources import Resources
 from pcm_common.stores.vectors import Filter, ScoredPoint
 from pcm_common.telemetry import RECALL_STAGE_SECONDS, RERANK_OUTCOMES, get_logger
 from pcm_recall import flags as anomaly
+from pcm_recall.graph_links import GraphLinker, GraphLinks, fetch_linked
 from pcm_recall.pinned import PinnedCache
 from pcm_recall.prompt import render
 from pcm_recall.schemas import AnomalyFlag, ContextItem, RecallIn, RecallOut
@@ -74,6 +76,18 @@ class RecallService:
         self.settings = settings
         self.pinned = PinnedCache(res.vectors, settings.max_pinned)
         self.reranker = build_reranker(settings)
+        self.linker = (
+            GraphLinker(
+                res.graph,
+                res.extractor,
+                timeout_s=settings.graph_link_timeout_s,
+                max_links=settings.graph_max_links,
+                max_df=settings.graph_max_df,
+                max_df_share=settings.graph_max_df_share,
+            )
+            if settings.graph_links
+            else None
+        )
 
     async def recall(self, tenant: str, req: RecallIn) -> tuple[RecallOut, MemoryRecalled | None]:
         timer = _Timer()
@@ -82,22 +96,38 @@ class RecallService:
             req.k or (self.settings.compact_k if req.compact else self.settings.default_k),
             self.settings.max_k,
         )
+        # The graph lookup runs while the query is embedded and searched.
+        graph_task = (
+            asyncio.create_task(self.linker.links(tenant, req.query)) if self.linker else None
+        )
         qvec = await self.res.embedder.embed_one(req.query)
         timer.lap("embed")
         pool = scoring.pool_size(k)
+        flt = visibility(req, req.include_archived)
         sparse = encode_query(req.query) if self.settings.hybrid else None
         hits = await self.res.vectors.search(
             tenant,
             qvec,
             limit=pool,
-            flt=visibility(req, req.include_archived),
+            flt=flt,
             sparse=sparse,
             fusion_k=self.settings.fusion_k,
             prefetch=pool,
         )
         timer.lap("search")
+        graph = await graph_task if graph_task else GraphLinks(ok=False, reason="disabled")
+        if graph.links:
+            hits = hits + await fetch_linked(
+                self.res.vectors,
+                tenant,
+                qvec,
+                graph.links,
+                exclude={h.id for h in hits},
+                visible=flt,
+            )
+        timer.lap("graph_join")
         rels, floor = await self._relevance(req.query, hits, timer)
-        ranked = self._score(hits, rels, floor, now, req)
+        ranked = self._score(hits, rels, floor, now, req, graph.links)
         timer.lap("score")
         top = await self._with_episode_records(tenant, ranked, k)
         whole = {c.episode for c in top if c.metadata.get("sources")}
@@ -118,7 +148,7 @@ class RecallService:
             episode_context=episode,
             prompt=prompt,
             empty=not top,
-            timings_ms=timer.ms,
+            timings_ms={**timer.ms, **graph.timings()},
         )
         event = None
         if top:
@@ -199,10 +229,11 @@ class RecallService:
         floors: list[float],
         now: datetime,
         req: RecallIn,
+        links: dict[str, float],
     ) -> list[ContextItem]:
         floor = self.reranker.floor if self.reranker else self.settings.relevance_floor
         items = [
-            self._item(h, now, rel=rel, score=None, req=req)
+            self._item(h, now, rel=rel, score=None, req=req, link=links.get(h.id, 0.0))
             for h, rel, f in zip(hits, rels, floors, strict=True)
             if scoring.passes_floor(f, floor)
         ]
@@ -254,12 +285,13 @@ class RecallService:
         rel: float,
         score: float | None,
         req: RecallIn | None = None,
+        link: float = 0.0,
     ) -> ContextItem:
         rec = MemoryRecord.from_payload(p.payload)
         st = rec.strength
         s = decayed(st.s_ref, st.t_ref, st.n, now, rec.pinned)
         if score is None:
-            score = scoring.score(rel, s, 0.0, self._scope_bonus(rec.scope.value, req))
+            score = scoring.score(rel, s, link, self._scope_bonus(rec.scope.value, req))
         return _context_item(rec, score=score, relevance=rel, strength=s)
 
     def _scope_bonus(self, scope: str, req: RecallIn | None) -> float:

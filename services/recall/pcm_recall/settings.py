@@ -19,6 +19,12 @@ class RecallSettings(PcmSettings, RerankerSettings):
     scope_bonus_project: float = 0.02
     scope_bonus_workspace: float = 0.01
     max_pinned: int = 5
+    # Memories linked to the query's entities join the candidates with the bonus 0.15·ℓ.
+    graph_links: bool = True
+    graph_link_timeout_s: float = 0.5  # recall answers without the graph past this
+    graph_max_links: int = 20
+    graph_max_df: int = 50  # entities in more memories than this link nothing (too broad)
+    graph_max_df_share: float = 0.05
     flags_enabled: bool = True
     # Flags may also come from candidates just under the relevance floor (ranked after
     # everything recalled): an everyday request often reaches its routine only there

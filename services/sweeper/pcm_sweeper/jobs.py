@@ -34,6 +34,7 @@ from pcm_common.models.sparse import encode_document
 from pcm_common.resources import TENANTS_KEY, Resources
 from pcm_common.stores.vectors import Filter, ScoredPoint, VectorPoint
 from pcm_common.telemetry import get_logger
+from pcm_sweeper.graph_repair import remove_orphan_facts, republish_unextracted
 from pcm_sweeper.judging import Judging
 from pcm_sweeper.settings import SweeperSettings
 
@@ -60,12 +61,14 @@ class Jobs:
             "consolidation": self.consolidate,
             "repair": self.repair,
             "surprisal": self.judging.sweep,
+            "graph_repair": self.graph_repair,
         }
         self.intervals: dict[str, float] = {
             "demotion": settings.demotion_interval_s,
             "consolidation": settings.consolidation_interval_s,
             "repair": settings.repair_interval_s,
             "surprisal": settings.surprisal_interval_s,
+            "graph_repair": settings.repair_interval_s,
         }
         self._task: asyncio.Task[None] | None = None
 
@@ -309,10 +312,10 @@ class Jobs:
         """Generic repair of memories whose vectors or downstream processing are missing:
 
         - a missing or zero dense vector (or one of the wrong size) is re-embedded;
-        - a memory not judged or not extracted `repair_grace_s` after ingest is published
-          again on `pcm.memory.written` (consumers are idempotent), at most once per grace
-          period so a failing consumer is not flooded.
-        Graph-specific checks (facts missing from the graph) live with the graph repair.
+        - a memory not judged `repair_grace_s` after ingest is published again on
+          `pcm.memory.written` (consumers are idempotent), at most once per grace period so
+          a failing consumer is not flooded.
+        Missing graph extraction is the `graph_repair` job's (one owner, one republish).
         """
         grace = timedelta(seconds=self.settings.repair_grace_s)
         dim = self.settings.embedding_dim
@@ -324,7 +327,7 @@ class Jobs:
                 rec = MemoryRecord.from_payload(p.payload)
                 if rec.source == Source.CONSOLIDATION or rec.ingested_at > now - grace:
                     continue
-                if rec.graph.extracted and rec.surprisal.judged_at is not None:
+                if rec.surprisal.judged_at is not None:
                     continue
                 once = f"pcm:repair:republished:{tenant}:{rec.id}"
                 ttl = max(1, math.ceil(grace.total_seconds()))
@@ -345,6 +348,13 @@ class Jobs:
                 )
                 repaired += 1
         return repaired
+
+    async def graph_repair(self, tenant: str, now: datetime) -> int:
+        """Memories never extracted (or missing from the graph) are published again; facts
+        of memories that no longer exist are removed."""
+        grace_s = self.settings.repair_grace_s
+        republished = await republish_unextracted(self.res, tenant, now, grace_s)
+        return republished + await remove_orphan_facts(self.res, tenant)
 
     async def _reembed(self, tenant: str, ids: list[str]) -> int:
         if not ids:

@@ -79,6 +79,25 @@ _MONTHS = re.compile(
 )
 _EDGE_JUNK = " \t\r\n\"'`“”‘’()[]{}<>,;:!?*"
 
+# Concepts and activities (nouns and verbs, by lemma) make the graph an index of what a
+# memory is about, which is what links the turns of a multi-hop question ("Where has
+# Melanie camped?" -> the turns about camping). Light verbs and generic nouns would link
+# everything to everything, so they are left out; recall also weighs every entity by its
+# rarity (IDF), so a common one that slips through costs little.
+_LIGHT_VERBS = frozenset(
+    """be have do go get make take come give say tell know think feel look see seem want
+    need let try keep put use find mean guess hope wish sound love like hear thank start
+    begin end happen become remain stay show ask call talk speak help mind care bet wonder
+    believe share check appreciate glad miss got gotta wanna gonna can will would could
+    should may might must""".split()
+)
+_GENERIC_NOUNS = frozenset(
+    """thing time day lot way people person kind stuff bit today yesterday tomorrow week
+    month year moment part one something anything everything nothing someone anyone
+    everyone life world place idea sort type reason point case fact side end start hey hi
+    thanks yeah yes wow hello bye question news guy guys lol omg""".split()
+)
+
 
 def is_technology(name: str) -> bool:
     """True for names in the technology lexicon."""
@@ -163,6 +182,32 @@ class _Sentence:
         for tok in self.doc:
             if tok.i not in self.ent_of and is_technology(tok.text):
                 self.out.add(Entity(tok.text, "Technology"))
+
+    def collect_concepts(self) -> None:
+        """Common nouns as Concept (lemma; plus "compound head" phrases such as "support
+        group") and content verbs as Activity (lemma), linking the speaker with DOES."""
+        for tok in self.doc:
+            if tok.i in self.ent_of or is_technology(tok.text) or tok.is_stop:
+                continue
+            lemma = tok.lemma_.lower().strip(_EDGE_JUNK)
+            if len(lemma) < 3 or not lemma.isalpha():
+                continue
+            if tok.pos_ == "NOUN" and lemma not in _GENERIC_NOUNS:
+                self.out.add(Entity(lemma, "Concept"))
+                mods = [
+                    c
+                    for c in tok.lefts
+                    if c.dep_ == "compound" and c.pos_ in ("NOUN", "PROPN") and c.i == tok.i - 1
+                ]
+                if mods:
+                    phrase = f"{mods[0].lemma_.lower()} {lemma}"
+                    if phrase.replace(" ", "").isalpha():
+                        self.out.add(Entity(phrase, "Concept"))
+            elif tok.pos_ == "VERB" and lemma not in _LIGHT_VERBS:
+                activity = self.out.add(Entity(lemma, "Activity"))
+                subj = self._subject(tok)
+                if subj is not None and subj.lower_ in _SELF and self.speaker is not None:
+                    self.out.relate(self.speaker, "DOES", activity)
 
     def _phrase(self, tok: Any) -> str:
         ent = self.ent_of.get(tok.i)
@@ -382,9 +427,12 @@ _run_lock = threading.Lock()
 class LocalExtractor(Extractor):
     """Entities and relations from spaCy NER, a tech lexicon and dependency patterns."""
 
-    def __init__(self, max_chars: int = 20000, batch_size: int = 32) -> None:
+    def __init__(
+        self, max_chars: int = 20000, batch_size: int = 32, *, concepts: bool = True
+    ) -> None:
         self.max_chars = max_chars
         self.batch_size = batch_size
+        self.concepts = concepts
 
     def warmup(self) -> None:
         load_pipeline()
@@ -411,19 +459,23 @@ class LocalExtractor(Extractor):
             with _run_lock:
                 docs = list(nlp.pipe((seg for _, _, seg in jobs), batch_size=self.batch_size))
             for (n, spk, _), doc in zip(jobs, docs, strict=True):
-                _extract_doc(doc, spk, outs[n])
+                _extract_doc(doc, spk, outs[n], self.concepts)
         return [o.result() for o in outs]
 
 
-def _extract_doc(doc: Any, speaker_name: str | None, out: _Collector) -> None:
+def _extract_doc(
+    doc: Any, speaker_name: str | None, out: _Collector, concepts: bool = True
+) -> None:
     speaker = None
     if speaker_name:
         speaker = out.add(Entity(_clean(speaker_name), "Person"), override=True)
     s = _Sentence(doc, speaker, out)
     s.collect_entities()
     s.collect_relations()
+    if concepts:  # last: named entities and relation patterns keep their types
+        s.collect_concepts()
 
 
 def entity_types() -> Iterable[str]:
     """Types this extractor can produce (for schema checks and docs)."""
-    return sorted({*LABEL_TYPES.values(), "Technology", "Project"})
+    return sorted({*LABEL_TYPES.values(), "Technology", "Project", "Concept", "Activity"})

@@ -31,6 +31,17 @@ class Extraction:
     relations: list[Relation]
 
 
+@dataclass(frozen=True)
+class EntityLinks:
+    """One query entity found in the graph: how many memories mention it (``df``) and,
+    when it is rare enough to be useful (``df`` within the caller's cap), which ones."""
+
+    key: str
+    type: str
+    df: int
+    memory_ids: tuple[str, ...]
+
+
 class GraphStore(ABC):
     """Port for the knowledge graph. Every node and relationship carries the tenant."""
 
@@ -41,6 +52,13 @@ class GraphStore(ABC):
     @abstractmethod
     async def write_facts(self, tenant: str, memory_id: str, extraction: Extraction) -> None:
         """MERGE the memory node, its entities (MENTIONS) and relations; idempotent."""
+
+    async def write_facts_many(self, items: Sequence[tuple[str, str, Extraction]]) -> None:
+        """Batch form of ``write_facts`` over (tenant, memory_id, extraction) items; same
+        result as writing them one by one (a later item for the same memory wins).
+        Adapters override this with set-based writes."""
+        for tenant, memory_id, extraction in items:
+            await self.write_facts(tenant, memory_id, extraction)
 
     @abstractmethod
     async def delete_memory(self, tenant: str, memory_id: str) -> None:
@@ -55,6 +73,32 @@ class GraphStore(ABC):
         self, tenant: str, names: Sequence[str], *, limit: int = 50
     ) -> dict[str, float]:
         """Memory ids linked to entities with these names, with a link strength in [0, 1]."""
+
+    @abstractmethod
+    async def entity_links(
+        self, tenant: str, names: Sequence[str], *, max_df: int
+    ) -> tuple[int, list[EntityLinks]]:
+        """One round trip for recall: (memories in the tenant, the named entities found).
+
+        Entities mentioned by more than ``max_df`` memories come back with their ``df``
+        but without memory ids (too broad to link; the caller still weighs them)."""
+
+    @abstractmethod
+    async def memory_ids(
+        self, tenant: str, *, after: str | None = None, limit: int = 1000
+    ) -> list[str]:
+        """The tenant's memory ids in the graph, ascending, those > ``after`` (paging)."""
+
+    @abstractmethod
+    async def existing_memories(self, tenant: str, memory_ids: Sequence[str]) -> set[str]:
+        """Which of these memories have a node in the graph (i.e. were extracted)."""
+
+    async def delete_memories(self, tenant: str, memory_ids: Sequence[str]) -> int:
+        """Batch form of ``delete_memory``; returns how many memory nodes existed."""
+        present = await self.existing_memories(tenant, memory_ids)
+        for mid in sorted(present):
+            await self.delete_memory(tenant, mid)
+        return len(present)
 
     @abstractmethod
     async def stats(self, tenant: str) -> dict[str, int]:

@@ -28,10 +28,17 @@ from collections import defaultdict
 from collections.abc import Sequence
 from typing import Any
 
-from neo4j import AsyncDriver, AsyncGraphDatabase, AsyncManagedTransaction, unit_of_work
+from neo4j import (
+    READ_ACCESS,
+    AsyncDriver,
+    AsyncGraphDatabase,
+    AsyncManagedTransaction,
+    Query,
+    unit_of_work,
+)
 from neo4j.exceptions import ConstraintError, Neo4jError
 
-from .graph import Entity, Extraction, GraphStore
+from .graph import Entity, EntityLinks, Extraction, GraphStore
 from .graph_schema import (
     ENTITY_LABEL,
     MEMORY_LABEL,
@@ -70,19 +77,34 @@ _INDEXES = (
     f"FOR (e:{ENTITY_LABEL}) ON (e.tenant, e.name)",
 )
 
-_MERGE_MEMORY_AND_MENTIONS = f"""
-MERGE (m:{MEMORY_LABEL} {{tenant: $tenant, id: $mid}})
-WITH m
+# Batched writes: every statement UNWINDs rows that are unique within it (one row per
+# memory, entity, mention or relation), so no row depends on another row's write in the
+# same statement; that keeps the result identical on Neo4j and ArcadeDB.
+_MERGE_MEMORIES = f"""
+UNWIND $mids AS mid
+MERGE (m:{MEMORY_LABEL} {{tenant: $tenant, id: mid}})
+RETURN count(m) AS n
+"""
+
+_MERGE_ENTITIES = f"""
 UNWIND $entities AS row
 MERGE (e:{ENTITY_LABEL} {{tenant: $tenant, type: row.type, key: row.key}})
   ON CREATE SET e.name = row.name
+RETURN count(e) AS n
+"""
+
+_MERGE_MENTIONS = f"""
+UNWIND $mentions AS row
+MATCH (m:{MEMORY_LABEL} {{tenant: $tenant, id: row.mid}})
+MATCH (e:{ENTITY_LABEL} {{tenant: $tenant, type: row.type, key: row.key}})
 MERGE (m)-[x:{MENTIONS} {{tenant: $tenant}}]->(e)
 RETURN count(x) AS n
 """
 
 # {rel} is a validated member of RELATION_TYPES (graph_schema), never caller text.
+# One row per relation with every memory of the batch that states it (row.mids).
 # `SET r.tenant = $tenant` writes an unchanged value to take Neo4j's write lock before
-# memory_ids is read, so two memories adding themselves at once cannot lose an update
+# memory_ids is read, so two writers adding memories at once cannot lose an update
 # (ArcadeDB's optimistic MVCC raises a retryable conflict instead). The WHERE makes a
 # redelivery a no-op: memory_ids, strength and last_seen stay as they were.
 _MERGE_RELATIONS = """
@@ -92,22 +114,26 @@ MATCH (b:{entity} {{tenant: $tenant, type: row.tt, key: row.tk}})
 MERGE (a)-[r:{rel} {{tenant: $tenant}}]->(b)
   ON CREATE SET r.memory_ids = [], r.first_seen = $now, r.last_seen = $now, r.strength = 0.0
 SET r.tenant = $tenant
-WITH r
-WHERE NOT $mid IN r.memory_ids
-WITH r, r.memory_ids + [$mid] AS ids
+WITH r, [x IN row.mids WHERE NOT x IN r.memory_ids] AS added
+WHERE size(added) > 0
+WITH r, r.memory_ids + added AS ids
 SET r.memory_ids = ids, r.last_seen = $now, r.strength = toFloat(size(ids)) / (size(ids) + 1)
 RETURN count(r) AS n
 """
 
-# Relations this memory stated that are not in $keep (all of them when $keep is empty).
-# Relation endpoints are always mentioned by the memory, so the walk starts at its node.
+# Withdraw memories from relations they no longer state (all of them when a memory's keep
+# list is empty). Endpoints are always mentioned by the memory, so the walk starts at its
+# node. Grouping by r applies each relationship's change once even when several memories
+# of the batch withdraw from it.
 _PRUNE_RELATIONS = f"""
-MATCH (m:{MEMORY_LABEL} {{tenant: $tenant, id: $mid}})-[:{MENTIONS}]->(a:{ENTITY_LABEL})
+UNWIND $items AS it
+MATCH (m:{MEMORY_LABEL} {{tenant: $tenant, id: it.mid}})-[:{MENTIONS}]->(a:{ENTITY_LABEL})
 MATCH (a)-[r]->(b:{ENTITY_LABEL})
-WHERE r.tenant = $tenant AND $mid IN r.memory_ids
-  AND NOT (type(r) + '|' + a.type + '|' + a.key + '|' + b.type + '|' + b.key) IN $keep
+WHERE r.tenant = $tenant AND it.mid IN r.memory_ids
+  AND NOT (type(r) + '|' + a.type + '|' + a.key + '|' + b.type + '|' + b.key) IN it.keep
+WITH r, collect(DISTINCT it.mid) AS gone
 SET r.tenant = $tenant
-WITH r, [x IN r.memory_ids WHERE x <> $mid] AS ids
+WITH r, [x IN r.memory_ids WHERE NOT x IN gone] AS ids
 SET r.memory_ids = ids, r.strength = toFloat(size(ids)) / (size(ids) + 1)
 WITH r, ids
 WHERE size(ids) = 0
@@ -116,10 +142,11 @@ RETURN count(*) AS n
 """
 
 _PRUNE_MENTIONS = f"""
-MATCH (m:{MEMORY_LABEL} {{tenant: $tenant, id: $mid}})-[x:{MENTIONS}]->(e:{ENTITY_LABEL})
-WHERE NOT (e.type + '|' + e.key) IN $keep
+UNWIND $items AS it
+MATCH (m:{MEMORY_LABEL} {{tenant: $tenant, id: it.mid}})-[x:{MENTIONS}]->(e:{ENTITY_LABEL})
+WHERE NOT (e.type + '|' + e.key) IN it.keep
 DELETE x
-RETURN e.type AS type, e.key AS key
+RETURN DISTINCT e.type AS type, e.key AS key
 """
 
 _DELETE_ORPHANS = f"""
@@ -130,8 +157,9 @@ DETACH DELETE e
 RETURN count(*) AS n
 """
 
-_DELETE_MEMORY = f"""
-MATCH (m:{MEMORY_LABEL} {{tenant: $tenant, id: $mid}})
+_DELETE_MEMORIES = f"""
+UNWIND $mids AS mid
+MATCH (m:{MEMORY_LABEL} {{tenant: $tenant, id: mid}})
 DETACH DELETE m
 RETURN count(*) AS n
 """
@@ -156,6 +184,34 @@ WHERE m.tenant = $tenant
 RETURN m.id AS id, count(DISTINCT e.key) AS hits
 ORDER BY hits DESC, id
 LIMIT $limit
+"""
+
+# Recall's single round trip: the tenant's memory count (for IDF) and, per query entity
+# found, its document frequency and, when not too broad, the memories that mention it.
+_ENTITY_LINKS = f"""
+MATCH (x:{MEMORY_LABEL})
+WHERE x.tenant = $tenant
+WITH count(x) AS total
+OPTIONAL MATCH (e:{ENTITY_LABEL})
+WHERE e.tenant = $tenant AND e.key IN $keys
+OPTIONAL MATCH (m:{MEMORY_LABEL})-[:{MENTIONS}]->(e)
+WITH total, e, collect(m.id) AS mids
+RETURN total, e.key AS key, e.type AS type, size(mids) AS df,
+       CASE WHEN size(mids) <= $max_df THEN mids ELSE [] END AS mids
+"""
+
+_MEMORY_IDS = f"""
+MATCH (m:{MEMORY_LABEL})
+WHERE m.tenant = $tenant AND m.id > $after
+RETURN m.id AS id
+ORDER BY id
+LIMIT $limit
+"""
+
+_EXISTING = f"""
+UNWIND $mids AS mid
+MATCH (m:{MEMORY_LABEL} {{tenant: $tenant, id: mid}})
+RETURN m.id AS id
 """
 
 _STATS = {
@@ -200,8 +256,10 @@ class Neo4jGraphStore(GraphStore):
             auth=(user, password),
             connection_timeout=timeout_s,
             connection_acquisition_timeout=max(timeout_s, 5.0),
-            # Transient errors (deadlocks, MVCC conflicts) are retried this long.
-            max_transaction_retry_time=15.0,
+            # Transient errors (deadlocks, MVCC conflicts, a server away) are retried this
+            # long inside a write; bounded by the timeout so a dead graph fails the event
+            # soon enough for the bus to retry and dead-letter it.
+            max_transaction_retry_time=min(15.0, max(1.0, 5 * timeout_s)),
         )
         # What ensure_schema managed to create, for diagnostics (`pcm doctor`).
         self.schema_report: dict[str, str] = {}
@@ -239,35 +297,37 @@ class Neo4jGraphStore(GraphStore):
     # -- writes -------------------------------------------------------------------------
 
     async def write_facts(self, tenant: str, memory_id: str, extraction: Extraction) -> None:
-        entities, relations = self._normalize(extraction)  # raises before any write
-        keep_entities = [f"{t}|{k}" for (t, k) in entities]
-        keep_relations = [
-            _relation_sig(rt, row["st"], row["sk"], row["tt"], row["tk"])
-            for rt, rows in relations.items()
-            for row in rows
-        ]
-        entity_rows = [{"type": t, "key": k, "name": n} for (t, k), n in entities.items()]
+        await self.write_facts_many([(tenant, memory_id, extraction)])
+
+    async def write_facts_many(self, items: Sequence[tuple[str, str, Extraction]]) -> None:
+        """Set-based writes: one transaction per tenant, a fixed number of UNWIND statements
+        whatever the batch size (plus one per relation family present)."""
+        # Validate everything before any write; a later item for the same memory wins.
+        by_tenant: dict[str, dict[str, _Normalized]] = defaultdict(dict)
+        for tenant, memory_id, extraction in items:
+            by_tenant[tenant][memory_id] = self._normalize(extraction)
         now = int(time.time() * 1000)
-
-        async def work(tx: AsyncManagedTransaction) -> None:
-            await self._prune(tx, tenant, memory_id, keep_entities, keep_relations)
-            await _run(
-                tx, _MERGE_MEMORY_AND_MENTIONS, tenant=tenant, mid=memory_id, entities=entity_rows
-            )
-            for rel_type in sorted(relations):
-                query = _MERGE_RELATIONS.format(entity=ENTITY_LABEL, rel=rel_type)
-                await _run(
-                    tx, query, tenant=tenant, mid=memory_id, rels=relations[rel_type], now=now
-                )
-
-        await self._write(work)
+        for tenant in sorted(by_tenant):
+            await self._write(_batch_work(tenant, by_tenant[tenant], now))
 
     async def delete_memory(self, tenant: str, memory_id: str) -> None:
+        await self.delete_memories(tenant, [memory_id])
+
+    async def delete_memories(self, tenant: str, memory_ids: Sequence[str]) -> int:
+        """Remove these memories' facts and nodes; returns how many memory nodes existed."""
+        mids = sorted(set(memory_ids))
+        if not mids:
+            return 0
+        deleted = 0
+
         async def work(tx: AsyncManagedTransaction) -> None:
-            await self._prune(tx, tenant, memory_id, [], [])
-            await _run(tx, _DELETE_MEMORY, tenant=tenant, mid=memory_id)
+            nonlocal deleted
+            await _prune(tx, tenant, [{"mid": m, "keep": []} for m in mids], [])
+            rows = await _fetch(tx, _DELETE_MEMORIES, tenant=tenant, mids=mids)
+            deleted = int(rows[0]["n"]) if rows else 0
 
         await self._write(work)
+        return deleted
 
     async def _write(self, work: Any) -> None:
         """execute_write (retries transient errors) plus retries of MERGE races."""
@@ -282,24 +342,7 @@ class Neo4jGraphStore(GraphStore):
                 await asyncio.sleep(random.uniform(0.01, 0.05) * (attempt + 1))
 
     @staticmethod
-    async def _prune(
-        tx: AsyncManagedTransaction,
-        tenant: str,
-        memory_id: str,
-        keep_entities: list[str],
-        keep_relations: list[str],
-    ) -> None:
-        """Withdraw the memory from facts not in the keep lists; drop what is left empty."""
-        await _run(tx, _PRUNE_RELATIONS, tenant=tenant, mid=memory_id, keep=keep_relations)
-        result = await tx.run(_PRUNE_MENTIONS, tenant=tenant, mid=memory_id, keep=keep_entities)
-        cands = [{"type": r["type"], "key": r["key"]} async for r in result]
-        if cands:
-            await _run(tx, _DELETE_ORPHANS, tenant=tenant, cands=cands)
-
-    @staticmethod
-    def _normalize(
-        extraction: Extraction,
-    ) -> tuple[dict[tuple[str, str], str], dict[str, list[dict[str, str]]]]:
+    def _normalize(extraction: Extraction) -> _Normalized:
         """Validate against the closed sets and de-duplicate.
 
         Returns entities {(type, key): first surface name} (relation endpoints included,
@@ -360,6 +403,47 @@ class Neo4jGraphStore(GraphStore):
         async with self._driver.session(database=self._database) as session:
             return await session.execute_read(unit_of_work(timeout=self._timeout_s)(work))
 
+    async def entity_links(
+        self, tenant: str, names: Sequence[str], *, max_df: int
+    ) -> tuple[int, list[EntityLinks]]:
+        keys = sorted({k for k in (canonical_key(n) for n in names) if k})
+        if not keys:
+            return 0, []
+        # Auto-commit query: RUN and PULL go out together, so this is one network round
+        # trip (a managed transaction would add BEGIN and COMMIT). The server-side timeout
+        # bounds the query; the caller bounds the whole call with its own deadline.
+        query = Query(_ENTITY_LINKS, timeout=self._timeout_s)
+        async with self._driver.session(
+            database=self._database, default_access_mode=READ_ACCESS
+        ) as session:
+            result = await session.run(query, tenant=tenant, keys=keys, max_df=max_df)
+            rows = [record.data() async for record in result]
+        total = int(rows[0]["total"]) if rows else 0
+        links = [
+            EntityLinks(
+                key=str(r["key"]),
+                type=str(r["type"]),
+                df=int(r["df"]),
+                memory_ids=tuple(str(m) for m in r["mids"]),
+            )
+            for r in rows
+            if r["key"] is not None
+        ]
+        return total, links
+
+    async def memory_ids(
+        self, tenant: str, *, after: str | None = None, limit: int = 1000
+    ) -> list[str]:
+        rows = await self._read(_MEMORY_IDS, tenant=tenant, after=after or "", limit=limit)
+        return [str(r["id"]) for r in rows]
+
+    async def existing_memories(self, tenant: str, memory_ids: Sequence[str]) -> set[str]:
+        mids = sorted(set(memory_ids))
+        if not mids:
+            return set()
+        rows = await self._read(_EXISTING, tenant=tenant, mids=mids)
+        return {str(r["id"]) for r in rows}
+
     async def stats(self, tenant: str) -> dict[str, int]:
         out: dict[str, int] = {}
         for name, query in _STATS.items():
@@ -390,6 +474,83 @@ class Neo4jGraphStore(GraphStore):
 
     async def close(self) -> None:
         await self._driver.close()
+
+
+_Normalized = tuple[dict[tuple[str, str], str], dict[str, list[dict[str, str]]]]
+
+
+def _batch_work(tenant: str, memories: dict[str, _Normalized], now: int) -> Any:
+    """Transaction function writing ``memories`` ({memory_id: normalized facts}) as the
+    complete fact set of each memory."""
+    prune_items: list[dict[str, Any]] = []
+    entity_rows: dict[tuple[str, str], dict[str, str]] = {}
+    mention_rows: list[dict[str, str]] = []
+    rel_mids: dict[str, dict[tuple[str, str, str, str], list[str]]] = defaultdict(dict)
+    keep_entities: list[str] = []
+    for mid in sorted(memories):
+        entities, relations = memories[mid]
+        keep_e = [f"{t}|{k}" for (t, k) in entities]
+        keep_r = [
+            _relation_sig(rt, row["st"], row["sk"], row["tt"], row["tk"])
+            for rt, rows in relations.items()
+            for row in rows
+        ]
+        prune_items.append({"mid": mid, "keep": keep_r, "keep_entities": keep_e})
+        keep_entities.extend(keep_e)
+        for (t, k), name in entities.items():
+            entity_rows.setdefault((t, k), {"type": t, "key": k, "name": name})
+            mention_rows.append({"mid": mid, "type": t, "key": k})
+        for rt, rows in relations.items():
+            for row in rows:
+                sig = (row["st"], row["sk"], row["tt"], row["tk"])
+                rel_mids[rt].setdefault(sig, []).append(mid)
+    mids = sorted(memories)
+    # Sorted rows: concurrent batches lock shared entities and relations in the same order,
+    # which keeps Neo4j deadlocks (retried, but slow) rare.
+    entities_sorted = [entity_rows[key] for key in sorted(entity_rows)]
+    rels_sorted = {
+        rt: [
+            {"st": st, "sk": sk, "tt": tt, "tk": tk, "mids": ms}
+            for (st, sk, tt, tk), ms in sorted(rows.items())
+        ]
+        for rt, rows in rel_mids.items()
+    }
+
+    async def work(tx: AsyncManagedTransaction) -> None:
+        await _prune(tx, tenant, prune_items, keep_entities)
+        await _run(tx, _MERGE_MEMORIES, tenant=tenant, mids=mids)
+        if entities_sorted:
+            await _run(tx, _MERGE_ENTITIES, tenant=tenant, entities=entities_sorted)
+            await _run(tx, _MERGE_MENTIONS, tenant=tenant, mentions=mention_rows)
+        for rel_type in sorted(rels_sorted):
+            query = _MERGE_RELATIONS.format(entity=ENTITY_LABEL, rel=rel_type)
+            await _run(tx, query, tenant=tenant, rels=rels_sorted[rel_type], now=now)
+
+    return work
+
+
+async def _prune(
+    tx: AsyncManagedTransaction,
+    tenant: str,
+    items: list[dict[str, Any]],
+    still_used: list[str],
+) -> None:
+    """Withdraw each memory from the facts not in its keep lists and delete entities no
+    memory mentions any more (``still_used``: entities the batch is about to mention).
+
+    ``items``: {mid, keep: relation signatures, keep_entities: "type|key"}.
+    """
+    await _run(tx, _PRUNE_RELATIONS, tenant=tenant, items=items)
+    mention_items = [{"mid": it["mid"], "keep": it.get("keep_entities", [])} for it in items]
+    result = await tx.run(_PRUNE_MENTIONS, tenant=tenant, items=mention_items)
+    used = set(still_used)
+    cands = {
+        (r["type"], r["key"]): {"type": r["type"], "key": r["key"]}
+        async for r in result
+        if f"{r['type']}|{r['key']}" not in used
+    }
+    if cands:
+        await _run(tx, _DELETE_ORPHANS, tenant=tenant, cands=[cands[k] for k in sorted(cands)])
 
 
 async def _run(tx: AsyncManagedTransaction, query: str, **params: Any) -> None:

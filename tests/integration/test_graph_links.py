@@ -1,0 +1,151 @@
+"""Recall graph links: IDF link strengths, caps, graceful degradation (fakes), and one real
+round trip against the Bolt graph (Neo4j at NEO4J_URI)."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import uuid
+from collections.abc import Sequence
+
+import pytest
+
+from pcm_common.extract import Extractor
+from pcm_common.stores.graph import Entity, EntityLinks, Extraction
+from pcm_common.stores.neo4j_graph import Neo4jGraphStore
+from pcm_common.stores.vectors import Filter
+from pcm_recall.graph_links import GraphLinker, link_strengths, payload_matches
+
+
+class FixedExtractor(Extractor):
+    def __init__(self, entities: list[Entity]) -> None:
+        self.entities = entities
+        self.calls = 0
+
+    async def extract(self, text: str) -> Extraction:
+        self.calls += 1
+        return Extraction(self.entities, [])
+
+
+class FakeGraph(Neo4jGraphStore):
+    """Only entity_links matters here; delay/failure are injectable."""
+
+    def __init__(self, answer: tuple[int, list[EntityLinks]], delay: float = 0.0) -> None:
+        self.answer = answer
+        self.delay = delay
+        self.fail: Exception | None = None
+        self.calls = 0
+
+    async def entity_links(
+        self, tenant: str, names: Sequence[str], *, max_df: int
+    ) -> tuple[int, list[EntityLinks]]:
+        self.calls += 1
+        await asyncio.sleep(self.delay)
+        if self.fail is not None:
+            raise self.fail
+        total, found = self.answer
+        return total, [e if e.df <= max_df else EntityLinks(e.key, e.type, e.df, ()) for e in found]
+
+
+CAROLINE = EntityLinks("caroline", "Person", 300, tuple(f"c{i}" for i in range(300)))
+SWEDEN = EntityLinks("sweden", "Place", 2, ("m1", "m2"))
+ADOPTION = EntityLinks("adoption", "Concept", 3, ("m2", "m3", "m4"))
+
+
+def test_link_strengths_idf_and_caps() -> None:
+    got = link_strengths(1000, [SWEDEN, ADOPTION], max_links=10)
+    assert got["m2"] == 1.0  # mentions both query entities
+    assert got["m1"] > got["m3"] > 0  # the rarer entity weighs more
+    assert next(iter(got)) == "m2"
+    assert len(link_strengths(1000, [SWEDEN, ADOPTION], max_links=2)) == 2
+    assert link_strengths(1000, [SWEDEN, ADOPTION], max_links=10, min_link=0.5) == {
+        "m2": 1.0,
+        "m1": got["m1"],
+    }
+    assert link_strengths(0, [SWEDEN], max_links=5) == {}
+    # A broad entity without ids still counts in the denominator: it dilutes, links nothing.
+    broad = EntityLinks("caroline", "Person", 300, ())
+    diluted = link_strengths(1000, [broad, SWEDEN], max_links=10)
+    assert set(diluted) == {"m1", "m2"} and 0.5 < diluted["m1"] < 1.0
+
+
+async def test_linker_caps_broad_entities_and_caches_query() -> None:
+    ex = FixedExtractor([Entity("Caroline", "Person"), Entity("Sweden", "Place")])
+    graph = FakeGraph((1000, [CAROLINE, SWEDEN]))
+    linker = GraphLinker(graph, ex, max_df=50, max_df_share=0.05)
+    res = await linker.links("t", "Did Caroline go to Sweden?")
+    assert res.ok and set(res.links) == {"m1", "m2"}  # 300 Caroline memories: too broad
+    assert all(0.0 <= v <= 1.0 for v in res.links.values())
+    await linker.links("t", "Did Caroline go to Sweden?")
+    assert ex.calls == 1 and graph.calls == 2  # query entities cached, graph asked each time
+    assert set(res.timings()) == {"graph", "graph_ok", "graph_links"}
+
+    none = GraphLinker(graph, FixedExtractor([Entity("May 2023", "Time")]))
+    empty = await none.links("t", "in May 2023")
+    assert empty.ok and empty.links == {} and graph.calls == 2  # no lookup without entities
+
+
+async def test_linker_degrades_on_timeout_error_and_cools_down() -> None:
+    ex = FixedExtractor([Entity("Sweden", "Place")])
+    graph = FakeGraph((10, [SWEDEN]), delay=1.0)
+    linker = GraphLinker(graph, ex, timeout_s=0.05, cooldown_s=0.3, max_df_share=1.0)
+    t0 = asyncio.get_running_loop().time()
+    res = await linker.links("t", "Sweden?")
+    assert not res.ok and res.reason == "timeout" and res.links == {}
+    assert asyncio.get_running_loop().time() - t0 < 0.5
+    # During the cooldown the graph is not asked at all.
+    calls = graph.calls
+    res = await linker.links("t", "Sweden?")
+    assert not res.ok and res.reason == "cooldown" and graph.calls == calls
+    await asyncio.sleep(0.35)
+    graph.delay, graph.fail = 0.0, ConnectionError("graph down")
+    res = await linker.links("t", "Sweden?")
+    assert not res.ok and res.reason.startswith("error") and res.links == {}
+    await asyncio.sleep(0.35)
+    graph.fail = None
+    assert (await linker.links("t", "Sweden?")).links == {"m1": 1.0, "m2": 1.0}
+
+
+def test_payload_matches_visibility() -> None:
+    flt = Filter(
+        must={"state": ["active"], "user_id": "u1"},
+        should=[{"scope": "global"}, {"scope": "project", "project": "p"}],
+        ranges={"created_ts": (0.0, None)},
+    )
+    base = {"state": "active", "user_id": "u1", "scope": "global", "created_ts": 5.0}
+    assert payload_matches(flt, base)
+    assert not payload_matches(flt, {**base, "state": "archived"})
+    assert not payload_matches(flt, {**base, "user_id": "u2"})
+    assert payload_matches(flt, {**base, "scope": "project", "project": "p"})
+    assert not payload_matches(flt, {**base, "scope": "project", "project": "other"})
+    assert not payload_matches(flt, {**base, "created_ts": -1.0})
+    assert payload_matches(Filter(must={"graph.extracted": True}), {"graph": {"extracted": True}})
+
+
+@pytest.mark.neo4j
+async def test_links_against_real_graph() -> None:
+    uri = os.environ.get("NEO4J_URI", "bolt://127.0.0.1:7687")
+    graph = Neo4jGraphStore(uri, "neo4j", os.environ.get("NEO4J_PASSWORD", "pcm-dev-password"))
+    if not await graph.ping():
+        await graph.close()
+        if os.environ.get("PCM_ALLOW_SKIP_GRAPH") == "1":
+            pytest.skip(f"no graph at {uri}")
+        pytest.fail(f"no graph at {uri} (scripts/neo4j.sh start)")
+    tenant = f"links-{uuid.uuid4().hex[:10]}"
+    mel = Entity("Melanie", "Person")
+    items = [
+        (tenant, f"m{i}", Extraction([mel, Entity("pottery", "Concept")] if i < 2 else [mel], []))
+        for i in range(40)
+    ]
+    try:
+        await graph.write_facts_many(items)
+        linker = GraphLinker(
+            graph, FixedExtractor([mel, Entity("Pottery", "Concept")]), timeout_s=2.0
+        )
+        res = await linker.links(tenant, "What did Melanie make in pottery class?")
+        assert res.ok, res.reason
+        assert set(res.links) == {"m0", "m1"}  # Melanie (40 of 40) is too broad to link
+        assert 0.5 < res.links["m0"] <= 1.0
+    finally:
+        await graph.delete_memories(tenant, [m for _, m, _ in items])
+        await graph.close()

@@ -6,22 +6,9 @@ import pytest
 
 from pcm_common.extract.local import LocalExtractor, split_speakers
 from pcm_common.stores.graph import Extraction
+from pcm_common.stores.graph_schema import ENTITY_TYPES
 
-ALLOWED = {
-    "Person",
-    "Organization",
-    "Place",
-    "Event",
-    "Activity",
-    "Work",
-    "Product",
-    "Animal",
-    "Technology",
-    "Project",
-    "Concept",
-    "Decision",
-    "Time",
-}
+ALLOWED = ENTITY_TYPES
 
 
 @pytest.fixture(scope="module")

@@ -13,7 +13,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
-from pcm_common.domain.memory import utcnow
+from pcm_common.domain.memory import MemoryRecord, utcnow
 
 STREAM_WRITTEN = "pcm.memory.written"
 STREAM_RECALLED = "pcm.memory.recalled"
@@ -54,7 +54,20 @@ class MemoryWritten(Event):
     scope: str = "global"
     workspace: str | None = None
     project: str | None = None
-    status: str = "created"  # created | reinforced | merged
+    status: str = "created"  # created | reinforced | merged | repair
+
+    @classmethod
+    def of(cls, rec: MemoryRecord, status: str = "created") -> MemoryWritten:
+        return cls(
+            tenant=rec.tenant,
+            memory_id=rec.id,
+            text=rec.text,
+            created_at=rec.created_at,
+            scope=rec.scope.value,
+            workspace=rec.workspace,
+            project=rec.project,
+            status=status,
+        )
 
 
 class RecalledItem(BaseModel):

@@ -18,7 +18,7 @@ from pcm_common.domain.memory import (
     text_hash,
     utcnow,
 )
-from pcm_common.domain.strength import decayed, initial_strength, reinforce
+from pcm_common.domain.strength import decayed, initial_strength
 from pcm_common.domain.surprisal import distinct_events
 from pcm_common.events import STREAM_CHANGED, STREAM_WRITTEN, MemoryChanged, MemoryWritten
 from pcm_common.models.sparse import encode_document
@@ -91,7 +91,7 @@ class IngestService:
             await self.res.vectors.upsert(points)
             # Published after the upsert is durable; a crash between the two leaves a memory
             # without downstream work, which the sweeper's repair job re-publishes.
-            await self.res.bus.publish_many(STREAM_WRITTEN, [self._written(r) for r in records])
+            await self.res.bus.publish_many(STREAM_WRITTEN, [MemoryWritten.of(r) for r in records])
             pinned = [
                 MemoryChanged(tenant=tenant, memory_id=r.id, change="pinned")
                 for r in records
@@ -141,18 +141,6 @@ class IngestService:
             metadata=item.metadata,
         )
 
-    @staticmethod
-    def _written(r: MemoryRecord) -> MemoryWritten:
-        return MemoryWritten(
-            tenant=r.tenant,
-            memory_id=r.id,
-            text=r.text,
-            created_at=r.created_at,
-            scope=r.scope.value,
-            workspace=r.workspace,
-            project=r.project,
-        )
-
     async def _by_hash(self, tenant: str, h: str, item: MemoryIn) -> ScoredPoint | None:
         flt = Filter(must={"text_hash": h, **scope_filter(item)}, must_not={"state": "superseded"})
         found, _ = await self.res.vectors.scroll(tenant, flt=flt, limit=1)
@@ -174,18 +162,8 @@ class IngestService:
     async def _reinforce(self, tenant: str, point: ScoredPoint, at: datetime) -> None:
         """A repeat strengthens the memory and is remembered; the original date stays."""
         rec = MemoryRecord.from_payload(point.payload)
-        st = rec.strength
-        at = max(at, st.t_ref)
-        r = reinforce(st.s_ref, st.t_ref, st.n, st.recalls_in_window, st.window_start, at)
-        strength = st.model_copy(
-            update={
-                "s_ref": r.s_ref,
-                "t_ref": r.t_ref,
-                "n": r.n,
-                "recalls_in_window": r.recalls_in_window,
-                "window_start": r.window_start,
-            }
-        )
+        strength = rec.strength.reinforced(at)
+        at = max(at, rec.strength.t_ref)
         repeats = [*rec.repeats, at]
         await self.res.vectors.set_payload(
             tenant,
@@ -247,7 +225,7 @@ class IngestService:
                     )
                 ]
             )
-            await self.res.bus.publish(STREAM_WRITTEN, self._written(rec))
+            await self.res.bus.publish(STREAM_WRITTEN, MemoryWritten.of(rec))
         else:
             await self.res.vectors.set_payload(tenant, rec.id, changes)
         await self.res.bus.publish(

@@ -40,6 +40,7 @@ from typing import Any
 
 from pcm_common.extract import Extractor
 from pcm_common.stores.graph import EntityLinks, GraphStore
+from pcm_common.stores.graph_schema import ENTITY_TYPES
 from pcm_common.stores.vectors import Filter, ScoredPoint, VectorStore
 from pcm_common.telemetry import get_logger
 
@@ -47,22 +48,7 @@ log = get_logger("recall.graph")
 
 # Entity types that say what a query is about. Time entities ("May 2023") are left out:
 # the date is in every memory's created_at, and a date string rarely names an event.
-LINK_TYPES = frozenset(
-    {
-        "Person",
-        "Organization",
-        "Place",
-        "Event",
-        "Activity",
-        "Work",
-        "Product",
-        "Animal",
-        "Technology",
-        "Project",
-        "Concept",
-        "Decision",
-    }
-)
+LINK_TYPES = ENTITY_TYPES - {"Time"}
 
 
 @dataclass

@@ -32,19 +32,6 @@ def _republish_key(tenant: str, memory_id: str) -> str:
     return f"pcm:repair:graph:{tenant}:{memory_id}"
 
 
-def _written(rec: MemoryRecord) -> MemoryWritten:
-    return MemoryWritten(
-        tenant=rec.tenant,
-        memory_id=rec.id,
-        text=rec.text,
-        created_at=rec.created_at,
-        scope=rec.scope.value,
-        workspace=rec.workspace,
-        project=rec.project,
-        status="repair",
-    )
-
-
 async def republish_unextracted(
     res: Resources,
     tenant: str,
@@ -70,7 +57,9 @@ async def republish_unextracted(
             if await res.redis.set(_republish_key(tenant, rec.id), 1, nx=True, ex=ttl):
                 fresh.append(rec)
         if fresh:
-            await res.bus.publish_many(STREAM_WRITTEN, [_written(r) for r in fresh])
+            await res.bus.publish_many(
+                STREAM_WRITTEN, [MemoryWritten.of(r, "repair") for r in fresh]
+            )
             log.info("graph_republished", tenant=tenant, n=len(fresh))
         return len(fresh)
 

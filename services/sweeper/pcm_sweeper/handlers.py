@@ -7,7 +7,6 @@ from datetime import datetime, timedelta
 
 from pcm_common.domain import activation
 from pcm_common.domain.memory import MemoryRecord, as_utc
-from pcm_common.domain.strength import reinforce
 from pcm_common.events import MemoryExtracted, MemoryRecalled, MemoryWritten
 from pcm_common.resources import Resources
 from pcm_common.stores.vectors import Filter, ScoredPoint
@@ -83,25 +82,13 @@ class SweeperHandlers:
     async def _reinforce(self, tenant: str, rec: MemoryRecord, now: datetime) -> float:
         if rec.pinned:
             return 0.0
-        st = rec.strength
-        r = reinforce(
-            st.s_ref, st.t_ref, st.n, st.recalls_in_window, st.window_start, max(now, st.t_ref)
-        )
-        strength = st.model_copy(
-            update={
-                "s_ref": r.s_ref,
-                "t_ref": r.t_ref,
-                "n": r.n,
-                "recalls_in_window": r.recalls_in_window,
-                "window_start": r.window_start,
-                "last_recalled_at": now,
-            }
-        )
+        strength = rec.strength.reinforced(now, recalled=True)
+        delta = strength.s_ref - rec.strength.at(strength.t_ref)
         await self.res.vectors.set_payload(
             tenant, rec.id, {"strength": strength.model_dump(mode="json")}
         )
-        log.debug("memory_reinforced", tenant=tenant, memory_id=rec.id, s_ref=r.s_ref)
-        return r.delta
+        log.debug("memory_reinforced", tenant=tenant, memory_id=rec.id, s_ref=strength.s_ref)
+        return delta
 
     async def _spread(
         self, event: MemoryRecalled, now: datetime, ranked: list[str], deltas: dict[str, float]

@@ -333,19 +333,7 @@ class Jobs:
                 ttl = max(1, math.ceil(grace.total_seconds()))
                 if not await self.res.redis.set(once, 1, nx=True, ex=ttl):
                     continue
-                await self.res.bus.publish(
-                    STREAM_WRITTEN,
-                    MemoryWritten(
-                        tenant=tenant,
-                        memory_id=rec.id,
-                        text=rec.text,
-                        created_at=rec.created_at,
-                        scope=rec.scope.value,
-                        workspace=rec.workspace,
-                        project=rec.project,
-                        status="repair",
-                    ),
-                )
+                await self.res.bus.publish(STREAM_WRITTEN, MemoryWritten.of(rec, "repair"))
                 repaired += 1
         return repaired
 

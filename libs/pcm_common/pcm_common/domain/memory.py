@@ -10,6 +10,8 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
+from pcm_common.domain.strength import decayed, reinforce
+
 
 class Scope(StrEnum):
     GLOBAL = "global"
@@ -44,6 +46,26 @@ class Strength(BaseModel):
     recalls_in_window: int = 0
     window_start: datetime | None = None
     last_recalled_at: datetime | None = None
+
+    def at(self, now: datetime, pinned: bool = False) -> float:
+        """Current strength, decayed lazily to `now`."""
+        return decayed(self.s_ref, self.t_ref, self.n, now, pinned)
+
+    def reinforced(self, at: datetime, *, recalled: bool = False) -> Strength:
+        """The strength after one reinforcement at `at` (a repeat or a recall); time never
+        runs backwards for it, so a replayed older event reinforces at the latest time."""
+        at = max(at, self.t_ref)
+        r = reinforce(self.s_ref, self.t_ref, self.n, self.recalls_in_window, self.window_start, at)
+        return self.model_copy(
+            update={
+                "s_ref": r.s_ref,
+                "t_ref": r.t_ref,
+                "n": r.n,
+                "recalls_in_window": r.recalls_in_window,
+                "window_start": r.window_start,
+                **({"last_recalled_at": at} if recalled else {}),
+            }
+        )
 
 
 class Surprisal(BaseModel):

@@ -20,7 +20,7 @@ import json
 import os
 import re
 import secrets
-from typing import Any, Literal
+from typing import Any
 
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 
@@ -32,6 +32,8 @@ from pcm_common.stores.graph import Entity, Extraction, Relation
 from pcm_common.stores.graph_schema import (
     ENTITY_TYPES,
     RELATION_TYPES,
+    EntityType,
+    RelationType,
     canonical_entity_type,
     canonical_relation_type,
 )
@@ -39,47 +41,6 @@ from pcm_common.telemetry import get_logger
 
 log = get_logger("extract.llm")
 
-EntityType = Literal[
-    "Person",
-    "Organization",
-    "Place",
-    "Event",
-    "Activity",
-    "Work",
-    "Product",
-    "Animal",
-    "Technology",
-    "Project",
-    "Concept",
-    "Decision",
-    "Time",
-]
-RelationType = Literal[
-    "KNOWS",
-    "FAMILY_OF",
-    "WORKS_AT",
-    "MEMBER_OF",
-    "LIVES_IN",
-    "VISITED",
-    "LOCATED_IN",
-    "DOES",
-    "ATTENDED",
-    "LIKES",
-    "DISLIKES",
-    "PREFERS",
-    "OWNS",
-    "USES",
-    "CREATED",
-    "WORKS_ON",
-    "DEPENDS_ON",
-    "PART_OF",
-    "REPLACES",
-    "DECIDED",
-    "CAUSED",
-    "PLANS",
-    "STUDIES",
-    "HAPPENED_ON",
-]
 
 MAX_NAME = 120
 MAX_ITEMS = 64

@@ -8,57 +8,57 @@ a query. Extractors map model output onto them with the ``canonical_*`` helpers.
 from __future__ import annotations
 
 import re
+from typing import Literal, get_args
 
 MEMORY_LABEL = "Memory"
 ENTITY_LABEL = "Entity"
 MENTIONS = "MENTIONS"  # Memory -> Entity; never an entity-to-entity family
 
-ENTITY_TYPES: frozenset[str] = frozenset(
-    {
-        "Person",
-        "Organization",
-        "Place",
-        "Event",
-        "Activity",
-        "Work",
-        "Product",
-        "Animal",
-        "Technology",
-        "Project",
-        "Concept",
-        "Decision",
-        "Time",
-    }
-)
+# The closed sets as types (for schema-validated model output) and as sets (for checks).
+EntityType = Literal[
+    "Person",
+    "Organization",
+    "Place",
+    "Event",
+    "Activity",
+    "Work",
+    "Product",
+    "Animal",
+    "Technology",
+    "Project",
+    "Concept",
+    "Decision",
+    "Time",
+]
+RelationType = Literal[
+    "KNOWS",
+    "FAMILY_OF",
+    "WORKS_AT",
+    "MEMBER_OF",
+    "LIVES_IN",
+    "VISITED",
+    "LOCATED_IN",
+    "DOES",
+    "ATTENDED",
+    "LIKES",
+    "DISLIKES",
+    "PREFERS",
+    "OWNS",
+    "USES",
+    "CREATED",
+    "WORKS_ON",
+    "DEPENDS_ON",
+    "PART_OF",
+    "REPLACES",
+    "DECIDED",
+    "CAUSED",
+    "PLANS",
+    "STUDIES",
+    "HAPPENED_ON",
+]
 
-RELATION_TYPES: frozenset[str] = frozenset(
-    {
-        "KNOWS",
-        "FAMILY_OF",
-        "WORKS_AT",
-        "MEMBER_OF",
-        "LIVES_IN",
-        "VISITED",
-        "LOCATED_IN",
-        "DOES",
-        "ATTENDED",
-        "LIKES",
-        "DISLIKES",
-        "PREFERS",
-        "OWNS",
-        "USES",
-        "CREATED",
-        "WORKS_ON",
-        "DEPENDS_ON",
-        "PART_OF",
-        "REPLACES",
-        "DECIDED",
-        "CAUSED",
-        "PLANS",
-        "STUDIES",
-        "HAPPENED_ON",
-    }
-)
+ENTITY_TYPES: frozenset[str] = frozenset(get_args(EntityType))
+RELATION_TYPES: frozenset[str] = frozenset(get_args(RelationType))
 
 # Belt and braces for interpolation: even a set member must look like an identifier.
 _IDENT = re.compile(r"^[A-Z][A-Z_]*$")

@@ -93,3 +93,8 @@ def test_demotion_rule() -> None:
     assert not should_demote(0.01, now - timedelta(days=10), T0, now)
     assert not should_demote(0.2, None, T0, now)
     assert not should_demote(0.01, None, T0, now, pinned=True)
+    # Imported yesterday with an old date: kept until it has been in the store 90 days.
+    assert not should_demote(0.01, None, T0, now, ingested_at=now - timedelta(days=1))
+    assert should_demote(0.01, None, T0, now, ingested_at=now - timedelta(days=91))
+    # A simulated clock before ingestion (a replay) judges by event time alone.
+    assert should_demote(0.01, None, T0, now, ingested_at=now + timedelta(days=365))

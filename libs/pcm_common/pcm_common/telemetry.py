@@ -53,6 +53,10 @@ def configure_logging(level: str = "INFO", json: bool = True) -> None:
         return
     _configured = True
     logging.basicConfig(stream=sys.stderr, level=level.upper(), format="%(message)s")
+    # The broker's own INFO chatter (task supervision, per-message access lines) would
+    # drown the structured events; it still shows when running at DEBUG.
+    if level.upper() != "DEBUG":
+        logging.getLogger("faststream").setLevel(logging.WARNING)
     renderer: structlog.types.Processor = (
         structlog.processors.JSONRenderer() if json else structlog.dev.ConsoleRenderer()
     )

@@ -24,7 +24,7 @@ from pcm_common.stores.vectors import Filter, VectorStore
 from pcm_recall.schemas import AnomalyFlag
 
 MAX_FLAGS = 5
-ROUTINE_SEEDS = 10  # top recalled memories whose routines are checked
+ROUTINE_SEEDS = 1000  # EXPERIMENT
 ROUTINE_HOPS = 3
 SCROLL_LIMIT = 512
 

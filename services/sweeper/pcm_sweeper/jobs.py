@@ -153,9 +153,11 @@ class Jobs:
         changed = 0
         async for points in self._pages(tenant, Filter(must={"state": "active", "pinned": False})):
             for p in points:
-                st = MemoryRecord.from_payload(p.payload).strength
-                s = decayed(st.s_ref, st.t_ref, st.n, now)
-                if should_demote(s, st.last_recalled_at, st.t_ref, now):
+                rec = MemoryRecord.from_payload(p.payload)
+                st = rec.strength
+                if should_demote(
+                    st.at(now), st.last_recalled_at, st.t_ref, now, ingested_at=rec.ingested_at
+                ):
                     await self.res.vectors.set_payload(tenant, p.id, {"state": "archived"})
                     await self.res.bus.publish(
                         STREAM_CHANGED,

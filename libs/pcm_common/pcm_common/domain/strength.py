@@ -75,8 +75,15 @@ def should_demote(
     t_ref: datetime,
     now: datetime,
     pinned: bool = False,
+    ingested_at: datetime | None = None,
 ) -> bool:
+    """S < 0.05 and not recalled for 90 days. A memory that has been in the store for less
+    than those 90 days is kept whatever its stated date: an imported history must get its
+    chance to be recalled first. A clock before ingestion is a simulated replay, where only
+    event time counts."""
     if pinned or strength >= DEMOTE_BELOW:
+        return False
+    if ingested_at is not None and timedelta(0) <= now - ingested_at < DEMOTE_AFTER:
         return False
     last = last_recalled_at or t_ref
     return now - last >= DEMOTE_AFTER

@@ -41,6 +41,13 @@ test: install servers-test
 test-unit: install
 	$(UV) run pytest -q tests/unit
 
+# Benchmarks (bench/): LoCoMo retrieval, latency, lifecycle; writes bench-results/ and the
+# tables in docs/benchmarks.md. Uses Redis DB 6 and ArcadeDB.
+bench: install
+	scripts/redis.sh start
+	scripts/arcadedb.sh start
+	$(UV) run python -m bench
+
 lint: install
 	$(UV) run ruff check .
 	$(UV) run mypy

@@ -9,4 +9,3 @@ class GraphExtractorSettings(PcmSettings):
     consumer_concurrency: int = 16
     write_attempts: int = 3  # in-process retries (exponential backoff) before the bus retries
     write_backoff_s: float = 0.2
-    port: int = 8083

@@ -33,4 +33,3 @@ class RecallSettings(PcmSettings, RerankerSettings):
     # A seed's consolidated episode record replaces its neighbour expansion when it is at
     # most this long (a whole short episode costs about what six neighbours cost).
     episode_record_max_chars: int = 1_600
-    port: int = 8082

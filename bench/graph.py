@@ -1,4 +1,4 @@
-"""Graph measurements (issue 5): run with ``uv run python -m pcm_graph_extractor.bench ...``.
+"""Graph measurements (issue 5): run with ``uv run python -m bench.graph ...``.
 
 - ``links``: offline LoCoMo dev evidence recall at k=50, dense (exact cosine, MiniLM) vs.
   dense + graph links (the recall scoring: score = cos + 0.15·ℓ over the dense pool joined
@@ -24,8 +24,8 @@ from typing import Any
 
 import numpy as np
 
+from bench.graph_data import CATEGORIES, Conversation, prepare
 from pcm_common.stores.graph import EntityLinks, Extraction
-from pcm_graph_extractor.locomo import CATEGORIES, Conversation, prepare
 
 CACHE = Path("var/graph-eval/cache.pkl")
 
@@ -285,7 +285,7 @@ async def cmd_stream(args: argparse.Namespace) -> None:
 
 def main() -> None:
     os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
-    p = argparse.ArgumentParser(prog="pcm_graph_extractor.bench")
+    p = argparse.ArgumentParser(prog="bench.graph")
     sub = p.add_subparsers(dest="cmd", required=True)
     links = sub.add_parser("links")
     links.add_argument("--k", type=int, default=50)

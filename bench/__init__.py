@@ -1,0 +1,5 @@
+"""Benchmarks that drive a real all-in-one PCM server over HTTP (see docs/benchmarks.md).
+
+Run everything with ``uv run python -m bench``; each part also runs alone:
+``python -m bench.locomo``, ``python -m bench.latency``, ``python -m bench.lifecycle``.
+"""

@@ -1,0 +1,83 @@
+"""``uv run python -m bench``: LoCoMo (k=10 and 50), latency at 10k, the lifecycle
+simulation; JSON into bench-results/, tables into docs/benchmarks.md.
+
+Options: ``--only locomo latency lifecycle micro`` picks parts (micro, the model and vector
+micro-benchmarks, runs only when named); ``--quick`` shrinks every part for a smoke run.
+Anything after ``--`` is passed to every part (e.g. ``-- --variant hybrid:PCM_HYBRID=1``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from bench import latency, lifecycle, locomo, micro, report
+from bench.common import log
+
+DEFAULT_PARTS = ("locomo", "latency", "lifecycle")
+QUICK: dict[str, list[str]] = {
+    "locomo": ["--limit-conversations", "1"],
+    "latency": [
+        "--sizes",
+        "1000",
+        "--queries",
+        "30",
+        "--rounds",
+        "2",
+        "--segment",
+        "500",
+        "--single-n",
+        "30",
+        "--single-repeats",
+        "2",
+    ],
+    "lifecycle": ["--limit-conversations", "1", "--days", "30", "--ask-every", "10"],
+    "micro": [],
+}
+# Sized so the whole default run fits in about 15 minutes on 2 busy cores.
+DEFAULTS: dict[str, list[str]] = {
+    "locomo": ["--k", "10", "50"],
+    "latency": ["--sizes", "10000"],
+    "lifecycle": ["--days", "180", "--ask-every", "45"],
+    "micro": [],
+}
+MAINS: dict[str, Callable[..., dict[str, Any]]] = {
+    "locomo": locomo.main,
+    "latency": latency.main,
+    "lifecycle": lifecycle.main,
+    "micro": micro.main,
+}
+
+
+def main(argv: Sequence[str] | None = None) -> None:
+    raw = list(sys.argv[1:] if argv is None else argv)
+    extra: list[str] = []
+    if "--" in raw:
+        extra = raw[raw.index("--") + 1 :]
+        raw = raw[: raw.index("--")]
+    ap = argparse.ArgumentParser(
+        prog="python -m bench", description="Run the benchmarks; tables into docs/benchmarks.md."
+    )
+    ap.add_argument("--only", nargs="+", choices=list(MAINS), default=list(DEFAULT_PARTS))
+    ap.add_argument("--quick", action="store_true")
+    ap.add_argument("--no-docs", action="store_true", help="do not rewrite docs/benchmarks.md")
+    args = ap.parse_args(raw)
+    for part in args.only:
+        part_argv = (QUICK if args.quick else DEFAULTS)[part] + (extra if part != "micro" else [])
+        t0 = time.perf_counter()
+        # The part's own command line, so each table says exactly what produced it.
+        own = " ".join(["uv run python -m bench", *raw]).strip()
+        cmd = f"{own} (runs: uv run python -m bench.{part} {' '.join(part_argv)})"
+        MAINS[part](part_argv, command=cmd)
+        log(f"{part} done in {time.perf_counter() - t0:.0f} s")
+        if not args.no_docs:
+            report.update_docs()
+    if not args.no_docs:
+        log(f"updated {report.DOCS}")
+
+
+if __name__ == "__main__":
+    main()

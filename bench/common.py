@@ -1,0 +1,269 @@
+"""What every benchmark shares: configuration variants, a fresh real server per variant,
+HTTP clients, waiting for the pipeline, statistics and the JSON result envelope."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import logging
+import os
+import platform
+import shlex
+import shutil
+import sys
+import tempfile
+import uuid
+from collections.abc import AsyncIterator, Iterable, Mapping, Sequence
+from contextlib import asynccontextmanager
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlparse
+
+import httpx
+import numpy as np
+
+os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+
+# Tests own Redis DBs 13-15 and flush them; benchmarks keep to 5-9 so neither wipes the other.
+DEFAULT_REDIS_URL = "redis://127.0.0.1:6379/6"
+BENCH_REDIS_DBS = range(5, 10)
+DEFAULT_GRAPH_URI = "bolt://127.0.0.1:7688"  # ArcadeDB, the embedded default (make run)
+RESULTS_DIR = Path("bench-results")
+LOCOMO_PATH = Path(__file__).resolve().parents[2] / "shared" / "data" / "locomo_dev.json"
+
+
+@dataclass(frozen=True)
+class Variant:
+    """One server configuration: a name and the PCM_* environment it runs with."""
+
+    name: str
+    env: dict[str, str] = field(default_factory=dict)
+
+
+def parse_kv(text: str) -> tuple[str, str]:
+    key, sep, value = text.partition("=")
+    if not sep or not key.strip():
+        raise argparse.ArgumentTypeError(f"expected KEY=VALUE, got {text!r}")
+    return key.strip(), value
+
+
+def parse_variant(spec: str) -> Variant:
+    """``name`` or ``name:KEY=VAL,KEY=VAL`` (values may not contain commas)."""
+    name, _, rest = spec.partition(":")
+    if not name.strip():
+        raise argparse.ArgumentTypeError(f"variant needs a name: {spec!r}")
+    env = dict(parse_kv(p) for p in rest.split(",") if p.strip())
+    return Variant(name.strip(), env)
+
+
+def add_common_args(ap: argparse.ArgumentParser, out: str) -> None:
+    ap.add_argument(
+        "--env",
+        action="append",
+        type=parse_kv,
+        default=[],
+        metavar="KEY=VALUE",
+        help="environment for every variant's server (repeatable)",
+    )
+    ap.add_argument(
+        "--variant",
+        action="append",
+        type=parse_variant,
+        default=[],
+        metavar="NAME[:KEY=VAL,...]",
+        help="a configuration to run on a fresh store (repeatable); default: one 'default'",
+    )
+    ap.add_argument("--redis-url", default=os.environ.get("PCM_BENCH_REDIS", DEFAULT_REDIS_URL))
+    ap.add_argument("--graph-uri", default=os.environ.get("PCM_BENCH_GRAPH", DEFAULT_GRAPH_URI))
+    ap.add_argument("--out", type=Path, default=RESULTS_DIR / out)
+    ap.add_argument("--quiet", action="store_true", help="no progress bars")
+
+
+def variants_of(args: argparse.Namespace) -> list[Variant]:
+    return list(args.variant) or [Variant("default")]
+
+
+def check_redis_db(url: str) -> None:
+    """Refuse Redis databases other people use: the server flushes its DB on start."""
+    path = urlparse(url).path.strip("/") or "0"
+    if not path.isdigit() or int(path) not in BENCH_REDIS_DBS:
+        raise SystemExit(f"benchmarks use Redis DB 5-9 only (flushed on start); got {url}")
+
+
+def base_env(args: argparse.Namespace) -> dict[str, str]:
+    check_redis_db(args.redis_url)
+    env = {
+        "REDIS_URL": args.redis_url,
+        "NEO4J_URI": args.graph_uri,
+        "PCM_LOG_LEVEL": "WARNING",
+        # The scheduler runs demotion at wall-clock time; benchmark memories are dated in the
+        # past (LoCoMo: 2022-2023), so a tick would archive them mid-run. Jobs run only when
+        # a benchmark asks (POST /v1/jobs/..., with a simulated `now`).
+        "PCM_JOB_INTERVAL_S": "1000000000",
+    }
+    env.update(dict(args.env))
+    return env
+
+
+@asynccontextmanager
+async def pcm_server(env: Mapping[str, str], keys: Mapping[str, str]) -> AsyncIterator[str]:
+    """A real all-in-one server on a fresh Qdrant Edge shard and a flushed Redis DB.
+
+    ``running_server`` writes ``env`` into ``os.environ``; it is restored afterwards so the
+    next variant starts from the same base and not with the previous variant's knobs.
+    """
+    from pcm_cli.testing import running_server
+
+    snapshot = dict(os.environ)
+    tmp = Path(tempfile.mkdtemp(prefix="pcm-bench-"))
+    full = {
+        **env,
+        "PCM_QDRANT_PATH": str(tmp / "qdrant"),
+        "PCM_API_KEYS": json.dumps(dict(keys)),
+    }
+    try:
+        async with running_server(full) as url:
+            _quiet_faststream()
+            yield url
+    finally:
+        os.environ.clear()
+        os.environ.update(snapshot)
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+def _quiet_faststream() -> None:
+    """FastStream's subscriber supervisor logs one INFO line per task at shutdown even with
+    PCM_LOG_LEVEL=WARNING; hundreds of them would bury the benchmark's own output."""
+    for name in list(logging.root.manager.loggerDict):
+        if name.startswith("faststream"):
+            logging.getLogger(name).setLevel(logging.WARNING)
+
+
+def client(url: str, key: str) -> httpx.AsyncClient:
+    return httpx.AsyncClient(
+        base_url=url, headers={"Authorization": f"Bearer {key}"}, timeout=600.0
+    )
+
+
+async def settle(c: httpx.AsyncClient, within_s: float = 1800.0, poll_s: float = 0.02) -> None:
+    """Wait for ``pending == 0``; polls faster than ``pcm_cli.testing.settle`` because the
+    benchmarks settle after every question and 100 ms a poll would dominate the run."""
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + within_s
+    while True:
+        r = await c.get("/v1/pipeline")
+        r.raise_for_status()
+        status = r.json()
+        if status["pending"] == 0:
+            return
+        if loop.time() > deadline:
+            raise TimeoutError(f"pipeline did not settle: {status}")
+        await asyncio.sleep(poll_s)
+
+
+def check(r: httpx.Response) -> Any:
+    if r.status_code >= 400:
+        raise RuntimeError(f"{r.request.method} {r.request.url.path}: {r.status_code} {r.text}")
+    return r.json() if r.content else None
+
+
+async def run_jobs(c: httpx.AsyncClient, names: Sequence[str], now: datetime) -> dict[str, int]:
+    """Run lifecycle jobs for the client's tenant at a simulated time; a job this server
+    does not know is skipped (older builds lack consolidation), not an error."""
+    known = set(check(await c.get("/v1/jobs"))["jobs"])
+    changed: dict[str, int] = {}
+    for name in names:
+        if name not in known:
+            continue
+        res = check(await c.post(f"/v1/jobs/{name}", json={"now": now.isoformat()}))
+        changed[name] = int(res.get("changed") or 0)
+    return changed
+
+
+def run_id() -> str:
+    return uuid.uuid4().hex[:6]
+
+
+# ---- statistics ---------------------------------------------------------------------------
+
+
+def pct(xs: Sequence[float], q: float) -> float:
+    return float(np.percentile(np.asarray(xs, dtype=float), q)) if xs else float("nan")
+
+
+def median(xs: Iterable[float]) -> float:
+    v = list(xs)
+    return float(np.median(np.asarray(v, dtype=float))) if v else float("nan")
+
+
+def mean(xs: Iterable[float]) -> float:
+    v = list(xs)
+    return float(np.mean(np.asarray(v, dtype=float))) if v else float("nan")
+
+
+def stage_medians(timings: Sequence[Mapping[str, float]]) -> dict[str, float]:
+    stages = sorted({s for t in timings for s in t})
+    return {s: round(median(t[s] for t in timings if s in t), 3) for s in stages}
+
+
+def stage_shares(timings: Sequence[Mapping[str, float]]) -> dict[str, float]:
+    """Share of summed server time per stage (sums, not medians, so shares add up to 1)."""
+    totals: dict[str, float] = {}
+    for t in timings:
+        for s, v in t.items():
+            totals[s] = totals.get(s, 0.0) + v
+    whole = sum(totals.values()) or 1.0
+    return {s: round(v / whole, 4) for s, v in sorted(totals.items())}
+
+
+# ---- rendering like the service -----------------------------------------------------------
+
+
+def dated_line(created_at: datetime, text: str) -> str:
+    """The service's situational line format (pcm_recall.prompt)."""
+    return f"- [{created_at:%Y-%m-%d %H:%M}] {' '.join(text.split())}"
+
+
+# ---- results ------------------------------------------------------------------------------
+
+
+def command_line(module: str, argv: Sequence[str] | None) -> str:
+    args = list(sys.argv[1:] if argv is None else argv)
+    return " ".join(["uv run python -m", module, *([shlex.join(args)] if args else [])])
+
+
+def envelope(name: str, command: str, config: dict[str, Any], results: Any) -> dict[str, Any]:
+    return {
+        "benchmark": name,
+        "command": command,
+        "date": datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC"),
+        "machine": {
+            "cpus": os.cpu_count(),
+            "platform": platform.platform(),
+            "python": platform.python_version(),
+            "loadavg_1m_at_end": round(os.getloadavg()[0], 2),
+        },
+        "config": config,
+        "results": results,
+    }
+
+
+def write_json(path: Path, data: dict[str, Any]) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(data, indent=1, default=str) + "\n")
+    print(f"wrote {path}", file=sys.stderr)
+
+
+def progress(iterable: Iterable[Any], quiet: bool, **kw: Any) -> Iterable[Any]:
+    if quiet:
+        return iterable
+    from tqdm import tqdm
+
+    return tqdm(iterable, file=sys.stderr, dynamic_ncols=True, **kw)
+
+
+def log(msg: str) -> None:
+    print(f"[{datetime.now():%H:%M:%S}] {msg}", file=sys.stderr, flush=True)

@@ -1,0 +1,216 @@
+"""Recall latency at 10k (and optionally 100k) memories in one tenant, and ingest throughput
+through the HTTP API including every downstream consumer catching up.
+
+    uv run python -m bench.latency [--sizes 10000 100000] [--k 10 50] [--rounds 3]
+        [--variant NAME:KEY=VAL,...] [--out bench-results/latency.json]
+
+Ingest: memories/s from the first request until ``GET /v1/pipeline`` reports nothing
+pending (graph extraction and judging included), one memory per request ("single") and
+``--batch`` per request ("batched"); the batched figure is the median over segments of
+``--segment`` memories, the single one the median over ``--single-repeats`` runs.
+Recall: client-side p50/p95 per round of ``--queries`` questions (medians over rounds) and
+the share of server time per stage from ``timings_ms``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import itertools
+import sys
+import time
+from collections.abc import Iterator, Sequence
+from typing import Any
+
+import httpx
+
+from bench import synthetic
+from bench.common import (
+    add_common_args,
+    base_env,
+    check,
+    client,
+    command_line,
+    envelope,
+    log,
+    median,
+    pcm_server,
+    pct,
+    progress,
+    run_id,
+    settle,
+    stage_medians,
+    stage_shares,
+    variants_of,
+    write_json,
+)
+
+
+def parser() -> argparse.ArgumentParser:
+    ap = argparse.ArgumentParser(prog="python -m bench.latency", description=__doc__.split("\n")[0])
+    ap.add_argument("--sizes", type=int, nargs="+", default=[10_000])
+    ap.add_argument("--k", type=int, nargs="+", default=[10, 50])
+    ap.add_argument("--queries", type=int, default=100, help="questions per round")
+    ap.add_argument("--rounds", type=int, default=3)
+    ap.add_argument("--batch", type=int, default=500, help="memories per batch request")
+    ap.add_argument("--segment", type=int, default=2_000, help="memories per timed segment")
+    ap.add_argument("--single-n", type=int, default=100, help="memories per single-ingest run")
+    ap.add_argument("--single-repeats", type=int, default=3)
+    add_common_args(ap, "latency.json")
+    return ap
+
+
+def body_of(m: synthetic.SyntheticMemory) -> dict[str, Any]:
+    return {"text": m.text, "created_at": m.created_at.isoformat(), "episode": m.episode}
+
+
+async def ingest_single(c: httpx.AsyncClient, n: int, seed: int) -> dict[str, float]:
+    mems = list(synthetic.memories(n, seed=seed))
+    t0 = time.perf_counter()
+    for m in mems:
+        check(await c.post("/v1/memories", json=body_of(m)))
+    acked = time.perf_counter() - t0
+    await settle(c)
+    done = time.perf_counter() - t0
+    return {"n": n, "acked_per_s": n / acked, "settled_per_s": n / done}
+
+
+async def ingest_segment(
+    c: httpx.AsyncClient, gen: Iterator[synthetic.SyntheticMemory], n: int, batch: int
+) -> dict[str, Any]:
+    statuses: dict[str, int] = {}
+    t0 = time.perf_counter()
+    left = n
+    while left > 0:
+        chunk = list(itertools.islice(gen, min(batch, left)))
+        left -= len(chunk)
+        res = check(
+            await c.post("/v1/memories:batch", json={"memories": [body_of(m) for m in chunk]})
+        )
+        for r in res["results"]:
+            statuses[r["status"]] = statuses.get(r["status"], 0) + 1
+    acked = time.perf_counter() - t0
+    await settle(c)
+    done = time.perf_counter() - t0
+    return {"n": n, "acked_per_s": n / acked, "settled_per_s": n / done, "statuses": statuses}
+
+
+async def recall_rounds(
+    c: httpx.AsyncClient, k: int, rounds: int, queries: int, quiet: bool
+) -> dict[str, Any]:
+    qs = synthetic.questions(queries * rounds + 10, seed=100 + k)
+    for q in qs[:10]:  # warm-up: first calls pay lazy loading
+        check(await c.post("/v1/recall", json={"query": q, "k": k}))
+    await settle(c)
+    per_round: list[dict[str, float]] = []
+    timings: list[dict[str, float]] = []
+    for r in range(rounds):
+        lat: list[float] = []
+        for q in progress(
+            qs[10 + r * queries : 10 + (r + 1) * queries],
+            quiet,
+            desc=f"recall k={k} round {r + 1}",
+            leave=False,
+        ):
+            t = time.perf_counter()
+            body = check(await c.post("/v1/recall", json={"query": q, "k": k}))
+            lat.append((time.perf_counter() - t) * 1000)
+            timings.append(body.get("timings_ms", {}))
+        per_round.append({"p50": median(lat), "p95": pct(lat, 95)})
+        # Reinforcement of this round runs in the background; let it finish so it does not
+        # land on the next round's clock.
+        await settle(c)
+    return {
+        "client_ms_p50": round(median(x["p50"] for x in per_round), 2),
+        "client_ms_p95": round(median(x["p95"] for x in per_round), 2),
+        "rounds": [{k2: round(v, 2) for k2, v in x.items()} for x in per_round],
+        "server_ms_median": stage_medians(timings),
+        "server_share": stage_shares(timings),
+    }
+
+
+async def run_variant(
+    args: argparse.Namespace, env: dict[str, str], variant_env: dict[str, str]
+) -> dict[str, Any]:
+    rid = run_id()
+    keys = {"lat": f"latency-{rid}", "single": f"latency-single-{rid}"}
+    out: dict[str, Any] = {"ingest_single": {}, "ingest_batched": {}, "recall": {}}
+    async with pcm_server({**env, **variant_env}, keys) as url:
+        async with client(url, "single") as c:
+            runs = []
+            for r in range(args.single_repeats):
+                runs.append(await ingest_single(c, args.single_n, seed=1000 + r))
+                log(
+                    f"  single ingest run {r + 1}: "
+                    f"{runs[-1]['settled_per_s']:.1f} memories/s settled"
+                )
+            out["ingest_single"] = {
+                "runs": runs,
+                "acked_per_s_median": round(median(x["acked_per_s"] for x in runs), 1),
+                "settled_per_s_median": round(median(x["settled_per_s"] for x in runs), 1),
+            }
+        async with client(url, "lat") as c:
+            gen = iter(synthetic.memories(max(args.sizes), seed=1))
+            stored = 0
+            segments: list[dict[str, Any]] = []
+            for size in sorted(args.sizes):
+                while stored < size:
+                    n = min(args.segment, size - stored)
+                    seg = await ingest_segment(c, gen, n, args.batch)
+                    stored += n
+                    segments.append({**seg, "after": stored})
+                    log(
+                        f"  batched ingest to {stored}: "
+                        f"{seg['settled_per_s']:.1f} memories/s settled "
+                        f"({seg['acked_per_s']:.1f}/s acknowledged)"
+                    )
+                out["recall"][str(size)] = {}
+                for k in args.k:
+                    res = await recall_rounds(c, k, args.rounds, args.queries, args.quiet)
+                    out["recall"][str(size)][str(k)] = res
+                    log(
+                        f"  {size} memories, k={k}: p50 {res['client_ms_p50']:.1f} ms, "
+                        f"p95 {res['client_ms_p95']:.1f} ms, shares {res['server_share']}"
+                    )
+            out["ingest_batched"] = {
+                "batch": args.batch,
+                "segments": segments,
+                "acked_per_s_median": round(median(x["acked_per_s"] for x in segments), 1),
+                "settled_per_s_median": round(median(x["settled_per_s"] for x in segments), 1),
+            }
+    return out
+
+
+async def run(args: argparse.Namespace, command: str) -> dict[str, Any]:
+    env = base_env(args)
+    results: dict[str, Any] = {}
+    for variant in variants_of(args):
+        log(f"latency, variant {variant.name}: {variant.env or '(service defaults)'}")
+        results[variant.name] = {"env": variant.env, **await run_variant(args, env, variant.env)}
+    config = {
+        k: getattr(args, k)
+        for k in (
+            "sizes",
+            "k",
+            "queries",
+            "rounds",
+            "batch",
+            "segment",
+            "single_n",
+            "single_repeats",
+        )
+    }
+    config["env"] = env
+    return envelope("latency", command, config, results)
+
+
+def main(argv: Sequence[str] | None = None, command: str | None = None) -> dict[str, Any]:
+    args = parser().parse_args(argv)
+    out = asyncio.run(run(args, command or command_line("bench.latency", argv)))
+    write_json(args.out, out)
+    return out
+
+
+if __name__ == "__main__":
+    main()
+    sys.exit(0)

@@ -1,0 +1,303 @@
+"""180-day lifecycle simulation on the LoCoMo dev conversations (whitepaper §5.5).
+
+    uv run python -m bench.lifecycle [--days 180] [--ask-every 30] [--k 50]
+        [--modes demotion deletion fresh] [--variant NAME:KEY=VAL,...]
+        [--out bench-results/lifecycle.json]
+
+Half of each conversation's questions (alternating within each category, so the split is
+deterministic and balanced) are asked on a schedule through the real recall path, whose
+side effects reinforce what it returns (in the sweeper). The clock starts at each
+conversation's last session and advances one day at a time; every simulated day the
+pipeline is settled and maintenance runs at the simulated time. The other half is asked
+once at the end with default recall (active memories only) and scored on evidence recall.
+
+Modes, each on a fresh store:
+- ``demotion``: PCM as built, ``POST /v1/jobs/demotion`` with the simulated ``now``
+  (weak and unrecalled for 90 days -> archived, searchable on request only);
+- ``deletion``: instead of demotion, memories whose strength at the simulated time is
+  below 0.05 are deleted (``GET /v1/memories`` + ``DELETE``), the "prune the weak" policy;
+- ``fresh``: no simulation; the store as ingested, evaluated at the same final time.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import sys
+import time
+from collections.abc import Sequence
+from datetime import datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+import httpx
+
+from bench.common import (
+    LOCOMO_PATH,
+    add_common_args,
+    base_env,
+    check,
+    client,
+    command_line,
+    envelope,
+    log,
+    pcm_server,
+    progress,
+    run_id,
+    run_jobs,
+    settle,
+    variants_of,
+    write_json,
+)
+from bench.locomo import ingest, retrieved_dias, summarize
+from bench.locomo_data import Conversation, Question, evidence_recall, load
+from pcm_common.domain.strength import DEMOTE_BELOW, decayed
+from pcm_common.tokens import count_tokens
+
+MODES = ("demotion", "deletion", "fresh")
+# Each simulated day's work happens at noon; questions asked at the end come a minute after.
+DAY_HOUR = timedelta(hours=12)
+
+
+def parser() -> argparse.ArgumentParser:
+    ap = argparse.ArgumentParser(
+        prog="python -m bench.lifecycle", description=__doc__.split("\n")[0]
+    )
+    ap.add_argument("--days", type=int, default=180)
+    ap.add_argument(
+        "--ask-every",
+        type=int,
+        default=30,
+        help="days between repeats of a scheduled question (0: each asked once)",
+    )
+    ap.add_argument(
+        "--ask-k",
+        type=int,
+        default=10,
+        help="k of the scheduled recalls (an agent's compact per-turn recall)",
+    )
+    ap.add_argument("--eval-k", type=int, default=50, help="k of the final evaluation")
+    ap.add_argument("--modes", nargs="+", choices=MODES, default=list(MODES))
+    ap.add_argument(
+        "--jobs",
+        nargs="*",
+        default=["consolidation"],
+        help="lifecycle jobs run daily besides demotion/deletion (unknown ones skipped)",
+    )
+    ap.add_argument("--limit-conversations", type=int, default=None)
+    ap.add_argument("--data", type=Path, default=LOCOMO_PATH)
+    add_common_args(ap, "lifecycle.json")
+    return ap
+
+
+def split(conv: Conversation) -> tuple[list[Question], list[Question]]:
+    """(asked on the schedule, held out): alternate within each category."""
+    asked: list[Question] = []
+    held: list[Question] = []
+    counts: dict[int, int] = {}
+    for q in sorted(conv.questions, key=lambda q: q.qid):
+        i = counts.get(q.category, 0)
+        counts[q.category] = i + 1
+        (asked if i % 2 == 0 else held).append(q)
+    return asked, held
+
+
+def schedule(asked: Sequence[Question], days: int, every: int) -> dict[int, list[Question]]:
+    """Day -> questions. Question j starts on a day spread over the first period, then repeats
+    every ``every`` days (an agent returning to the same topics)."""
+    period = every if every > 0 else days
+    plan: dict[int, list[Question]] = {}
+    for j, q in enumerate(asked):
+        day = 1 + (j * period) // max(len(asked), 1)
+        while day <= days:
+            plan.setdefault(day, []).append(q)
+            if every <= 0:
+                break
+            day += every
+    return plan
+
+
+async def list_all(c: httpx.AsyncClient, state: str | None = None) -> list[dict[str, Any]]:
+    items: list[dict[str, Any]] = []
+    offset: str | None = None
+    while True:
+        params: dict[str, Any] = {"limit": 500}
+        if offset:
+            params["offset"] = offset
+        if state:
+            params["state"] = state
+        page = check(await c.get("/v1/memories", params=params))
+        items += page["items"]
+        offset = page.get("next_offset")
+        if not offset:
+            return items
+
+
+async def delete_weak(c: httpx.AsyncClient, now: datetime) -> int:
+    """Strength at the simulated time (the API's current_strength uses the wall clock)."""
+    weak = []
+    for m in await list_all(c, state="active"):
+        st = m["strength"]
+        s = decayed(st["s_ref"], datetime.fromisoformat(st["t_ref"]), st["n"], now, m["pinned"])
+        if s < DEMOTE_BELOW:
+            weak.append(m["id"])
+    for mid in weak:
+        r = await c.delete(f"/v1/memories/{mid}")
+        if r.status_code not in (204, 404):
+            raise RuntimeError(f"delete {mid}: {r.status_code} {r.text}")
+    return len(weak)
+
+
+async def ask(
+    c: httpx.AsyncClient,
+    q: Question,
+    k: int,
+    now: datetime,
+    by_id: dict[str, set[str]],
+    include_archived: bool = False,
+) -> dict[str, Any]:
+    body = check(
+        await c.post(
+            "/v1/recall",
+            json={
+                "query": q.question,
+                "k": k,
+                "now": now.isoformat(),
+                "include_archived": include_archived,
+            },
+        )
+    )
+    rec = evidence_recall(q.evidence, retrieved_dias(body, by_id))
+    return {
+        "qid": q.qid,
+        "category": q.category,
+        "recall": rec,
+        "hit": rec == 1.0,
+        "tokens": count_tokens(body["prompt"]),
+    }
+
+
+async def run_mode(
+    mode: str,
+    args: argparse.Namespace,
+    env: dict[str, str],
+    convs: Sequence[Conversation],
+    names: dict[int, str],
+) -> dict[str, Any]:
+    rid = run_id()
+    keys = {c.sample_id: f"life-{mode}-{c.sample_id}-{rid}" for c in convs}
+    t_start = time.perf_counter()
+    async with pcm_server(env, keys) as url:
+        clients = {c.sample_id: client(url, c.sample_id) for c in convs}
+        try:
+            maps: dict[str, dict[str, set[str]]] = {}
+            for conv in convs:
+                maps[conv.sample_id], _ = await ingest(clients[conv.sample_id], conv)
+            any_client = next(iter(clients.values()))
+            await settle(any_client)
+            start = {
+                c.sample_id: c.last_at.replace(hour=0, minute=0, second=0) + DAY_HOUR for c in convs
+            }
+            plans = {c.sample_id: schedule(split(c)[0], args.days, args.ask_every) for c in convs}
+            removed = 0
+            asked_records: list[dict[str, Any]] = []
+            if mode != "fresh":
+                for day in progress(range(1, args.days + 1), args.quiet, desc=f"{mode} days"):
+                    for conv in convs:
+                        c = clients[conv.sample_id]
+                        now = start[conv.sample_id] + timedelta(days=day)
+                        for q in plans[conv.sample_id].get(day, []):
+                            r = await ask(c, q, args.ask_k, now, maps[conv.sample_id])
+                            asked_records.append({**r, "day": day})
+                    await settle(any_client)  # reinforcement lands before maintenance
+                    for conv in convs:
+                        c = clients[conv.sample_id]
+                        now = start[conv.sample_id] + timedelta(days=day)
+                        if mode == "demotion":
+                            done = await run_jobs(c, ["demotion", *args.jobs], now)
+                            removed += done.get("demotion", 0)
+                        else:
+                            await run_jobs(c, args.jobs, now)
+                            removed += await delete_weak(c, now)
+                    await settle(any_client)
+            held: list[dict[str, Any]] = []
+            held_archived: list[dict[str, Any]] = []
+            asked_end: list[dict[str, Any]] = []
+            for conv in convs:
+                c = clients[conv.sample_id]
+                end = start[conv.sample_id] + timedelta(days=args.days, minutes=1)
+                asked_q, held_q = split(conv)
+                if mode == "fresh":  # what the scheduler would have done by then, no more
+                    await run_jobs(c, args.jobs, end)
+                    await settle(c)
+                for q in held_q:
+                    held.append(await ask(c, q, args.eval_k, end, maps[conv.sample_id]))
+                    if mode == "demotion":
+                        held_archived.append(
+                            await ask(c, q, args.eval_k, end, maps[conv.sample_id], True)
+                        )
+                # The held-out half is asked before the asked half so their reinforcement
+                # cannot help it; the asked half at the end is for reference only.
+                for q in asked_q:
+                    asked_end.append(await ask(c, q, args.eval_k, end, maps[conv.sample_id]))
+                await settle(c)
+            active = sum([len(await list_all(c, state="active")) for c in clients.values()])
+        finally:
+            for c in clients.values():
+                await c.aclose()
+    out: dict[str, Any] = {
+        "held_out": summarize(held, names),
+        "asked_half_at_end": summarize(asked_end, names),
+        "scheduled_recalls": len(asked_records),
+        "removed": removed,
+        "active_at_end": active,
+        "memories": sum(len(m) for m in maps.values()),
+        "seconds": round(time.perf_counter() - t_start, 1),
+    }
+    if held_archived:
+        out["held_out_include_archived"] = summarize(held_archived, names)
+    return out
+
+
+async def run(args: argparse.Namespace, command: str) -> dict[str, Any]:
+    convs, names = load(args.data, args.limit_conversations)
+    env = base_env(args)
+    results: dict[str, Any] = {}
+    for variant in variants_of(args):
+        results[variant.name] = {"env": variant.env, "modes": {}}
+        for mode in args.modes:
+            log(f"lifecycle {variant.name} / {mode}: {args.days} days")
+            res = await run_mode(mode, args, {**env, **variant.env}, convs, names)
+            results[variant.name]["modes"][mode] = res
+            o = res["held_out"]["overall"]
+            log(
+                f"  held-out recall {o['evidence_recall']:.3f}, hit {o['hit_rate']:.3f}; "
+                f"removed {res['removed']}, active {res['active_at_end']}/{res['memories']}, "
+                f"{res['seconds']} s"
+            )
+    asked = [len(split(c)[0]) for c in convs]
+    config = {
+        "conversations": [c.sample_id for c in convs],
+        "days": args.days,
+        "ask_every": args.ask_every,
+        "ask_k": args.ask_k,
+        "eval_k": args.eval_k,
+        "asked_questions": sum(asked),
+        "held_out_questions": sum(len(c.questions) for c in convs) - sum(asked),
+        "modes": args.modes,
+        "daily_jobs": args.jobs,
+        "env": env,
+    }
+    return envelope("lifecycle", command, config, results)
+
+
+def main(argv: Sequence[str] | None = None, command: str | None = None) -> dict[str, Any]:
+    args = parser().parse_args(argv)
+    out = asyncio.run(run(args, command or command_line("bench.lifecycle", argv)))
+    write_json(args.out, out)
+    return out
+
+
+if __name__ == "__main__":
+    main()
+    sys.exit(0)

@@ -39,7 +39,9 @@ RECALL_STAGE_SECONDS = Histogram(
     buckets=(0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 1),
 )
 RERANK_OUTCOMES = Counter(
-    "pcm_rerank_total", "Recalls by reranking outcome", ["outcome"]  # reranked|skipped|failed|none
+    "pcm_rerank_total",
+    "Recalls by reranking outcome",
+    ["outcome"],  # reranked|skipped|failed|none
 )
 MEMORIES_WRITTEN = Counter("pcm_memories_written_total", "Ingest results", ["status"])
 

@@ -40,4 +40,3 @@ class SweeperSettings(PcmSettings):
     surprisal_sweep_grace_s: float = 30.0
     surprisal_sweep_batch: int = 256
     surprisal_interval_s: float = 120.0  # the sweep that judges whatever was missed
-

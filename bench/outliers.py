@@ -10,8 +10,9 @@ and never reach the system.
 
 `--offline` stores through the real ingest service (duplicates and merges included) into a
 Qdrant Edge shard in a temp dir (Redis DB 4 for its events), judges with
-`pcm_sweeper.judging.Judging`, recalls with the real `RecallService` (flags not yet
-wired: computed beside it with `pcm_recall.flags.compute`, timed on their own).
+`pcm_sweeper.judging.Judging`, recalls with the real `RecallService` and takes its flags
+(`--pool`: the older way, flags computed beside it from a dense pool). `--store DIR` keeps
+the judged shards and reuses them (`--rejudge` judges them again), for quick iteration.
 """
 
 from __future__ import annotations
@@ -194,6 +195,8 @@ async def run_offline(
     k: int,
     use_pool: bool = False,
     strict_merge: bool = False,
+    store: Path | None = None,
+    rejudge: bool = False,
 ) -> dict[str, Replay]:
     from redis.asyncio import Redis
 
@@ -211,7 +214,12 @@ async def run_offline(
     redis = Redis.from_url(OFFLINE_REDIS)
     await redis.flushdb()
     await redis.aclose()
-    tmp = Path(tempfile.mkdtemp(prefix="pcm-outliers-"))
+    # `store`: keep the stored and judged shard there and reuse it on the next run (the
+    # ingest and judging take most of the time; flag rules can then be iterated quickly).
+    tmp = store if store is not None else Path(tempfile.mkdtemp(prefix="pcm-outliers-"))
+    tmp.mkdir(parents=True, exist_ok=True)
+    saved = tmp / "replay.json"
+    reuse = store is not None and saved.exists()
     settings = PcmSettings(redis_url=OFFLINE_REDIS, qdrant_path=tmp / "qdrant")
     res = Resources(settings)
     ingest = IngestService(res, IngestSettings(redis_url=OFFLINE_REDIS))
@@ -226,23 +234,35 @@ async def run_offline(
         by_persona: dict[str, list[dict[str, Any]]] = defaultdict(list)
         for m in data["memories"]:
             by_persona[m["persona"]].append(m)
+        kept: dict[str, dict[str, dict[str, str]]] = json.loads(saved.read_text()) if reuse else {}
         for persona, mems in by_persona.items():
             tenant = f"outliers-{persona}"
             rep = replays[persona]
-            # One write per memory, in time order, as a client logging its day would: a
-            # batch would also fold in-batch duplicates without recording their dates.
-            for m in mems:
-                item = MemoryIn(text=m["text"], created_at=_ts(m["created_at"]))
-                (r,) = await ingest.store(tenant, [item])
-                rep.ids[m["memory_id"]] = r.id
-                rep.status[m["memory_id"]] = r.status
-            await judging.sweep(tenant, _ts(mems[-1]["created_at"]))
+            if reuse:
+                rep.ids, rep.status = kept[persona]["ids"], kept[persona]["status"]
+                if rejudge:  # judging rules changed: judge every memory again, in order
+                    points, _ = await res.vectors.scroll(tenant, limit=10_000, with_vectors=True)
+                    points.sort(key=lambda p: float(p.payload.get("created_ts") or 0.0))
+                    for p in points:
+                        await judging.judge_point(tenant, p)
+            else:
+                # One write per memory, in time order, as a client logging its day would:
+                # a batch would also fold in-batch duplicates without recording their dates.
+                for m in mems:
+                    item = MemoryIn(text=m["text"], created_at=_ts(m["created_at"]))
+                    (r,) = await ingest.store(tenant, [item])
+                    rep.ids[m["memory_id"]] = r.id
+                    rep.status[m["memory_id"]] = r.status
+                await judging.sweep(tenant, _ts(mems[-1]["created_at"]))
+                kept[persona] = {"ids": rep.ids, "status": rep.status}
             points, _ = await res.vectors.scroll(tenant, limit=10_000)
             for p in points:
                 s = p.payload.get("surprisal") or {}
                 if s.get("judged_at"):
                     rep.judged[p.id] = s.get("score")
                 rep.payloads[p.id] = p.payload
+        if store is not None and not reuse:
+            saved.write_text(json.dumps(kept))
         recall = RecallService(res, rs)
         for q in data["questions"]:
             tenant = f"outliers-{q['persona']}"
@@ -251,18 +271,19 @@ async def run_offline(
             req = RecallIn(query=q["text"], now=now, k=k)
             out, _ = await recall.recall(tenant, req)
             ranked = [c.memory_id for c in out.situational_context]
-            vis = visibility(req, False)
-            pool: list[str] = []
-            if use_pool:  # the candidates recall dropped under its relevance floor
+            flags = out.anomaly_flags  # as the service computes them (HTTP's flags)
+            rep.flag_ms.append(float(out.timings_ms.get("flags", 0.0)))
+            if use_pool:  # legacy: flags beside the service, pool from a dense search
+                vis = visibility(req, False)
                 qvec = await res.embedder.embed_one(q["text"])
                 hits = await res.vectors.search(tenant, qvec, limit=max(50, 2 * k), flt=vis)
                 pool = [h.id for h in hits if h.id not in set(ranked)]
-            t0 = time.perf_counter()
-            payloads = {p.id: p.payload for p in await res.vectors.get(tenant, ranked + pool)}
-            flags = await flag_rules.compute(
-                res.vectors, tenant, ranked, payloads, now, vis, pool_ids=pool
-            )
-            rep.flag_ms.append((time.perf_counter() - t0) * 1000)
+                t0 = time.perf_counter()
+                payloads = {p.id: p.payload for p in await res.vectors.get(tenant, ranked + pool)}
+                flags = await flag_rules.compute(
+                    res.vectors, tenant, ranked, payloads, now, vis, pool_ids=pool
+                )
+                rep.flag_ms[-1] = (time.perf_counter() - t0) * 1000
             rep.answers[q["question_id"]] = {
                 "anomaly_flags": [f.model_dump(mode="json") for f in flags],
                 "situational_context": [{"memory_id": i} for i in ranked],
@@ -270,7 +291,8 @@ async def run_offline(
             }
     finally:
         await res.aclose()
-        shutil.rmtree(tmp, ignore_errors=True)
+        if store is None:
+            shutil.rmtree(tmp, ignore_errors=True)
     return replays
 
 
@@ -366,6 +388,17 @@ def main(argv: Sequence[str] | None = None, command: str | None = None) -> dict[
         action="store_true",
         help="offline: also give flags the candidates recall dropped under its floor",
     )
+    ap.add_argument(
+        "--store",
+        type=Path,
+        default=None,
+        help="offline: keep the stored, judged shards under this folder and reuse them",
+    )
+    ap.add_argument(
+        "--rejudge",
+        action="store_true",
+        help="offline with --store: judge every reused memory again (judging rules changed)",
+    )
     ap.add_argument("--k", type=int, default=50)
     from bench.common import add_common_args
 
@@ -390,7 +423,17 @@ def main(argv: Sequence[str] | None = None, command: str | None = None) -> dict[
         data = json.loads((DATA_DIR / FILES[name]).read_text())
         t0 = time.perf_counter()
         replays = (
-            asyncio.run(run_offline(data, args.judge, args.k, args.pool, args.strict_merge))
+            asyncio.run(
+                run_offline(
+                    data,
+                    args.judge,
+                    args.k,
+                    args.pool,
+                    args.strict_merge,
+                    args.store / name if args.store else None,
+                    args.rejudge,
+                )
+            )
             if args.offline
             else asyncio.run(run_http(data, args))
         )

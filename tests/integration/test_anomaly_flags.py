@@ -165,6 +165,39 @@ async def test_flags_surprise_via_family_and_stopped_routine(res: Resources) -> 
     assert early == []
 
 
+async def test_stopped_routine_reached_from_the_pool_and_confirmed(
+    res: Resources, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    run_items = runs(12)
+    call_items = calls(8, T0 - timedelta(days=70))  # weekly until day -21, then silence
+    run_ids = await store(res, "t4", run_items)
+    call_ids = await store(res, "t4", call_items)
+    judging = Judging(res)
+    for mid, item in [
+        *zip(run_ids, run_items, strict=True),
+        *zip(call_ids, call_items, strict=True),
+    ]:
+        await judging.on_written(written("t4", mid, *item))
+    vis = Filter(must={"state": ["active"]}, should=[{"scope": "global"}])
+    now = T0 + timedelta(days=23)
+
+    async def compute(ranked: list[str], pool: list[str], at: datetime) -> list[flags.AnomalyFlag]:
+        payloads = {p.id: p.payload for p in await res.vectors.get("t4", ranked + pool)}
+        return await flags.compute(res.vectors, "t4", ranked, payloads, at, vis, pool_ids=pool)
+
+    # Nothing recalled; the calls come only after a dozen other candidates under the floor.
+    got = await compute([], [*run_ids, call_ids[2]], now)
+    (stop,) = [f for f in got if f.kind == "stopped_routine"]
+    assert stop.memory_id == call_ids[-1] and stop.last_at == call_items[-1][1]
+    assert len(got) <= flags.MAX_FLAGS
+
+    # Expansion reaching no later entry (no hops): from the sixth call, the calls look quiet
+    # for 19 days; the confirming read finds the two later calls, so nothing is flagged.
+    monkeypatch.setattr(flags, "ROUTINE_HOPS", 0)
+    early = await compute([call_ids[5]], [], call_items[-1][1] + timedelta(days=5))
+    assert all(f.kind != "stopped_routine" for f in early)
+
+
 # ---- end to end through the HTTP API (needs the proposed wiring) -----------------------
 
 

@@ -116,6 +116,19 @@ def test_routine_stopped_continuing_and_irregular() -> None:
     assert st is None or not st.stopped or st.cv < 1
 
 
+def test_stopped_after_two_and_a_half_intervals_unless_it_paused_as_long_before() -> None:
+    weekly = [i * 7 * DAY for i in range(8)]
+    last = weekly[-1]
+    assert sp.routine_state(weekly, last + 17 * DAY).stopped is False  # type: ignore[union-attr]
+    assert sp.routine_state(weekly, last + 18 * DAY).stopped is True  # type: ignore[union-attr]
+    # One skipped week in the run: quiet must outlast that break by an interval (21 days).
+    skipped = [*weekly[:4], *(t + 7 * DAY for t in weekly[4:])]
+    last = skipped[-1]
+    state = sp.routine_state(skipped, last + 18 * DAY)
+    assert state is not None and state.regular and not state.stopped
+    assert sp.routine_state(skipped, last + 22 * DAY).stopped is True  # type: ignore[union-attr]
+
+
 def test_isolated_old_entry_does_not_break_the_current_run() -> None:
     daily = [400 * DAY + i * DAY for i in range(8)]
     state = sp.routine_state([0.0, *daily], daily[-1] + 5 * DAY)

@@ -2,14 +2,17 @@
 
 - Surprise: a memory with σ >= 0.7 is flagged when it or a member of its family was
   recalled, ordered by the best recalled rank of the memory or its family.
-- Stopped routine: for the top recalled memories, the routine {m} ∪ F(m) ∪ memories whose
-  family shares >= 2 members with it (applied until nothing joins, so a long routine's
-  latest entries are reached) is flagged when regular (N >= 5, cv < 1) and quiet for more
-  than 3 median intervals, with its last date and usual interval.
+- Stopped routine: for the recalled memories and then the candidates under the relevance
+  floor, the routine {m} ∪ F(m) ∪ memories whose family shares >= 2 members with it
+  (applied until nothing joins, so a long routine's latest entries are reached) is flagged
+  when regular (N >= 5, cv < 1), quiet for more than 2.5 median intervals and longer than
+  its longest earlier break plus one interval, and no later entry exists; with its last
+  date and usual interval.
 
 Cheap by construction: the families were computed by the sweeper, so a recall costs one
 filtered scroll for surprises, at most ROUTINE_HOPS scrolls and one point lookup for
-routines, and no model call.
+routines, one more scroll per routine found stopped (to confirm nothing came later), and
+no model call.
 """
 
 from __future__ import annotations
@@ -24,9 +27,15 @@ from pcm_common.stores.vectors import Filter, VectorStore
 from pcm_recall.schemas import AnomalyFlag
 
 MAX_FLAGS = 5
-ROUTINE_SEEDS = 1000  # EXPERIMENT
+# Routines are checked for every candidate the recall considered, recalled ones first then
+# the pool under the relevance floor (at most the pool size, 100 at k=50): a stopped routine
+# is rare and worth a flag whenever the request came near it, and an everyday request ("a
+# meal plan") rarely lands among the routine's entries (the weigh-ins) themselves. Flags
+# are ordered by the best rank of a routine member, so the nearest routines come first.
+ROUTINE_SEEDS = 100
 ROUTINE_HOPS = 3
 SCROLL_LIMIT = 512
+LATER_LIMIT = 64  # later entries read to confirm that a routine has stopped
 
 
 @dataclass
@@ -138,13 +147,27 @@ async def compute(
         await _expand(vectors, tenant, seed_ids, known, visibility)
         now_ts = now.timestamp()
         seen_last: set[str] = set()
+        covered: set[str] = set()
         for seed in seed_ids:
+            if seed in covered:
+                continue  # already part of a better-ranked seed's routine
             members = _routine(seed, known)
+            covered |= members
             # A duplicate stored once still marks each of its repeats as an entry.
             times = {m: [known[m].ts, *known[m].repeats] for m in members if m in known}
             state = sp.routine_state([t for ts in times.values() for t in ts], now_ts)
             if state is None or not state.stopped:
                 continue
+            # Before calling it stopped, look for later entries the bounded expansion may
+            # have missed (a long routine in a large tenant): a routine that goes on is
+            # never flagged.
+            if await _later(vectors, tenant, members, state.last_ts, known, visibility):
+                members = _routine(seed, known)
+                covered |= members
+                times = {m: [known[m].ts, *known[m].repeats] for m in members if m in known}
+                state = sp.routine_state([t for ts in times.values() for t in ts], now_ts)
+                if state is None or not state.stopped:
+                    continue
             last = max(times, key=lambda m: max(t for t in times[m] if t <= now_ts))
             if last in seen_last:
                 continue
@@ -211,6 +234,27 @@ async def _expand(
     if missing:
         for p in await vectors.get(tenant, missing):
             known[p.id] = _info(p.payload)
+
+
+async def _later(
+    vectors: VectorStore,
+    tenant: str,
+    members: set[str],
+    after_ts: float,
+    known: dict[str, _Info],
+    visibility: Filter | None,
+) -> bool:
+    """Load the memories written after `after_ts` whose family mentions a routine member;
+    True when any of them was not known yet."""
+    flt = _with(visibility, **{"surprisal.family_ids": sorted(members)})
+    flt.ranges["created_ts"] = (after_ts + 1e-3, None)
+    points, _ = await vectors.scroll(tenant, flt=flt, limit=LATER_LIMIT)
+    new = False
+    for p in points:
+        if p.id not in known:
+            known[p.id] = _info(p.payload)
+            new = True
+    return new
 
 
 def _routine(seed: str, known: Mapping[str, _Info]) -> set[str]:

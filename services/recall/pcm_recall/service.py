@@ -132,13 +132,15 @@ class RecallService:
         top = await self._with_episode_records(tenant, ranked, k)
         whole = {c.episode for c in top if c.metadata.get("sources")}
         taken = {c.memory_id for c in top} | {s for c in top for s in c.metadata.get("sources", [])}
-        episode = await self._episode_context(
-            tenant, [c for c in top if c.episode not in whole], k, exclude=taken
+        # Episode context and anomaly flags read the store independently: overlap them.
+        episode, flag_list = await asyncio.gather(
+            self._episode_context(
+                tenant, [c for c in top if c.episode not in whole], k, exclude=taken
+            ),
+            self._flags(tenant, req, top, hits, now),
         )
         asker = [self._item(p, now, rel=1.0, score=1.0) for p in await self.pinned.get(tenant)]
-        timer.lap("context")
-        flag_list = await self._flags(tenant, req, top, hits, now)
-        timer.lap("flags")
+        timer.lap("context_and_flags")
         prompt = render(flag_list, asker, top, episode, scoring.prompt_budget_chars(k))
         timer.lap("render")
         out = RecallOut(

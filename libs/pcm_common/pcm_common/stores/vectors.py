@@ -25,9 +25,10 @@ KEYWORD_INDEXES = (
     "episode",
     "source",
     "importance",
+    "surprisal.family_ids",  # anomaly flags find families of recalled memories by this
 )
 BOOL_INDEXES = ("pinned", "graph.extracted")
-FLOAT_INDEXES = ("created_ts", "strength.s_ref")
+FLOAT_INDEXES = ("created_ts", "strength.s_ref", "surprisal.score")
 
 
 @dataclass(frozen=True)

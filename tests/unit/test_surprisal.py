@@ -152,3 +152,20 @@ def test_distinct_events_for_near_duplicates() -> None:
     base = "Refilled the allergy tablets at QuickCare Pharmacy; copay $15.00."
     assert sp.distinct_events(base, base + " The pharmacist said the dose has been doubled.")
     assert not sp.distinct_events(base, base.replace("Refilled", "Picked up"))
+
+
+def test_routine_closure_matches_the_membership_rule_applied_until_stable() -> None:
+    families = {
+        "m": ["a", "b"],
+        "a": ["m", "b"],
+        "b": ["m", "a"],
+        "c": ["a", "b", "m"],  # shares three with the core: joins
+        "d": ["c", "a"],  # joins once c is in (shares c and a)
+        "x": ["a", "y", "z", "w"],  # shares one of four: stays out
+    }
+    members = sp.routine_closure("m", families, sp.family_holders(families))
+    assert members == {"m", "a", "b", "c", "d"}
+    step = sp.routine_members(
+        "m", ["a", "b"], {k: v for k, v in families.items() if k not in {"m", "a", "b"}}
+    )
+    assert step == {"m", "a", "b", "c"}

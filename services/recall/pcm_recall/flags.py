@@ -146,13 +146,15 @@ async def compute(
     seed_ids = [m for m in ranked_ids[:seeds] if m in known and known[m].family]
     if seed_ids:
         await _expand(vectors, tenant, seed_ids, known, visibility)
+        families = {mid: info.family for mid, info in known.items()}
+        holders = sp.family_holders(families)  # built once: routines grow through it
         now_ts = now.timestamp()
         seen_last: set[str] = set()
         covered: set[str] = set()
         for seed in seed_ids:
             if seed in covered:
                 continue  # already part of a better-ranked seed's routine
-            members = _routine(seed, known)
+            members = sp.routine_closure(seed, families, holders)
             covered |= members
             # A duplicate stored once still marks each of its repeats as an entry.
             times = {m: [known[m].ts, *known[m].repeats] for m in members if m in known}
@@ -163,7 +165,9 @@ async def compute(
             # have missed (a long routine in a large tenant): a routine that goes on is
             # never flagged.
             if await _later(vectors, tenant, members, state.last_ts, known, visibility):
-                members = _routine(seed, known)
+                families = {mid: info.family for mid, info in known.items()}
+                holders = sp.family_holders(families)
+                members = sp.routine_closure(seed, families, holders)
                 covered |= members
                 times = {m: [known[m].ts, *known[m].repeats] for m in members if m in known}
                 state = sp.routine_state([t for ts in times.values() for t in ts], now_ts)
@@ -256,17 +260,3 @@ async def _later(
             known[p.id] = _info(p.payload)
             new = True
     return new
-
-
-def _routine(seed: str, known: Mapping[str, _Info]) -> set[str]:
-    """§3.8's routine, with the membership rule applied until nothing joins."""
-    members = {seed, *known[seed].family}
-    while True:
-        grown = sp.routine_members(
-            seed,
-            members - {seed},
-            {mid: info.family for mid, info in known.items() if mid not in members},
-        )
-        if grown <= members:
-            return members
-        members |= grown

@@ -133,7 +133,7 @@ class RecallService:
         whole = {c.episode for c in top if c.metadata.get("sources")}
         taken = {c.memory_id for c in top} | {s for c in top for s in c.metadata.get("sources", [])}
         # Episode context and anomaly flags read the store independently: overlap them.
-        episode, flag_list = await asyncio.gather(
+        episode, (flag_list, flags_ms) = await asyncio.gather(
             self._episode_context(
                 tenant, [c for c in top if c.episode not in whole], k, exclude=taken
             ),
@@ -141,6 +141,7 @@ class RecallService:
         )
         asker = [self._item(p, now, rel=1.0, score=1.0) for p in await self.pinned.get(tenant)]
         timer.lap("context_and_flags")
+        timer.ms["flags"] = flags_ms  # overlapped with the episode context read
         prompt = render(flag_list, asker, top, episode, scoring.prompt_budget_chars(k))
         timer.lap("render")
         out = RecallOut(
@@ -173,15 +174,17 @@ class RecallService:
         top: list[ContextItem],
         hits: list[ScoredPoint],
         now: datetime,
-    ) -> list[AnomalyFlag]:
-        """Surprise and stopped-routine flags for what was recalled; never fails a recall."""
+    ) -> tuple[list[AnomalyFlag], float]:
+        """Surprise and stopped-routine flags for what was recalled, and the milliseconds
+        they took; never fails a recall."""
         if not self.settings.flags_enabled:
-            return []
+            return [], 0.0
+        started = time.perf_counter()
         ranked = [c.memory_id for c in top]
         seen = set(ranked)
         pool = [h.id for h in hits if h.id not in seen] if self.settings.flags_use_pool else []
         try:
-            return await anomaly.compute(
+            flags = await anomaly.compute(
                 self.res.vectors,
                 tenant,
                 ranked,
@@ -190,9 +193,10 @@ class RecallService:
                 visibility(req, req.include_archived),
                 pool_ids=pool,
             )
+            return flags, round((time.perf_counter() - started) * 1000, 3)
         except Exception as exc:
             log.warning("flags_failed", tenant=tenant, error=repr(exc))
-            return []
+            return [], round((time.perf_counter() - started) * 1000, 3)
 
     async def publish(self, event: MemoryRecalled) -> None:
         await self.res.bus.publish(STREAM_RECALLED, event)

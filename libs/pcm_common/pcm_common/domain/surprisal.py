@@ -17,7 +17,8 @@ import itertools
 import math
 import re
 import statistics
-from collections.abc import Iterable, Sequence
+from collections import Counter
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from difflib import SequenceMatcher
 
@@ -510,6 +511,41 @@ def routine_members(
         if shared >= ROUTINE_SHARED and shared * 2 >= len(set(fam)):
             out.add(mid)
     return out
+
+
+def family_holders(families: Mapping[str, Sequence[str]]) -> dict[str, set[str]]:
+    """Reverse index: member id -> the memories whose family contains it."""
+    holders: dict[str, set[str]] = {}
+    for mid, fam in families.items():
+        for f in fam:
+            holders.setdefault(f, set()).add(mid)
+    return holders
+
+
+def routine_closure(
+    seed: str,
+    families: Mapping[str, Sequence[str]],
+    holders: Mapping[str, set[str]],
+) -> set[str]:
+    """The routine of `seed` with `routine_members`' rule applied until nothing joins, so a
+    long routine's latest entries are reached. Only memories holding a member in their
+    family can join, so the reverse index keeps this proportional to the routine, not to
+    every memory known."""
+    members = {seed, *families.get(seed, ())}
+    while True:
+        shared: Counter[str] = Counter()
+        for m in members:
+            for holder in holders.get(m, ()):
+                if holder not in members:
+                    shared[holder] += 1
+        joiners = {
+            mid
+            for mid, n in shared.items()
+            if n >= ROUTINE_SHARED and n * 2 >= len(set(families.get(mid, ())))
+        }
+        if not joiners:
+            return members
+        members |= joiners
 
 
 @dataclass(frozen=True)

@@ -14,7 +14,7 @@ import shutil
 import sys
 import tempfile
 import uuid
-from collections.abc import AsyncIterator, Iterable, Mapping, Sequence
+from collections.abc import AsyncIterator, Callable, Coroutine, Iterable, Mapping, Sequence
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -267,3 +267,17 @@ def progress(iterable: Iterable[Any], quiet: bool, **kw: Any) -> Iterable[Any]:
 
 def log(msg: str) -> None:
     print(f"[{datetime.now():%H:%M:%S}] {msg}", file=sys.stderr, flush=True)
+
+
+def cli_main(
+    module: str,
+    parser: Callable[[], argparse.ArgumentParser],
+    run: Callable[[argparse.Namespace, str], Coroutine[Any, Any, dict[str, Any]]],
+    argv: Sequence[str] | None,
+    command: str | None,
+) -> dict[str, Any]:
+    """Shared `main` of the benchmark modules: parse, run, write the JSON, return it."""
+    args = parser().parse_args(argv)
+    out: dict[str, Any] = asyncio.run(run(args, command or command_line(module, argv)))
+    write_json(args.out, out)
+    return out

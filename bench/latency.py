@@ -15,7 +15,6 @@ the share of server time per stage from ``timings_ms``.
 from __future__ import annotations
 
 import argparse
-import asyncio
 import itertools
 import sys
 import time
@@ -29,8 +28,8 @@ from bench.common import (
     add_common_args,
     base_env,
     check,
+    cli_main,
     client,
-    command_line,
     envelope,
     log,
     median,
@@ -42,7 +41,6 @@ from bench.common import (
     stage_medians,
     stage_shares,
     variants_of,
-    write_json,
 )
 
 
@@ -205,10 +203,7 @@ async def run(args: argparse.Namespace, command: str) -> dict[str, Any]:
 
 
 def main(argv: Sequence[str] | None = None, command: str | None = None) -> dict[str, Any]:
-    args = parser().parse_args(argv)
-    out = asyncio.run(run(args, command or command_line("bench.latency", argv)))
-    write_json(args.out, out)
-    return out
+    return cli_main("bench.latency", parser, run, argv, command)
 
 
 if __name__ == "__main__":

@@ -22,7 +22,6 @@ Modes, each on a fresh store:
 from __future__ import annotations
 
 import argparse
-import asyncio
 import sys
 import time
 from collections.abc import Sequence
@@ -37,8 +36,8 @@ from bench.common import (
     add_common_args,
     base_env,
     check,
+    cli_main,
     client,
-    command_line,
     envelope,
     log,
     pcm_server,
@@ -47,7 +46,6 @@ from bench.common import (
     run_jobs,
     settle,
     variants_of,
-    write_json,
 )
 from bench.locomo import ingest, retrieved_dias, summarize
 from bench.locomo_data import Conversation, Question, evidence_recall, load
@@ -292,10 +290,7 @@ async def run(args: argparse.Namespace, command: str) -> dict[str, Any]:
 
 
 def main(argv: Sequence[str] | None = None, command: str | None = None) -> dict[str, Any]:
-    args = parser().parse_args(argv)
-    out = asyncio.run(run(args, command or command_line("bench.lifecycle", argv)))
-    write_json(args.out, out)
-    return out
+    return cli_main("bench.lifecycle", parser, run, argv, command)
 
 
 if __name__ == "__main__":

@@ -17,7 +17,6 @@ order and reruns are deterministic.
 from __future__ import annotations
 
 import argparse
-import asyncio
 import sys
 import time
 from collections.abc import Sequence
@@ -32,8 +31,8 @@ from bench.common import (
     add_common_args,
     base_env,
     check,
+    cli_main,
     client,
-    command_line,
     dated_line,
     envelope,
     log,
@@ -47,7 +46,6 @@ from bench.common import (
     settle,
     stage_medians,
     variants_of,
-    write_json,
 )
 from bench.locomo_data import Conversation, Question, evidence_recall, load
 from pcm_common.tokens import count_tokens
@@ -355,10 +353,7 @@ async def run(args: argparse.Namespace, command: str) -> dict[str, Any]:
 
 
 def main(argv: Sequence[str] | None = None, command: str | None = None) -> dict[str, Any]:
-    args = parser().parse_args(argv)
-    out = asyncio.run(run(args, command or command_line("bench.locomo", argv)))
-    write_json(args.out, out)
-    return out
+    return cli_main("bench.locomo", parser, run, argv, command)
 
 
 if __name__ == "__main__":

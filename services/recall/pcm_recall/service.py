@@ -103,7 +103,8 @@ class RecallService:
         qvec = await self.res.embedder.embed_one(req.query)
         timer.lap("embed")
         pool = scoring.pool_size(k)
-        flt = visibility(req, req.include_archived)
+        # Archived memories are searched too: a strong cue brings one back (see _score).
+        flt = visibility(req, include_archived=True)
         sparse = encode_query(req.query) if self.settings.hybrid else None
         hits = await self.res.vectors.search(
             tenant,
@@ -241,10 +242,17 @@ class RecallService:
         items = [
             self._item(h, now, rel=rel, score=None, req=req, link=links.get(h.id, 0.0))
             for h, rel, f in zip(hits, rels, floors, strict=True)
-            if scoring.passes_floor(f, floor)
+            if scoring.passes_floor(f, floor) and self._reachable(h, req)
         ]
         items.sort(key=lambda c: c.score, reverse=True)
         return items
+
+    def _reachable(self, h: ScoredPoint, req: RecallIn) -> bool:
+        """Demoted (archived) memories no longer compete on weak cues, but a cue as close as
+        `archived_recall_min_cos` reactivates one; `include_archived` admits them all."""
+        if req.include_archived or h.payload.get("state") != "archived":
+            return True
+        return h.score >= self.settings.archived_recall_min_cos
 
     async def _with_episode_records(
         self, tenant: str, ranked: list[ContextItem], k: int

@@ -14,6 +14,9 @@ class RecallSettings(PcmSettings, RerankerSettings):
     # Cosine floor: candidates less similar than this are dropped even when fused in by
     # a lexical match, so an unrelated query returns "No relevant memories found".
     relevance_floor: float = 0.30
+    # Cue-dependent reactivation of demoted memories: an archived memory this close to the
+    # query (cosine) is recalled without include_archived.
+    archived_recall_min_cos: float = 0.5
     episode_window_min: int = 60
     episode_neighbours: int = 3
     scope_bonus_project: float = 0.02

@@ -82,11 +82,21 @@ class Bus:
         )
 
     async def publish_many(self, stream: str, events: Sequence[BaseModel]) -> None:
+        """One round trip for the whole list: each event is still encoded by the broker
+        (same envelope and ids as `publish`), but the XADDs are queued on a pipeline and
+        sent together, in order (a batch of 500 was 500 sequential round trips)."""
+        if not events:
+            return
         await self.connect()
-        for event in events:
-            await self.broker.publish(
-                event.model_dump(mode="json"), stream=stream, maxlen=self.settings.stream_maxlen
-            )
+        async with self.redis.pipeline(transaction=False) as pipe:
+            for event in events:
+                await self.broker.publish(
+                    event.model_dump(mode="json"),
+                    stream=stream,
+                    maxlen=self.settings.stream_maxlen,
+                    pipeline=pipe,
+                )
+            await pipe.execute()
 
     def consume(
         self,
@@ -132,7 +142,17 @@ class Bus:
             EVENTS_CONSUMED.labels(stream, group).inc()
             EVENT_SECONDS.labels(stream, group).observe(time.perf_counter() - started)
 
-        fresh = StreamSub(stream, group=group, consumer=self.consumer, polling_interval=100)
+        workers = concurrency or self.settings.consumer_concurrency
+        # Bounded reads: without COUNT one XREADGROUP takes every new entry, and entries
+        # still queued in this process after `claim_idle_ms` are claimed and handled again
+        # by the claimer below (duplicate work under load, ~12% of judgings at 3k memories).
+        fresh = StreamSub(
+            stream,
+            group=group,
+            consumer=self.consumer,
+            polling_interval=100,
+            max_records=max(16, 2 * workers),
+        )
         stale = StreamSub(
             stream,
             group=group,
@@ -140,7 +160,6 @@ class Bus:
             min_idle_time=self.settings.claim_idle_ms,
             polling_interval=1000,
         )
-        workers = concurrency or self.settings.consumer_concurrency
         self.broker.subscriber(
             stream=fresh,
             ack_policy=AckPolicy.NACK_ON_ERROR,

@@ -36,7 +36,13 @@ class SweeperComponent(Component):
 
     def consume(self) -> None:
         bus, h = self.res.bus, self.handlers
-        bus.consume(STREAM_WRITTEN, GROUP_SWEEPER_WRITTEN, MemoryWritten, h.on_written)
+        bus.consume(
+            STREAM_WRITTEN,
+            GROUP_SWEEPER_WRITTEN,
+            MemoryWritten,
+            h.on_written,
+            concurrency=self.settings.surprisal_concurrency,
+        )
         bus.consume(STREAM_RECALLED, GROUP_SWEEPER_RECALLED, MemoryRecalled, h.on_recalled)
         bus.consume(STREAM_EXTRACTED, GROUP_SWEEPER_GRAPH, MemoryExtracted, h.on_extracted)
 

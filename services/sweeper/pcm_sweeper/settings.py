@@ -40,3 +40,7 @@ class SweeperSettings(PcmSettings):
     surprisal_sweep_grace_s: float = 30.0
     surprisal_sweep_batch: int = 256
     surprisal_interval_s: float = 120.0  # the sweep that judges whatever was missed
+    # Written events judged at once per replica. Safe: a judgement reads only earlier
+    # memories' vectors and texts (already stored before the event) and writes only the
+    # memory's own `surprisal` field; a memory judged twice gets the same verdict.
+    surprisal_concurrency: int = 4

@@ -13,7 +13,8 @@ from __future__ import annotations
 import asyncio
 import re
 import threading
-from collections.abc import Iterable, Iterator
+from collections import OrderedDict
+from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
 from pcm_common.extract import Extractor
@@ -424,6 +425,36 @@ def load_pipeline() -> Any:
 _run_lock = threading.Lock()
 
 
+class _SharedDocs:
+    """Parses handed between the local surprisal judge and the local extractor when one
+    process runs both (the all-in-one `pcm dev`): each written memory reaches both, and
+    whichever parses it first saves the other the parse (the same pipeline gives the same
+    parse alone or in a batch). A doc is taken out when used, so one thread owns it."""
+
+    def __init__(self, size: int = 1024) -> None:
+        self._size = size
+        self._docs: OrderedDict[str, Any] = OrderedDict()
+        self._lock = threading.Lock()
+        self.wanted = False  # set by a LocalExtractor in this process
+        self.listeners: list[Callable[[str, Any], None]] = []  # (whole text, its parse)
+
+    def put(self, text: str, doc: Any) -> None:
+        """Offer a finished parse of exactly `text` to this process's extractor."""
+        if not self.wanted:
+            return
+        with self._lock:
+            self._docs[text] = doc
+            while len(self._docs) > self._size:
+                self._docs.popitem(last=False)
+
+    def take(self, text: str) -> Any | None:
+        with self._lock:
+            return self._docs.pop(text, None)
+
+
+SHARED_DOCS = _SharedDocs()
+
+
 class LocalExtractor(Extractor):
     """Entities and relations from spaCy NER, a tech lexicon and dependency patterns."""
 
@@ -433,6 +464,7 @@ class LocalExtractor(Extractor):
         self.max_chars = max_chars
         self.batch_size = batch_size
         self.concepts = concepts
+        SHARED_DOCS.wanted = True
 
     def warmup(self) -> None:
         load_pipeline()
@@ -455,12 +487,32 @@ class LocalExtractor(Extractor):
             jobs.extend((n, spk, seg) for spk, seg in split_speakers(clipped))
         outs = [_Collector() for _ in texts]
         if jobs:
-            nlp = load_pipeline()
-            with _run_lock:
-                docs = list(nlp.pipe((seg for _, _, seg in jobs), batch_size=self.batch_size))
+            docs: list[Any] = [SHARED_DOCS.take(seg) for _, _, seg in jobs]
+            missing = [i for i, doc in enumerate(docs) if doc is None]
+            if missing:
+                nlp = load_pipeline()
+                with _run_lock:
+                    parsed = nlp.pipe((jobs[i][2] for i in missing), batch_size=self.batch_size)
+                    for i, doc in zip(missing, parsed, strict=True):
+                        docs[i] = doc
             for (n, spk, _), doc in zip(jobs, docs, strict=True):
                 _extract_doc(doc, spk, outs[n], self.concepts)
+            if SHARED_DOCS.listeners:
+                _share_whole_texts(texts, jobs, docs)
         return [o.result() for o in outs]
+
+
+def _share_whole_texts(
+    texts: list[str], jobs: list[tuple[int, str | None, str]], docs: list[Any]
+) -> None:
+    segments: dict[int, int] = {}
+    for n, _, _ in jobs:
+        segments[n] = segments.get(n, 0) + 1
+    for (n, spk, seg), doc in zip(jobs, docs, strict=True):
+        # Only a parse of the whole, unchanged text is a parse of the memory's text.
+        if spk is None and segments[n] == 1 and seg == texts[n]:
+            for listener in SHARED_DOCS.listeners:
+                listener(seg, doc)
 
 
 def _extract_doc(

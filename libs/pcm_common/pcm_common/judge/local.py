@@ -71,11 +71,41 @@ def _toks(doc: Any, lemmatizer: Any = None) -> list[sp.Tok]:
 
 class _Parser:
     """spaCy parses cached by text: family members are parsed again for every newer
-    memory of the routine."""
+    memory of the routine. Where this process also runs the local extractor, parses are
+    shared with it both ways (`pcm_common.extract.local.SHARED_DOCS`), so a written
+    memory is parsed once."""
 
     def __init__(self) -> None:
         self._cache: OrderedDict[str, list[sp.Tok]] = OrderedDict()
         self._lock = threading.Lock()
+        self._listening = False
+
+    def listen(self) -> None:
+        """Take over the local extractor's parses of whole memory texts from now on."""
+        if self._listening:
+            return
+        from pcm_common.extract.local import SHARED_DOCS
+
+        SHARED_DOCS.listeners.append(self.remember)
+        self._listening = True
+
+    def remember(self, text: str, doc: Any) -> None:
+        """Cache the tokens of `doc`, a parse of `text` by the shared pipeline."""
+        if len(text) > 2000:  # parse() sees the first 2000 characters only
+            return
+        with self._lock:
+            if text in self._cache:  # the judge was first
+                return
+        from pcm_common.extract.local import load_pipeline
+
+        nlp = load_pipeline()
+        lemmatizer = nlp.get_pipe("lemmatizer") if "lemmatizer" in nlp.pipe_names else None
+        toks = _toks(doc, lemmatizer)
+        with self._lock:
+            self._cache[text] = toks
+            self._cache.move_to_end(text)
+            while len(self._cache) > _CACHE_SIZE:
+                self._cache.popitem(last=False)
 
     def parse(self, texts: Sequence[str]) -> list[list[sp.Tok]]:
         from pcm_common.extract.local import load_pipeline
@@ -83,10 +113,14 @@ class _Parser:
         with self._lock:
             missing = [t for t in dict.fromkeys(texts) if t not in self._cache]
         if missing:
+            from pcm_common.extract.local import SHARED_DOCS
+
             nlp = load_pipeline()
             lemmatizer = nlp.get_pipe("lemmatizer") if "lemmatizer" in nlp.pipe_names else None
             docs = list(nlp.pipe([t[:2000] for t in missing]))
             parsed = [_toks(doc, lemmatizer) for doc in docs]
+            for text, doc in zip(missing, docs, strict=True):
+                SHARED_DOCS.put(text[:2000], doc)  # done with it: the extractor may take it
             with self._lock:
                 for text, toks in zip(missing, parsed, strict=True):
                     self._cache[text] = toks
@@ -175,6 +209,9 @@ def family_texts(memory: MemoryRecord, family: Sequence[MemoryRecord]) -> list[s
 
 
 class LocalJudge(Judge):
+    def __init__(self) -> None:
+        _PARSER.listen()
+
     async def judge(self, memory: MemoryRecord, family: Sequence[MemoryRecord]) -> Verdict:
         # spaCy is CPU work: off the event loop.
         return await asyncio.to_thread(judge_texts, memory.text, family_texts(memory, family))

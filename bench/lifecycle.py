@@ -9,7 +9,8 @@ deterministic and balanced) are asked on a schedule through the real recall path
 side effects reinforce what it returns (in the sweeper). The clock starts at each
 conversation's last session and advances one day at a time; every simulated day the
 pipeline is settled and maintenance runs at the simulated time. The other half is asked
-once at the end with default recall (active memories only) and scored on evidence recall.
+once at the end with default recall (active memories, and archived ones a strong cue
+reactivates) and scored on evidence recall.
 
 Modes, each on a fresh store:
 - ``demotion``: PCM as built, ``POST /v1/jobs/demotion`` with the simulated ``now``

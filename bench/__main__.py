@@ -1,7 +1,7 @@
 """``uv run python -m bench``: LoCoMo (k=10 and 50), latency at 10k, the lifecycle
 simulation; JSON into bench-results/, tables into docs/benchmarks.md.
 
-Options: ``--only locomo latency lifecycle micro`` picks parts (micro, the model and vector
+Options: ``--only locomo latency lifecycle outliers micro`` picks parts (micro, the model and vector
 micro-benchmarks, runs only when named); ``--quick`` shrinks every part for a smoke run.
 Anything after ``--`` is passed to every part (e.g. ``-- --variant hybrid:PCM_HYBRID=1``).
 """
@@ -14,10 +14,10 @@ import time
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from bench import latency, lifecycle, locomo, micro, report
+from bench import latency, lifecycle, locomo, micro, outliers, report
 from bench.common import log
 
-DEFAULT_PARTS = ("locomo", "latency", "lifecycle")
+DEFAULT_PARTS = ("locomo", "latency", "lifecycle", "outliers")
 QUICK: dict[str, list[str]] = {
     "locomo": ["--limit-conversations", "1"],
     "latency": [
@@ -35,6 +35,7 @@ QUICK: dict[str, list[str]] = {
         "2",
     ],
     "lifecycle": ["--limit-conversations", "1", "--days", "30", "--ask-every", "10"],
+    "outliers": ["--variant", "plain"],
     "micro": [],
 }
 # Sized so the whole default run fits in about 15 minutes on 2 busy cores.
@@ -42,12 +43,14 @@ DEFAULTS: dict[str, list[str]] = {
     "locomo": ["--k", "10", "50"],
     "latency": ["--sizes", "10000"],
     "lifecycle": ["--days", "180", "--ask-every", "45"],
+    "outliers": ["--variant", "both"],
     "micro": [],
 }
 MAINS: dict[str, Callable[..., dict[str, Any]]] = {
     "locomo": locomo.main,
     "latency": latency.main,
     "lifecycle": lifecycle.main,
+    "outliers": outliers.main,
     "micro": micro.main,
 }
 

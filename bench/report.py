@@ -174,7 +174,8 @@ def lifecycle_md(d: dict[str, Any]) -> str:
         f"{cfg['days']} simulated days on {', '.join(cfg['conversations'])}; "
         f"{cfg['asked_questions']} questions asked on a schedule (each every "
         f"{cfg['ask_every']} days, k={cfg['ask_k']}), {cfg['held_out_questions']} held out and "
-        f"asked once at the end (k={cfg['eval_k']}, default recall: active memories, plus archived ones a strong cue reactivates). "
+        f"asked once at the end (k={cfg['eval_k']}, default recall: active memories, plus "
+        "archived ones a strong cue reactivates). "
         "Evidence recall "
         "of the held-out half:",
         "",

@@ -265,6 +265,11 @@ async def test_hybrid_finds_lexical_only_match(store: VectorStore) -> None:
         assert x.score == pytest.approx(cosine(q, src.vector), abs=1e-4)
         assert x.vector is None
     assert next(x for x in hybrid if x.id == rare.id).score < 0
+    # Both adapters keep the fusion score, in fused order (recall ranks by it).
+    fused = [x.fused for x in hybrid]
+    assert all(f is not None and f > 0 for f in fused)
+    assert fused == sorted(fused, reverse=True)
+    assert all(x.fused is None for x in dense)
 
     # A query with no known term adds nothing, and an empty sparse vector means dense only.
     empty = await store.search("A", q, limit=3, sparse=encode_query("the of and"))

@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import asyncio
 import threading
-import uuid
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
@@ -31,6 +30,13 @@ from typing import Any, TypeVar
 import numpy as np
 import qdrant_edge as qe
 
+from pcm_common.stores.qdrant_common import (
+    DENSE,
+    SPARSE,
+    dense_of,
+    is_uuid,
+    keep_fused_report_cosine,
+)
 from pcm_common.stores.vectors import (
     BOOL_INDEXES,
     FLOAT_INDEXES,
@@ -42,22 +48,12 @@ from pcm_common.stores.vectors import (
     VectorStore,
 )
 
-DENSE = "dense"
-SPARSE = "lexical"
 RRF_K = 60
 # Hybrid prefetch depth per vector: enough candidates that a lexical-only hit survives.
 PREFETCH_MIN = 40
 PREFETCH_FACTOR = 4
 
 T = TypeVar("T")
-
-
-def _is_uuid(value: str) -> bool:
-    try:
-        uuid.UUID(value)
-    except (ValueError, AttributeError, TypeError):
-        return False
-    return True
 
 
 def _match(key: str, value: Any) -> Any:
@@ -99,13 +95,6 @@ def to_edge_filter(tenant: str, flt: Filter | None) -> qe.Filter:
     if should:
         must.append(qe.Filter(should=should))
     return qe.Filter(must=must, must_not=must_not or None)
-
-
-def _dense_of(vector: Any) -> list[float] | None:
-    if isinstance(vector, dict):
-        dense = vector.get(DENSE)
-        return list(dense) if dense is not None else None
-    return None
 
 
 class _Gate:
@@ -247,7 +236,7 @@ class EdgeVectorStore(VectorStore):
             return
         edge_points = []
         for p in points:
-            if not _is_uuid(p.id):
+            if not is_uuid(p.id):
                 raise ValueError(f"point id must be a UUID string: {p.id!r}")
             if len(p.vector) != self.dim:
                 raise ValueError(f"vector of {p.id} has dim {len(p.vector)}, want {self.dim}")
@@ -265,7 +254,7 @@ class EdgeVectorStore(VectorStore):
         await self._run(lambda: self._write(op))
 
     def _owned(self, shard: qe.EdgeShard, tenant: str, ids: Sequence[str], vectors: bool) -> list:
-        valid: list[qe.PointId] = [i for i in dict.fromkeys(ids) if _is_uuid(i)]
+        valid: list[qe.PointId] = [i for i in dict.fromkeys(ids) if is_uuid(i)]
         if not valid:
             return []
         records = shard.retrieve(
@@ -284,7 +273,7 @@ class EdgeVectorStore(VectorStore):
                 id=str(r.id),
                 score=0.0,
                 payload=dict(r.payload or {}),
-                vector=_dense_of(r.vector) if with_vectors else None,
+                vector=dense_of(r.vector) if with_vectors else None,
             )
             for r in records
         ]
@@ -381,12 +370,12 @@ class EdgeVectorStore(VectorStore):
                 id=str(h.id),
                 score=float(h.score),
                 payload=dict(h.payload or {}),
-                vector=_dense_of(h.vector),
+                vector=dense_of(h.vector),
             )
             for h in hits
         ]
         if hybrid:
-            _set_dense_cosine(out, dense_q)
+            keep_fused_report_cosine(out, dense_q)
             if not with_vectors:
                 for p in out:
                     p.vector = None
@@ -401,7 +390,7 @@ class EdgeVectorStore(VectorStore):
         offset: str | None = None,
         with_vectors: bool = False,
     ) -> tuple[list[ScoredPoint], str | None]:
-        if offset is not None and not _is_uuid(offset):
+        if offset is not None and not is_uuid(offset):
             raise ValueError(f"scroll offset must be a point id: {offset!r}")
         request = qe.ScrollRequest(
             offset=offset,
@@ -416,7 +405,7 @@ class EdgeVectorStore(VectorStore):
                 id=str(r.id),
                 score=0.0,
                 payload=dict(r.payload or {}),
-                vector=_dense_of(r.vector) if with_vectors else None,
+                vector=dense_of(r.vector) if with_vectors else None,
             )
             for r in records
         ]
@@ -438,20 +427,3 @@ class EdgeVectorStore(VectorStore):
                 self._shard.flush()
                 self._shard.close()
                 self._shard = None
-
-
-def _set_dense_cosine(points: list[ScoredPoint], query: list[float]) -> None:
-    """Keep the fused score aside and report cosine(query, stored dense vector)."""
-    if not points:
-        return
-    for p in points:
-        p.fused = p.score
-    q = np.asarray(query, dtype=np.float32)
-    qn = float(np.linalg.norm(q))
-    for p in points:
-        if p.vector is None or qn == 0.0:
-            p.score = 0.0
-            continue
-        v = np.asarray(p.vector, dtype=np.float32)
-        vn = float(np.linalg.norm(v))
-        p.score = float(q @ v) / (qn * vn) if vn else 0.0

@@ -8,15 +8,20 @@ the Edge adapter, so the two are interchangeable behind `VectorStore`.
 
 from __future__ import annotations
 
-import uuid
 import warnings
 from collections.abc import Sequence
 from typing import Any
 
-import numpy as np
 from qdrant_client import AsyncQdrantClient, models
 from qdrant_client.http.exceptions import UnexpectedResponse
 
+from pcm_common.stores.qdrant_common import (
+    DENSE,
+    SPARSE,
+    dense_of,
+    is_uuid,
+    keep_fused_report_cosine,
+)
 from pcm_common.stores.vectors import (
     BOOL_INDEXES,
     FLOAT_INDEXES,
@@ -28,19 +33,9 @@ from pcm_common.stores.vectors import (
     VectorStore,
 )
 
-DENSE = "dense"
-SPARSE = "lexical"
 RRF_K = 60
 PREFETCH_MIN = 40
 PREFETCH_FACTOR = 4
-
-
-def _is_uuid(value: str) -> bool:
-    try:
-        uuid.UUID(value)
-    except (ValueError, AttributeError, TypeError):
-        return False
-    return True
 
 
 def _match(key: str, value: Any) -> models.Condition:
@@ -86,13 +81,6 @@ def to_qdrant_filter(tenant: str, flt: Filter | None) -> models.Filter:
             ]
             must.append(models.Filter(should=groups))
     return models.Filter(must=must, must_not=must_not or None)
-
-
-def _dense_of(vector: Any) -> list[float] | None:
-    if isinstance(vector, dict):
-        dense = vector.get(DENSE)
-        return [float(x) for x in dense] if dense is not None else None
-    return None
 
 
 class ServerVectorStore(VectorStore):
@@ -157,7 +145,7 @@ class ServerVectorStore(VectorStore):
             return
         structs = []
         for p in points:
-            if not _is_uuid(p.id):
+            if not is_uuid(p.id):
                 raise ValueError(f"point id must be a UUID string: {p.id!r}")
             if len(p.vector) != self.dim:
                 raise ValueError(f"vector of {p.id} has dim {len(p.vector)}, want {self.dim}")
@@ -174,7 +162,7 @@ class ServerVectorStore(VectorStore):
     async def _owned(
         self, tenant: str, ids: Sequence[str], with_vectors: bool
     ) -> list[models.Record]:
-        valid = [i for i in dict.fromkeys(ids) if _is_uuid(i)]
+        valid = [i for i in dict.fromkeys(ids) if is_uuid(i)]
         if not valid:
             return []
         records = await self._client.retrieve(
@@ -193,7 +181,7 @@ class ServerVectorStore(VectorStore):
                 id=str(r.id),
                 score=0.0,
                 payload=dict(r.payload or {}),
-                vector=_dense_of(r.vector) if with_vectors else None,
+                vector=dense_of(r.vector) if with_vectors else None,
             )
             for r in await self._owned(tenant, ids, with_vectors)
         ]
@@ -280,12 +268,12 @@ class ServerVectorStore(VectorStore):
                 id=str(h.id),
                 score=float(h.score),
                 payload=dict(h.payload or {}),
-                vector=_dense_of(h.vector),
+                vector=dense_of(h.vector),
             )
             for h in resp.points
         ]
         if hybrid:
-            _set_dense_cosine(out, dense_q)
+            keep_fused_report_cosine(out, dense_q)
             if not with_vectors:
                 for p in out:
                     p.vector = None
@@ -300,7 +288,7 @@ class ServerVectorStore(VectorStore):
         offset: str | None = None,
         with_vectors: bool = False,
     ) -> tuple[list[ScoredPoint], str | None]:
-        if offset is not None and not _is_uuid(offset):
+        if offset is not None and not is_uuid(offset):
             raise ValueError(f"scroll offset must be a point id: {offset!r}")
         records, next_offset = await self._client.scroll(
             self.collection,
@@ -315,7 +303,7 @@ class ServerVectorStore(VectorStore):
                 id=str(r.id),
                 score=0.0,
                 payload=dict(r.payload or {}),
-                vector=_dense_of(r.vector) if with_vectors else None,
+                vector=dense_of(r.vector) if with_vectors else None,
             )
             for r in records
         ]
@@ -329,16 +317,3 @@ class ServerVectorStore(VectorStore):
 
     async def close(self) -> None:
         await self._client.close()
-
-
-def _set_dense_cosine(points: list[ScoredPoint], query: list[float]) -> None:
-    """Replace fused scores by cosine(query, stored dense vector)."""
-    q = np.asarray(query, dtype=np.float32)
-    qn = float(np.linalg.norm(q))
-    for p in points:
-        if p.vector is None or qn == 0.0:
-            p.score = 0.0
-            continue
-        v = np.asarray(p.vector, dtype=np.float32)
-        vn = float(np.linalg.norm(v))
-        p.score = float(q @ v) / (qn * vn) if vn else 0.0

@@ -72,16 +72,9 @@ class Resources:
 
     @cached_property
     def extractor(self) -> Extractor:
-        from pcm_common.extract.factory import build_extractor
+        from pcm_common.extract.factory import extractor_from
 
-        s = self.settings
-        return build_extractor(
-            s.extractor,
-            s.extraction_model,
-            api_base=s.extraction_api_base,
-            attempts=s.extraction_attempts,
-            concurrency=s.extraction_concurrency,
-        )
+        return extractor_from(self.settings)
 
     async def aclose(self) -> None:
         if "bus" in self._opened:

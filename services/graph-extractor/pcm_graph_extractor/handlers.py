@@ -234,12 +234,6 @@ class GraphHandlers:
 def _default_extractor(res: Resources, settings: GraphExtractorSettings) -> Extractor:
     if settings.extractor == res.settings.extractor:
         return res.extractor  # shared with recall in the all-in-one process
-    from pcm_common.extract.factory import build_extractor
+    from pcm_common.extract.factory import extractor_from
 
-    return build_extractor(
-        settings.extractor,
-        settings.extraction_model,
-        api_base=settings.extraction_api_base,
-        attempts=settings.extraction_attempts,
-        concurrency=settings.extraction_concurrency,
-    )
+    return extractor_from(settings)

@@ -103,7 +103,8 @@ async def compute(
     `pool_ids` (optional): vector candidates the recall dropped under its relevance floor,
     best first. They rank after every recalled memory and let an everyday request that
     recalls little still reach its routine through the family rule."""
-    ranked_ids = [*ranked_ids, *(p for p in pool_ids if p not in set(ranked_ids))]
+    recalled = set(ranked_ids)
+    ranked_ids = [*ranked_ids, *(p for p in pool_ids if p not in recalled)]
     if not ranked_ids:
         return []
     rank = {mid: i for i, mid in enumerate(ranked_ids)}
@@ -154,11 +155,8 @@ async def compute(
         for seed in seed_ids:
             if seed in covered:
                 continue  # already part of a better-ranked seed's routine
-            members = sp.routine_closure(seed, families, holders)
+            members, times, state = _evaluate(seed, families, holders, known, now_ts)
             covered |= members
-            # A duplicate stored once still marks each of its repeats as an entry.
-            times = {m: [known[m].ts, *known[m].repeats] for m in members if m in known}
-            state = sp.routine_state([t for ts in times.values() for t in ts], now_ts)
             if state is None or not state.stopped:
                 continue
             # Before calling it stopped, look for later entries the bounded expansion may
@@ -167,10 +165,8 @@ async def compute(
             if await _later(vectors, tenant, members, state.last_ts, known, visibility):
                 families = {mid: info.family for mid, info in known.items()}
                 holders = sp.family_holders(families)
-                members = sp.routine_closure(seed, families, holders)
+                members, times, state = _evaluate(seed, families, holders, known, now_ts)
                 covered |= members
-                times = {m: [known[m].ts, *known[m].repeats] for m in members if m in known}
-                state = sp.routine_state([t for ts in times.values() for t in ts], now_ts)
                 if state is None or not state.stopped:
                     continue
             last = max(times, key=lambda m: max(t for t in times[m] if t <= now_ts))
@@ -260,3 +256,18 @@ async def _later(
             known[p.id] = _info(p.payload)
             new = True
     return new
+
+
+def _evaluate(
+    seed: str,
+    families: Mapping[str, Sequence[str]],
+    holders: Mapping[str, set[str]],
+    known: Mapping[str, _Info],
+    now_ts: float,
+) -> tuple[set[str], dict[str, list[float]], sp.RoutineState | None]:
+    """The seed's routine, its entry times per member and its state at `now_ts`."""
+    members = sp.routine_closure(seed, families, holders)
+    # A duplicate stored once still marks each of its repeats as an entry.
+    times = {m: [known[m].ts, *known[m].repeats] for m in members if m in known}
+    state = sp.routine_state([t for ts in times.values() for t in ts], now_ts)
+    return members, times, state

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from pcm_common.config import PcmSettings
 from pcm_common.extract import Extractor
 
 
@@ -29,3 +30,14 @@ def build_extractor(
             litellm_kwargs["api_base"] = api_base
         return LlmExtractor(model, max_attempts=attempts, concurrency=concurrency, **litellm_kwargs)
     raise ValueError(f"unknown extractor {kind!r} (local | llm)")
+
+
+def extractor_from(settings: PcmSettings) -> Extractor:
+    """The extractor a service's settings configure (`PCM_EXTRACTOR`, ...)."""
+    return build_extractor(
+        settings.extractor,
+        settings.extraction_model,
+        api_base=settings.extraction_api_base,
+        attempts=settings.extraction_attempts,
+        concurrency=settings.extraction_concurrency,
+    )

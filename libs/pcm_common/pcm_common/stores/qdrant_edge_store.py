@@ -32,6 +32,9 @@ import qdrant_edge as qe
 
 from pcm_common.stores.qdrant_common import (
     DENSE,
+    PREFETCH_FACTOR,
+    PREFETCH_MIN,
+    RRF_K,
     SPARSE,
     dense_of,
     is_uuid,
@@ -47,11 +50,6 @@ from pcm_common.stores.vectors import (
     VectorPoint,
     VectorStore,
 )
-
-RRF_K = 60
-# Hybrid prefetch depth per vector: enough candidates that a lexical-only hit survives.
-PREFETCH_MIN = 40
-PREFETCH_FACTOR = 4
 
 T = TypeVar("T")
 
@@ -268,15 +266,7 @@ class EdgeVectorStore(VectorStore):
         records = await self._run(
             lambda: self._read(lambda s: self._owned(s, tenant, ids, with_vectors))
         )
-        return [
-            ScoredPoint(
-                id=str(r.id),
-                score=0.0,
-                payload=dict(r.payload or {}),
-                vector=dense_of(r.vector) if with_vectors else None,
-            )
-            for r in records
-        ]
+        return [_stored(r, with_vectors) for r in records]
 
     async def set_payload(self, tenant: str, point_id: str, patch: dict[str, Any]) -> bool:
         if "tenant" in patch and patch["tenant"] != tenant:
@@ -400,15 +390,7 @@ class EdgeVectorStore(VectorStore):
             with_vector=[DENSE] if with_vectors else False,
         )
         records, next_offset = await self._run(lambda: self._read(lambda s: s.scroll(request)))
-        points = [
-            ScoredPoint(
-                id=str(r.id),
-                score=0.0,
-                payload=dict(r.payload or {}),
-                vector=dense_of(r.vector) if with_vectors else None,
-            )
-            for r in records
-        ]
+        points = [_stored(r, with_vectors) for r in records]
         return points, (str(next_offset) if next_offset is not None else None)
 
     async def count(self, tenant: str, flt: Filter | None = None) -> int:
@@ -427,3 +409,13 @@ class EdgeVectorStore(VectorStore):
                 self._shard.flush()
                 self._shard.close()
                 self._shard = None
+
+
+def _stored(record: Any, with_vectors: bool) -> ScoredPoint:
+    """A stored record (get, scroll) as a point of the port: no score."""
+    return ScoredPoint(
+        id=str(record.id),
+        score=0.0,
+        payload=dict(record.payload or {}),
+        vector=dense_of(record.vector) if with_vectors else None,
+    )

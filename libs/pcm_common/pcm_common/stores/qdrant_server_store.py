@@ -17,6 +17,9 @@ from qdrant_client.http.exceptions import UnexpectedResponse
 
 from pcm_common.stores.qdrant_common import (
     DENSE,
+    PREFETCH_FACTOR,
+    PREFETCH_MIN,
+    RRF_K,
     SPARSE,
     dense_of,
     is_uuid,
@@ -32,10 +35,6 @@ from pcm_common.stores.vectors import (
     VectorPoint,
     VectorStore,
 )
-
-RRF_K = 60
-PREFETCH_MIN = 40
-PREFETCH_FACTOR = 4
 
 
 def _match(key: str, value: Any) -> models.Condition:

@@ -3,7 +3,8 @@
 - ``links``: offline LoCoMo dev evidence recall at k=50, dense (exact cosine, MiniLM) vs.
   dense + graph links (the recall scoring: score = cos + 0.15·ℓ over the dense pool joined
   by the linked memories), per category. Link strengths come from ``link_strengths``, the
-  function recall uses, over the local extractor's facts.
+  function recall uses, over the local extractor's facts; the query's entities are its
+  n-gram keys as in recall (``--extractor``: the extractor's entities of the question).
 - ``graph``: writes the LoCoMo turns to a real graph server through the graph-extractor's
   batch path and measures ``GraphLinker.links`` latency per question.
 - ``stream``: end-to-end extraction throughput through Redis Streams (memories/s).
@@ -68,10 +69,17 @@ def _links_for(
     share: float,
     max_links: int,
     types: frozenset[str],
+    query: str | None = None,
 ) -> dict[str, float]:
+    """Links as recall computes them; with ``query`` the query entities are its n-gram
+    keys (recall's default), otherwise the extractor's entities of the question."""
+    from pcm_common.extract.query import query_keys
     from pcm_recall.graph_links import link_strengths
 
-    names = sorted({e.name for e in qfacts.entities if e.type in types})
+    if query is not None:
+        names = query_keys(query)
+    else:
+        names = sorted({e.name for e in qfacts.entities if e.type in types})
     if not names:
         return {}
     total, found = graph.entity_links(names, max_df)
@@ -93,6 +101,7 @@ def evaluate(
     max_links: int = 20,
     floor: float | None = None,
     types: frozenset[str] | None = None,
+    ngrams: bool = True,
 ) -> dict[str, Any]:
     from pcm_recall.graph_links import LINK_TYPES
 
@@ -114,7 +123,13 @@ def evaluate(
                 order = [i for i in order if cos[i] >= floor]
             base = order[:k]
             links = _links_for(
-                graph, qf, max_df=max_df, share=share, max_links=max_links, types=types
+                graph,
+                qf,
+                max_df=max_df,
+                share=share,
+                max_links=max_links,
+                types=types,
+                query=q.text if ngrams else None,
             )
             linked_counts.append(len(links))
             cands = set(order[:pool]) | {
@@ -162,6 +177,7 @@ async def cmd_links(args: argparse.Namespace) -> None:
                 max_df=args.max_df,
                 share=args.share,
                 floor=floor,
+                ngrams=not args.extractor,
             )
         )
 
@@ -239,21 +255,7 @@ async def cmd_stream(args: argparse.Namespace) -> None:
         res.bus.broker.subscriber = functools.partial(  # type: ignore[method-assign,assignment]
             res.bus.broker.subscriber, max_workers=args.workers
         )
-    if args.batch:
-        # What a FastStream batch subscriber (proposed Bus.consume_batch) does.
-        from faststream import AckPolicy
-        from faststream.redis import StreamSub
-
-        sub = StreamSub(
-            STREAM_WRITTEN, group=GROUP_GRAPH, consumer="bench", batch=True, max_records=64
-        )
-
-        async def run(bodies: list[dict[str, Any]]) -> None:
-            await comp.handlers.on_written_batch([MemoryWritten.model_validate(b) for b in bodies])
-
-        res.bus.broker.subscriber(stream=sub, ack_policy=AckPolicy.NACK_ON_ERROR)(run)
-    else:
-        comp.consume()
+    comp.consume()  # batched by the bus (Bus.consume_batch) where the service does so
     res.extractor.warmup()  # type: ignore[attr-defined]
     await comp.start()
     events = [
@@ -271,11 +273,9 @@ async def cmd_stream(args: argparse.Namespace) -> None:
         await asyncio.sleep(0.05)
     secs = time.perf_counter() - t0
     stats = await res.graph.stats(tenant)
-    sizes = comp.handlers.batcher.batches
     print(
         f"stream: {len(texts)} memories in {secs:.2f} s = {len(texts) / secs:.0f} memories/s "
-        f"(workers={args.workers}, batch={args.batch}, recent batch sizes mean "
-        f"{statistics.fmean(sizes) if sizes else 0:.1f}); graph {stats}"
+        f"(workers={args.workers}); graph {stats}"
     )
     await res.graph.delete_memories(tenant, [e.memory_id for e in events])
     await res.aclose()
@@ -293,6 +293,9 @@ def main() -> None:
     links.add_argument("--max-links", type=int, default=20)
     links.add_argument("--max-df", type=int, default=50)
     links.add_argument("--share", type=float, default=0.05)
+    links.add_argument(
+        "--extractor", action="store_true", help="query entities from the extractor, not n-grams"
+    )
     g = sub.add_parser("graph")
     g.add_argument("--uri", default=os.environ.get("NEO4J_URI", "bolt://127.0.0.1:7687"))
     s = sub.add_parser("stream")
@@ -300,7 +303,6 @@ def main() -> None:
     s.add_argument("--redis", default="redis://127.0.0.1:6379/3")
     s.add_argument("--n", type=int, default=2000)
     s.add_argument("--workers", type=int, default=1)
-    s.add_argument("--batch", action="store_true")
     args = p.parse_args()
     fn = {"links": cmd_links, "graph": cmd_graph, "stream": cmd_stream}[args.cmd]
     asyncio.run(fn(args))

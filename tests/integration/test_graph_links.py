@@ -72,7 +72,7 @@ def test_link_strengths_idf_and_caps() -> None:
 async def test_linker_caps_broad_entities_and_caches_query() -> None:
     ex = FixedExtractor([Entity("Caroline", "Person"), Entity("Sweden", "Place")])
     graph = FakeGraph((1000, [CAROLINE, SWEDEN]))
-    linker = GraphLinker(graph, ex, max_df=50, max_df_share=0.05)
+    linker = GraphLinker(graph, ex, max_df=50, max_df_share=0.05, ngrams=False)
     res = await linker.links("t", "Did Caroline go to Sweden?")
     assert res.ok and set(res.links) == {"m1", "m2"}  # 300 Caroline memories: too broad
     assert all(0.0 <= v <= 1.0 for v in res.links.values())
@@ -80,9 +80,35 @@ async def test_linker_caps_broad_entities_and_caches_query() -> None:
     assert ex.calls == 1 and graph.calls == 2  # query entities cached, graph asked each time
     assert set(res.timings()) == {"graph", "graph_ok", "graph_links"}
 
-    none = GraphLinker(graph, FixedExtractor([Entity("May 2023", "Time")]))
+    none = GraphLinker(graph, FixedExtractor([Entity("May 2023", "Time")]), ngrams=False)
     empty = await none.links("t", "in May 2023")
     assert empty.ok and empty.links == {} and graph.calls == 2  # no lookup without entities
+
+
+class KeyGraph(FakeGraph):
+    """Answers like the real graph: only the asked keys it has come back."""
+
+    def __init__(self, total: int, have: list[EntityLinks]) -> None:
+        super().__init__((total, have))
+        self.asked: list[str] = []
+
+    async def entity_links(
+        self, tenant: str, names: Sequence[str], *, max_df: int
+    ) -> tuple[int, list[EntityLinks]]:
+        self.asked = list(names)
+        total, found = await super().entity_links(tenant, names, max_df=max_df)
+        return total, [e for e in found if e.key in set(names)]
+
+
+async def test_linker_ngrams_match_graph_keys_without_extractor() -> None:
+    ex = FixedExtractor([])
+    graph = KeyGraph(1000, [CAROLINE, SWEDEN, ADOPTION])
+    linker = GraphLinker(graph, ex, max_df=50, max_df_share=0.05)  # n-grams: the default
+    res = await linker.links("t", "Did Caroline's adoptions go through in Sweden?")
+    assert ex.calls == 0  # no parse on the recall path
+    assert {"caroline", "sweden", "adoption"} <= set(graph.asked)  # "adoptions" -> "adoption"
+    assert res.ok and set(res.links) == {"m1", "m2", "m3", "m4"}
+    assert res.links["m2"] == max(res.links.values())  # names both rare entities
 
 
 async def test_linker_degrades_on_timeout_error_and_cools_down() -> None:
@@ -139,13 +165,17 @@ async def test_links_against_real_graph() -> None:
     ]
     try:
         await graph.write_facts_many(items)
-        linker = GraphLinker(
-            graph, FixedExtractor([mel, Entity("Pottery", "Concept")]), timeout_s=2.0
-        )
-        res = await linker.links(tenant, "What did Melanie make in pottery class?")
-        assert res.ok, res.reason
-        assert set(res.links) == {"m0", "m1"}  # Melanie (40 of 40) is too broad to link
-        assert 0.5 < res.links["m0"] <= 1.0
+        for ngrams in (False, True):
+            linker = GraphLinker(
+                graph,
+                FixedExtractor([mel, Entity("Pottery", "Concept")]),
+                timeout_s=2.0,
+                ngrams=ngrams,
+            )
+            res = await linker.links(tenant, "What did Melanie make in pottery class?")
+            assert res.ok, res.reason
+            assert set(res.links) == {"m0", "m1"}  # Melanie (40 of 40) is too broad to link
+            assert 0.5 < res.links["m0"] <= 1.0
     finally:
         await graph.delete_memories(tenant, [m for _, m, _ in items])
         await graph.close()

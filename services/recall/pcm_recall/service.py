@@ -84,6 +84,7 @@ class RecallService:
                 max_links=settings.graph_max_links,
                 max_df=settings.graph_max_df,
                 max_df_share=settings.graph_max_df_share,
+                ngrams=settings.graph_query_ngrams,
             )
             if settings.graph_links
             else None
@@ -136,7 +137,11 @@ class RecallService:
         # Episode context and anomaly flags read the store independently: overlap them.
         episode, (flag_list, flags_ms) = await asyncio.gather(
             self._episode_context(
-                tenant, [c for c in top if c.episode not in whole], k, exclude=taken
+                tenant,
+                [c for c in top if c.episode not in whole],
+                k,
+                exclude=taken,
+                links=graph.links,
             ),
             self._flags(tenant, req, top, hits, now),
         )
@@ -187,6 +192,7 @@ class RecallService:
         try:
             flags = await anomaly.compute(
                 self.res.vectors,
+                self.res.routines,
                 tenant,
                 ranked,
                 {h.id: h.payload for h in hits},
@@ -239,10 +245,14 @@ class RecallService:
         links: dict[str, float],
     ) -> list[ContextItem]:
         floor = self.reranker.floor if self.reranker else self.settings.relevance_floor
+        # A linked memory shares a rare entity with the query: the cosine floor may be lower
+        # for it (the reranker's floor is a probability and stays as it is).
+        link_floor = floor if self.reranker else min(floor, self.settings.graph_link_floor)
         items = [
             self._item(h, now, rel=rel, score=None, req=req, link=links.get(h.id, 0.0))
             for h, rel, f in zip(hits, rels, floors, strict=True)
-            if scoring.passes_floor(f, floor) and self._reachable(h, req)
+            if scoring.passes_floor(f, link_floor if h.id in links else floor)
+            and self._reachable(h, req)
         ]
         items.sort(key=lambda c: c.score, reverse=True)
         return items
@@ -317,14 +327,33 @@ class RecallService:
             return self.settings.scope_bonus_workspace
         return 0.0
 
+    def _seeds(self, top: list[ContextItem], k: int, links: dict[str, float]) -> list[ContextItem]:
+        """The best `episode_seeds(k)` memories, then `graph_seeds` more: the best-ranked
+        graph-linked ones (a memory naming the query's rare entity often sits next to the
+        turn that answers), topped up with the next-ranked ones."""
+        cands = [c for c in top if c.episode]
+        n = scoring.episode_seeds(k)
+        seeds, rest = cands[:n], cands[n:]
+        extra = self.settings.graph_seeds
+        linked = [c for c in rest if c.memory_id in links][:extra]
+        chosen = {c.memory_id for c in linked}
+        others = [c for c in rest if c.memory_id not in chosen][: extra - len(linked)]
+        return seeds + linked + others
+
     async def _episode_context(
-        self, tenant: str, top: list[ContextItem], k: int, exclude: set[str]
+        self,
+        tenant: str,
+        top: list[ContextItem],
+        k: int,
+        exclude: set[str],
+        links: dict[str, float] | None = None,
     ) -> list[ContextItem]:
-        """Up to `episode_neighbours` memories on each side of the best seeds, from the same
-        episode and within the window, in time order and not already in the answer."""
+        """Up to `episode_neighbours` memories on each side of the seeds (`_seeds`), from
+        the same episode and within the window, in time order and not already in the
+        answer."""
         window = timedelta(minutes=self.settings.episode_window_min).total_seconds()
         n = self.settings.episode_neighbours
-        seeds = [c for c in top if c.episode][: scoring.episode_seeds(k)]
+        seeds = self._seeds(top, k, links or {})
         by_episode: dict[str, list[ContextItem]] = defaultdict(list)
         for seed in seeds:
             by_episode[str(seed.episode)].append(seed)
@@ -333,8 +362,12 @@ class RecallService:
         for episode, group in by_episode.items():
             # One read per episode covering every seed's window.
             times = [s.created_at.timestamp() for s in group]
+            # The episode's consolidated record shares its episode and time: without the
+            # must_not it sorts in among the turns and a whole session rides in as a
+            # "neighbour" (hundreds of tokens the seeds did not ask for).
             flt = Filter(
                 must={"episode": episode, "state": "active"},
+                must_not={"source": "consolidation"},
                 ranges={"created_ts": (min(times) - window, max(times) + window)},
             )
             points, _ = await self.res.vectors.scroll(tenant, flt=flt, limit=EPISODE_SCAN)

@@ -18,7 +18,9 @@ class RecallSettings(PcmSettings, RerankerSettings):
     # query (cosine) is recalled without include_archived.
     archived_recall_min_cos: float = 0.5
     episode_window_min: int = 60
-    episode_neighbours: int = 3
+    # ±2 around more seeds beats ±3 around fewer at the same prompt size (LoCoMo dev, k=50:
+    # evidence next to a seed is mostly one or two turns away).
+    episode_neighbours: int = 2
     scope_bonus_project: float = 0.02
     scope_bonus_workspace: float = 0.01
     max_pinned: int = 5
@@ -28,6 +30,15 @@ class RecallSettings(PcmSettings, RerankerSettings):
     graph_max_links: int = 20
     graph_max_df: int = 50  # entities in more memories than this link nothing (too broad)
     graph_max_df_share: float = 0.05
+    # Query entities from the query's word n-grams matched against the graph's keys (no
+    # parse on the recall path); false: the graph's extractor parses the query.
+    graph_query_ngrams: bool = True
+    # Cosine floor for graph-linked memories: sharing a rare entity with the query is
+    # evidence of topicality the cosine floor exists to demand (LoCoMo dev, k=50: +1 point).
+    graph_link_floor: float = 0.20
+    # Episode-context seeds beyond `scoring.episode_seeds(k)`: the best-ranked linked
+    # memories, or the next-ranked memories when nothing is linked (equal prompt size).
+    graph_seeds: int = 2
     flags_enabled: bool = True
     # Flags may also come from candidates just under the relevance floor (ranked after
     # everything recalled): an everyday request often reaches its routine only there

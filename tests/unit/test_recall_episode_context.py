@@ -1,0 +1,78 @@
+"""Episode context of recall: which seeds are expanded, and that an episode's consolidated
+record never rides in as a neighbour (RecallService._seeds / _episode_context)."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from typing import Any
+
+from pcm_common.domain.memory import MemoryRecord, Source, Strength
+from pcm_common.stores.vectors import Filter, ScoredPoint
+from pcm_recall.graph_links import payload_matches
+from pcm_recall.schemas import ContextItem
+from pcm_recall.service import RecallService, _context_item
+from pcm_recall.settings import RecallSettings
+
+T0 = datetime(2024, 5, 1, 12, 0, tzinfo=UTC)
+
+
+def record(i: int, episode: str = "e1", source: Source = Source.API) -> MemoryRecord:
+    return MemoryRecord(
+        id=f"m{i}",
+        tenant="t",
+        text=f"turn {i}",
+        text_hash=f"h{i}",
+        created_at=T0,  # one session time for every turn, as a replayed conversation has
+        ingested_at=T0,
+        seq=i,
+        strength=Strength(s_ref=0.6, t_ref=T0),
+        episode=episode,
+        source=source,
+    )
+
+
+class ScrollStore:
+    """Only `scroll`, with the store's filter semantics."""
+
+    def __init__(self, recs: list[MemoryRecord]) -> None:
+        self.payloads = [r.to_payload() for r in recs]
+
+    async def scroll(
+        self, tenant: str, *, flt: Filter | None = None, limit: int = 100, **_: Any
+    ) -> tuple[list[ScoredPoint], str | None]:
+        pts = [
+            ScoredPoint(id=p["id"], score=0.0, payload=p)
+            for p in self.payloads
+            if flt is None or payload_matches(flt, p)
+        ]
+        return pts[:limit], None
+
+
+def service(recs: list[MemoryRecord], **settings: Any) -> RecallService:
+    svc = RecallService.__new__(RecallService)
+    svc.settings = RecallSettings(**settings)
+    svc.res = type("Res", (), {"vectors": ScrollStore(recs)})()  # type: ignore[assignment]
+    return svc
+
+
+def item(rec: MemoryRecord) -> ContextItem:
+    return _context_item(rec, score=1.0, relevance=1.0, strength=0.6)
+
+
+def test_seeds_prefer_linked_memories_then_next_ranked() -> None:
+    top = [item(record(i)) for i in range(10)]
+    svc = service([], graph_seeds=2)
+    # k=10: episode_seeds = 3, then two more.
+    assert [c.memory_id for c in svc._seeds(top, 10, {})] == ["m0", "m1", "m2", "m3", "m4"]
+    linked = {"m8": 0.9, "m1": 0.5}
+    assert [c.memory_id for c in svc._seeds(top, 10, linked)] == ["m0", "m1", "m2", "m8", "m3"]
+    assert len(service([], graph_seeds=0)._seeds(top, 10, linked)) == 3
+
+
+async def test_episode_context_skips_the_consolidated_record() -> None:
+    turns = [record(i) for i in range(1, 9)]
+    whole = record(0, source=Source.CONSOLIDATION)  # same episode and time, sorts first
+    svc = service([whole, *turns], episode_neighbours=2, graph_seeds=0)
+    seed = item(turns[0])  # m1: its left neighbours would be the record
+    got = await svc._episode_context("t", [seed], 10, exclude={"m1"})
+    assert [c.memory_id for c in got] == ["m2", "m3"]

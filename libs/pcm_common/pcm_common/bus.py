@@ -1,43 +1,38 @@
-"""Redis Streams through FastStream: publishing, reliable consumer groups, pipeline status.
+"""Redis Streams: publishing through FastStream, reliable consumer groups, pipeline status.
 
-Delivery is at-least-once. A handler's entry is acknowledged only after the handler
-returned (its effect is durable); a failure leaves the entry pending, and a second
-subscriber per group claims entries idle longer than `claim_idle_ms` (XAUTOCLAIM), so a
-killed replica loses nothing. After `max_deliveries` failures the entry goes to `pcm.dlq`
-with its error. Handlers must therefore be idempotent.
+Delivery is at-least-once. Consumers read entries in batches (`pcm_common.stream_batches`);
+an entry is acknowledged only after its handler's effect is durable; a failure leaves the
+entry pending, and a claimer per group takes entries idle longer than `claim_idle_ms`
+(XAUTOCLAIM), so a killed replica loses nothing. After `max_deliveries` failures the entry
+goes to `pcm.dlq` with its error. Handlers must therefore be idempotent.
 """
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import os
 import socket
-import time
 from collections.abc import Awaitable, Callable, Sequence
 from typing import Any, TypeVar
 
-from faststream import AckPolicy
 from faststream.redis import RedisBroker, StreamSub
-from faststream.redis.annotations import RedisStreamMessage
-from pydantic import BaseModel, ValidationError
+from pydantic import BaseModel
 from redis.asyncio import Redis
 from redis.exceptions import ResponseError
 
 from pcm_common.config import PcmSettings
 from pcm_common.events import PIPELINE_GROUPS, STREAM_DLQ, DeadLetter
-from pcm_common.telemetry import (
-    EVENT_SECONDS,
-    EVENTS_CONSUMED,
-    EVENTS_DEAD,
-    EVENTS_FAILED,
-    STREAM_LAG,
-    get_logger,
-)
+from pcm_common.stream_batches import BatchConsumer, BatchHandler, Outcome
+from pcm_common.telemetry import EVENTS_DEAD, STREAM_LAG, get_logger
 
 E = TypeVar("E", bound=BaseModel)
 Handler = Callable[[E], Awaitable[None]]
 
 log = get_logger("bus")
+
+# How long stopping waits for handlers in progress before cancelling them.
+GRACEFUL_TIMEOUT_S = 15.0
 
 
 def default_consumer_name() -> str:
@@ -52,10 +47,11 @@ class Bus:
         self.consumer = settings.consumer_name or default_consumer_name()
         # Per-message broker logs at DEBUG: our handlers log each event with tenant and ids.
         self.broker = RedisBroker(
-            settings.redis_url, graceful_timeout=15.0, log_level=logging.DEBUG
+            settings.redis_url, graceful_timeout=GRACEFUL_TIMEOUT_S, log_level=logging.DEBUG
         )
         self.redis: Redis = Redis.from_url(settings.redis_url)
         self._connected = False
+        self._consumers: list[BatchConsumer[Any]] = []
 
     async def connect(self) -> None:
         if not self._connected:
@@ -67,10 +63,13 @@ class Bus:
         await ensure_groups(self.redis)
         await self.connect()
         await self.broker.start()
+        for consumer in self._consumers:
+            await consumer.start()
 
     async def stop(self) -> None:
-        # FastStream stops reading, then waits for in-flight handlers (graceful_timeout);
+        # Consumers stop reading, then wait for the batch in hand (graceful timeout);
         # unfinished entries stay pending and are claimed elsewhere.
+        await asyncio.gather(*(c.stop(GRACEFUL_TIMEOUT_S) for c in self._consumers))
         await self.broker.stop()
         await self.redis.aclose()
         self._connected = False
@@ -106,69 +105,50 @@ class Bus:
         handler: Handler[E],
         concurrency: int | None = None,
     ) -> None:
-        """Register `handler` for `group`: one reader of new entries (handling up to
-        `concurrency` at once, each acknowledged on its own), one claimer of stale ones."""
-        failures_key = f"pcm:failures:{stream}:{group}"
+        """Register a per-event `handler` for `group`: the entries of each read are handled
+        up to `concurrency` at once, each succeeding or failing on its own."""
+        workers = max(1, concurrency or self.settings.consumer_concurrency)
 
-        async def run(body: dict[str, Any], msg: RedisStreamMessage) -> None:
-            entry_id = msg.raw_message["message_ids"][0].decode()
-            started = time.perf_counter()
-            try:
-                event = model.model_validate(body)
-            except ValidationError as exc:
-                # A body that can never parse is dead on arrival: retrying cannot help.
-                await self._dead_letter(stream, group, entry_id, body, repr(exc), 1)
-                return
-            try:
-                await handler(event)
-            except Exception as exc:
-                EVENTS_FAILED.labels(stream, group).inc()
-                failures = int(await self.redis.hincrby(failures_key, entry_id, 1))
-                log.warning(
-                    "event_failed",
-                    stream=stream,
-                    group=group,
-                    entry_id=entry_id,
-                    tenant=body.get("tenant"),
-                    memory_id=body.get("memory_id"),
-                    failures=failures,
-                    error=repr(exc),
-                )
-                if failures >= self.settings.max_deliveries:
-                    await self._dead_letter(stream, group, entry_id, body, repr(exc), failures)
-                    await self.redis.hdel(failures_key, entry_id)
-                    return
-                raise  # not acknowledged: stays pending until claimed again
-            EVENTS_CONSUMED.labels(stream, group).inc()
-            EVENT_SECONDS.labels(stream, group).observe(time.perf_counter() - started)
+        async def each(events: list[E]) -> list[Outcome]:
+            gate = asyncio.Semaphore(workers)
 
-        workers = concurrency or self.settings.consumer_concurrency
-        # Bounded reads: without COUNT one XREADGROUP takes every new entry, and entries
-        # still queued in this process after `claim_idle_ms` are claimed and handled again
-        # by the claimer below (duplicate work under load, ~12% of judgings at 3k memories).
-        fresh = StreamSub(
-            stream,
-            group=group,
-            consumer=self.consumer,
-            polling_interval=100,
-            max_records=max(16, 2 * workers),
+            async def one(event: E) -> Outcome:
+                async with gate:
+                    try:
+                        await handler(event)
+                    except Exception as exc:
+                        return exc
+                    return None
+
+            return list(await asyncio.gather(*(one(ev) for ev in events)))
+
+        self.consume_batch(stream, group, model, each, max_batch=max(16, 2 * workers))
+
+    def consume_batch(
+        self,
+        stream: str,
+        group: str,
+        model: type[E],
+        handler: BatchHandler[E],
+        max_batch: int = 64,
+    ) -> None:
+        """Register a batch `handler` for `group`: it gets up to `max_batch` events read
+        together and returns one outcome per event (None, or the exception it failed with).
+        One reader of new entries and one claimer of stale ones (`BatchConsumer`)."""
+        self._consumers.append(
+            BatchConsumer(
+                self.redis,
+                stream=stream,
+                group=group,
+                consumer=self.consumer,
+                model=model,
+                handler=handler,
+                dead_letter=self._dead_letter,
+                max_batch=max_batch,
+                max_deliveries=self.settings.max_deliveries,
+                claim_idle_ms=self.settings.claim_idle_ms,
+            )
         )
-        stale = StreamSub(
-            stream,
-            group=group,
-            consumer=f"{self.consumer}-claim",
-            min_idle_time=self.settings.claim_idle_ms,
-            polling_interval=1000,
-        )
-        self.broker.subscriber(
-            stream=fresh,
-            ack_policy=AckPolicy.NACK_ON_ERROR,
-            decoder=_tolerant_decoder,
-            max_workers=workers if workers > 1 else None,
-        )(run)
-        self.broker.subscriber(
-            stream=stale, ack_policy=AckPolicy.NACK_ON_ERROR, decoder=_tolerant_decoder
-        )(run)
 
     def listen(self, stream: str, model: type[E], handler: Handler[E]) -> None:
         """Fan-out without a group (every replica sees every new entry): cache invalidation."""
@@ -239,16 +219,6 @@ async def pipeline_status(redis: Redis) -> dict[str, Any]:
             total += lag + pending
         streams[stream] = {"length": length, "groups": per_group}
     return {"pending": total, "streams": streams}
-
-
-async def _tolerant_decoder(msg: Any, original: Callable[[Any], Awaitable[Any]]) -> Any:
-    """An entry that cannot be decoded reaches the handler as a marker dict, so it is
-    dead-lettered instead of being redelivered for ever."""
-    try:
-        decoded = await original(msg)
-    except Exception as exc:
-        return {"__undecodable__": repr(exc)}
-    return decoded if isinstance(decoded, dict) else {"__undecodable__": repr(decoded)[:200]}
 
 
 def _s(v: Any) -> str:

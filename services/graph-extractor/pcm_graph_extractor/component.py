@@ -27,12 +27,12 @@ class GraphExtractorComponent(Component):
 
     def consume(self) -> None:
         bus = self.res.bus
-        bus.consume(
+        bus.consume_batch(
             STREAM_WRITTEN,
             GROUP_GRAPH,
             MemoryWritten,
-            self.handlers.on_written,
-            concurrency=self.settings.consumer_concurrency,
+            self.handlers.process_batch,
+            max_batch=self.settings.batch_max,
         )
         bus.consume(STREAM_CHANGED, GROUP_GRAPH_CHANGES, MemoryChanged, self.handlers.on_changed)
 

@@ -1,20 +1,19 @@
 """Consumers: memory written -> entities and relations in the graph; memory deleted -> facts
 removed. Needs only Redis and the graph store: the event carries the text.
 
-Events are processed in batches (one ``extract_many``, one set-based ``write_facts_many``)
-formed from the entries the bus delivers concurrently: an event arriving while a batch is
-being written joins the next batch, so batches grow with load and an idle replica adds no
-latency. Each event's handler still returns or raises on its own, so the bus acknowledges,
-retries and dead-letters entry by entry. Writes are MERGEs that make a memory's facts equal
-to its extraction, so any redelivery leaves the graph as it was.
+Events are processed in the batches the bus reads (`Bus.consume_batch`: one
+``extract_many``, one set-based ``write_facts_many``, one publish): entries arriving while a
+batch is being written form the next one, so batches grow with load and an idle replica adds
+no latency. Each event gets its own outcome, so the bus acknowledges, retries and
+dead-letters entry by entry. Writes are MERGEs that make a memory's facts equal to its
+extraction, so any redelivery leaves the graph as it was.
 """
 
 from __future__ import annotations
 
 import asyncio
-import contextlib
-from collections.abc import Awaitable, Callable, Sequence
-from typing import Generic, TypeVar
+from collections.abc import Awaitable, Callable
+from typing import TypeVar
 
 from tenacity import AsyncRetrying, retry_if_not_exception_type, stop_after_attempt
 from tenacity import wait_exponential_jitter as wait_jitter
@@ -28,60 +27,13 @@ from pcm_common.events import (
 from pcm_common.extract import Extractor
 from pcm_common.resources import Resources
 from pcm_common.stores.graph import Extraction
+from pcm_common.stream_batches import Outcome
 from pcm_common.telemetry import get_logger
 from pcm_graph_extractor.settings import GraphExtractorSettings
 
 log = get_logger("graph-extractor")
 
 T = TypeVar("T")
-Outcome = BaseException | None  # None: done; an exception: that event failed
-
-
-class MicroBatcher(Generic[T]):
-    """Coalesces concurrent ``submit`` calls into batches for ``process``.
-
-    ``process`` gets the batch and returns one outcome per item. The first submit starts a
-    drain task that yields once (so entries delivered in the same tick join it), then keeps
-    taking up to ``max_batch`` waiting items until none are left.
-    """
-
-    def __init__(
-        self,
-        process: Callable[[list[T]], Awaitable[list[Outcome]]],
-        max_batch: int,
-    ) -> None:
-        self._process = process
-        self._max = max(1, max_batch)
-        self._waiting: list[tuple[T, asyncio.Future[None]]] = []
-        self._drainer: asyncio.Task[None] | None = None
-        self.batches: list[int] = []  # recent batch sizes, for metrics and tests
-
-    async def submit(self, item: T) -> None:
-        fut: asyncio.Future[None] = asyncio.get_running_loop().create_future()
-        self._waiting.append((item, fut))
-        if self._drainer is None or self._drainer.done():
-            self._drainer = asyncio.create_task(self._drain())
-        await fut
-
-    async def _drain(self) -> None:
-        await asyncio.sleep(0)
-        while self._waiting:
-            batch, self._waiting = self._waiting[: self._max], self._waiting[self._max :]
-            live = [(item, fut) for item, fut in batch if not fut.done()]  # skip cancelled
-            if not live:
-                continue
-            self.batches = [*self.batches[-99:], len(live)]
-            try:
-                outcomes = await self._process([item for item, _ in live])
-            except Exception as exc:  # the whole batch failed the same way
-                outcomes = [exc] * len(live)
-            for (_, fut), outcome in zip(live, outcomes, strict=True):
-                if fut.done():
-                    continue
-                if outcome is None:
-                    fut.set_result(None)
-                else:
-                    fut.set_exception(outcome)
 
 
 class GraphHandlers:
@@ -95,9 +47,6 @@ class GraphHandlers:
         self.settings = settings
         self.extractor = extractor or _default_extractor(res, settings)
         self._schema_ready = False
-        self.batcher: MicroBatcher[MemoryWritten] = MicroBatcher(
-            self.process_batch, settings.batch_max
-        )
 
     async def ensure_schema(self) -> None:
         """Best effort at start; retried before the first write if the graph was down."""
@@ -125,14 +74,10 @@ class GraphHandlers:
     # -- memory written -------------------------------------------------------------------
 
     async def on_written(self, event: MemoryWritten) -> None:
-        """Bus entry point for one event; batched with whatever else is in flight."""
-        await self.batcher.submit(event)
-
-    async def on_written_batch(self, events: Sequence[MemoryWritten]) -> None:
-        """Entry point for a batch subscriber: fails if any event failed."""
-        for outcome in await self.process_batch(list(events)):
-            if outcome is not None:
-                raise outcome
+        """One event on its own (tests, tools): raises if it failed."""
+        (outcome,) = await self.process_batch([event])
+        if outcome is not None:
+            raise outcome
 
     async def process_batch(self, events: list[MemoryWritten]) -> list[Outcome]:
         await self.ensure_schema()
@@ -224,11 +169,7 @@ class GraphHandlers:
         log.info("facts_deleted", tenant=event.tenant, memory_id=event.memory_id)
 
     async def close(self) -> None:
-        drainer = self.batcher._drainer
-        if drainer is not None and not drainer.done():
-            drainer.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await drainer
+        """Nothing held between batches; kept for the component's stop."""
 
 
 def _default_extractor(res: Resources, settings: GraphExtractorSettings) -> Extractor:

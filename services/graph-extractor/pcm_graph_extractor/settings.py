@@ -2,10 +2,8 @@ from pcm_common.config import PcmSettings
 
 
 class GraphExtractorSettings(PcmSettings):
-    # Events handled together (one extract_many, one set-based graph write). Batches form
-    # from entries delivered concurrently; an idle replica never waits to fill one.
+    # Events read and handled together (one extract_many, one set-based graph write).
+    # Batches form from what arrived meanwhile; an idle replica never waits to fill one.
     batch_max: int = 64
-    # Entries in flight per replica: the handler batches what arrives together.
-    consumer_concurrency: int = 16
     write_attempts: int = 3  # in-process retries (exponential backoff) before the bus retries
     write_backoff_s: float = 0.2

@@ -16,7 +16,7 @@ from pcm_common.events import (
 from pcm_common.resources import Resources
 from pcm_common.service import Component
 from pcm_sweeper.api import router
-from pcm_sweeper.handlers import SweeperHandlers
+from pcm_sweeper.handlers import BATCH_MAX, SweeperHandlers
 from pcm_sweeper.jobs import Jobs
 from pcm_sweeper.settings import SweeperSettings
 
@@ -36,15 +36,21 @@ class SweeperComponent(Component):
 
     def consume(self) -> None:
         bus, h = self.res.bus, self.handlers
-        bus.consume(
+        bus.consume_batch(
             STREAM_WRITTEN,
             GROUP_SWEEPER_WRITTEN,
             MemoryWritten,
-            h.on_written,
-            concurrency=self.settings.surprisal_concurrency,
+            h.on_written_batch,
+            max_batch=BATCH_MAX,
         )
         bus.consume(STREAM_RECALLED, GROUP_SWEEPER_RECALLED, MemoryRecalled, h.on_recalled)
-        bus.consume(STREAM_EXTRACTED, GROUP_SWEEPER_GRAPH, MemoryExtracted, h.on_extracted)
+        bus.consume_batch(
+            STREAM_EXTRACTED,
+            GROUP_SWEEPER_GRAPH,
+            MemoryExtracted,
+            h.on_extracted_batch,
+            max_batch=BATCH_MAX,
+        )
 
     async def start(self) -> None:
         await self.res.vectors.ensure_collection()

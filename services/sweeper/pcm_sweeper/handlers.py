@@ -3,13 +3,18 @@ what was recalled, spreading activation to its associates)."""
 
 from __future__ import annotations
 
+import asyncio
+from collections.abc import Awaitable, Callable
 from datetime import datetime, timedelta
+from typing import TypeVar
 
 from pcm_common.domain import activation
 from pcm_common.domain.memory import MemoryRecord, as_utc
 from pcm_common.events import MemoryExtracted, MemoryRecalled, MemoryWritten
+from pcm_common.extract.local import SHARED_DOCS
 from pcm_common.resources import Resources
 from pcm_common.stores.vectors import Filter, ScoredPoint
+from pcm_common.stream_batches import Outcome
 from pcm_common.telemetry import get_logger
 from pcm_sweeper.judging import Judging
 from pcm_sweeper.settings import SweeperSettings
@@ -18,6 +23,11 @@ log = get_logger("sweeper")
 
 APPLIED_TTL_S = 7 * 86400
 MAX_REINFORCED = 200  # a recall returns at most max_k items
+# Entries read and handled together per consumer group (judging; extraction marks).
+BATCH_MAX = 64
+EXTRACTED_CONCURRENCY = 8  # marks written at once; each is one small payload update
+
+T = TypeVar("T")
 
 
 def _reinforced_key(event_id: str, memory_id: str) -> str:
@@ -37,6 +47,16 @@ class SweeperHandlers:
     async def on_written(self, event: MemoryWritten) -> None:
         """Surprisal judging; a failing judge leaves the memory for the periodic sweep."""
         await self.judging.on_written(event)
+
+    async def on_written_batch(self, events: list[MemoryWritten]) -> list[Outcome]:
+        """A batch read from the stream: the texts are parsed together first where this
+        process also runs the local extractor (one `nlp.pipe` serves both the judge and
+        the extractor), then up to `surprisal_concurrency` memories are judged at once."""
+        await asyncio.to_thread(SHARED_DOCS.prime, [ev.text for ev in events])
+        return await _each(events, self.on_written, self.settings.surprisal_concurrency)
+
+    async def on_extracted_batch(self, events: list[MemoryExtracted]) -> list[Outcome]:
+        return await _each(events, self.on_extracted, EXTRACTED_CONCURRENCY)
 
     async def on_extracted(self, event: MemoryExtracted) -> None:
         patch = {
@@ -169,3 +189,20 @@ class SweeperHandlers:
                 weight=s.spread_episode_weight,
             )
         return activation.merge_weights(similar, episode)
+
+
+async def _each(
+    events: list[T], handle: Callable[[T], Awaitable[None]], concurrency: int
+) -> list[Outcome]:
+    """`handle` every event, up to `concurrency` at once; one outcome per event."""
+    gate = asyncio.Semaphore(max(1, concurrency))
+
+    async def one(event: T) -> Outcome:
+        async with gate:
+            try:
+                await handle(event)
+            except Exception as exc:
+                return exc
+            return None
+
+    return list(await asyncio.gather(*(one(ev) for ev in events)))

@@ -425,34 +425,89 @@ def load_pipeline() -> Any:
 _run_lock = threading.Lock()
 
 
-class _SharedDocs:
-    """Parses handed between the local surprisal judge and the local extractor when one
-    process runs both (the all-in-one `pcm dev`): each written memory reaches both, and
-    whichever parses it first saves the other the parse (the same pipeline gives the same
-    parse alone or in a batch). A doc is taken out when used, so one thread owns it."""
+class ParseExchange:
+    """spaCy parses of whole memory texts, handed between the local surprisal judge and
+    the local extractor when one process runs both (the all-in-one `pcm dev`), so each
+    written memory is parsed once (the same pipeline gives the same parse alone or in a
+    batch).
+
+    - The extractor takes a waiting parse instead of parsing (`take`), and offers its own
+      parses to the listeners (the judge's token cache, `offer`).
+    - The judge offers its own parses to the extractor (`put`).
+    - A consumer that sees a batch of new memories first can `prime` it: one `nlp.pipe`
+      for the texts neither side has, offered to both.
+
+    A doc handed to the extractor is taken out when used, so one thread owns it; the
+    listeners read a doc synchronously before it is handed on."""
 
     def __init__(self, size: int = 1024) -> None:
         self._size = size
-        self._docs: OrderedDict[str, Any] = OrderedDict()
+        self._docs: OrderedDict[str, Any] = OrderedDict()  # waiting for the extractor
+        self._offered: OrderedDict[str, None] = OrderedDict()  # the listeners have these
         self._lock = threading.Lock()
         self.wanted = False  # set by a LocalExtractor in this process
         self.listeners: list[Callable[[str, Any], None]] = []  # (whole text, its parse)
 
     def put(self, text: str, doc: Any) -> None:
-        """Offer a finished parse of exactly `text` to this process's extractor."""
-        if not self.wanted:
-            return
+        """Offer a finished parse of exactly `text` to this process's extractor (the
+        offering side has it already)."""
         with self._lock:
-            self._docs[text] = doc
-            while len(self._docs) > self._size:
-                self._docs.popitem(last=False)
+            _remember(self._offered, text, None, self._size)
+            if self.wanted:
+                _remember(self._docs, text, doc, self._size)
 
     def take(self, text: str) -> Any | None:
         with self._lock:
             return self._docs.pop(text, None)
 
+    def offer(self, text: str, doc: Any) -> None:
+        """Hand a parse of the whole text `text` to the listeners, once."""
+        with self._lock:
+            if text in self._offered or not self.listeners:
+                return
+            _remember(self._offered, text, None, self._size)
+        for listener in self.listeners:
+            listener(text, doc)
 
-SHARED_DOCS = _SharedDocs()
+    def prime(self, texts: Iterable[str]) -> int:
+        """Parse, as one batch, the texts that both the judge and the extractor of this
+        process will need and neither has yet; returns how many were parsed. Does nothing
+        unless both are here."""
+        if not (self.wanted and self.listeners):
+            return 0
+        with _run_lock:  # the extractor checks for waiting parses under the same lock
+            with self._lock:
+                todo = [
+                    t
+                    for t in dict.fromkeys(texts)
+                    if t not in self._docs and t not in self._offered and _shareable(t)
+                ]
+            if not todo:
+                return 0
+            docs = list(load_pipeline().pipe(todo))
+        for text, doc in zip(todo, docs, strict=True):
+            self.offer(text, doc)
+            self.put(text, doc)
+        return len(todo)
+
+
+def _remember(cache: OrderedDict[str, Any], key: str, value: Any, size: int) -> None:
+    cache[key] = value
+    cache.move_to_end(key)
+    while len(cache) > size:
+        cache.popitem(last=False)
+
+
+# The judge parses the first 2000 characters; a parse is shared only when that is the whole
+# text and the extractor parses the same string (no speaker turns, no blank lines).
+_SHARE_MAX_CHARS = 2000
+
+
+def _shareable(text: str) -> bool:
+    return len(text) <= _SHARE_MAX_CHARS and split_speakers(text) == [(None, text)]
+
+
+SHARED_DOCS = ParseExchange()
 
 
 class LocalExtractor(Extractor):
@@ -487,18 +542,21 @@ class LocalExtractor(Extractor):
             jobs.extend((n, spk, seg) for spk, seg in split_speakers(clipped))
         outs = [_Collector() for _ in texts]
         if jobs:
-            docs: list[Any] = [SHARED_DOCS.take(seg) for _, _, seg in jobs]
-            missing = [i for i, doc in enumerate(docs) if doc is None]
-            if missing:
-                nlp = load_pipeline()
-                with _run_lock:
-                    parsed = nlp.pipe((jobs[i][2] for i in missing), batch_size=self.batch_size)
+            # Under the pipeline lock, so a batch being primed elsewhere is waited for and
+            # taken instead of parsed twice.
+            with _run_lock:
+                docs: list[Any] = [SHARED_DOCS.take(seg) for _, _, seg in jobs]
+                missing = [i for i, doc in enumerate(docs) if doc is None]
+                if missing:
+                    parsed = load_pipeline().pipe(
+                        (jobs[i][2] for i in missing), batch_size=self.batch_size
+                    )
                     for i, doc in zip(missing, parsed, strict=True):
                         docs[i] = doc
-            for (n, spk, _), doc in zip(jobs, docs, strict=True):
-                _extract_doc(doc, spk, outs[n], self.concepts)
             if SHARED_DOCS.listeners:
                 _share_whole_texts(texts, jobs, docs)
+            for (n, spk, _), doc in zip(jobs, docs, strict=True):
+                _extract_doc(doc, spk, outs[n], self.concepts)
         return [o.result() for o in outs]
 
 
@@ -511,8 +569,7 @@ def _share_whole_texts(
     for (n, spk, seg), doc in zip(jobs, docs, strict=True):
         # Only a parse of the whole, unchanged text is a parse of the memory's text.
         if spk is None and segments[n] == 1 and seg == texts[n]:
-            for listener in SHARED_DOCS.listeners:
-                listener(seg, doc)
+            SHARED_DOCS.offer(seg, doc)
 
 
 def _extract_doc(

@@ -5,3 +5,5 @@ class IngestSettings(PcmSettings):
     max_text_chars: int = 100_000
     max_batch: int = 1_000
     near_duplicate_cos: float = 0.94  # DESIGN §3: merge only at or above, with equal figures
+    # Near-duplicate lookups (vector searches) in flight per batch request.
+    near_duplicate_lookups: int = 4

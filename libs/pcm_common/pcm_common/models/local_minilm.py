@@ -77,6 +77,10 @@ def _load() -> _Model:
         opts.intra_op_num_threads = _intra_op_threads()
         opts.inter_op_num_threads = 1
         opts.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
+        # Idle intra-op threads would spin waiting for the next op, burning a core that
+        # spaCy and the event loop need in the same process: 7.2 -> 4.4 ms CPU per short
+        # text on 2 cores (2,000 synthetic memories, batches of 64), and faster wall time.
+        opts.add_session_config_entry("session.intra_op.allow_spinning", "0")
         session = ort.InferenceSession(
             str(_onnx_path()), sess_options=opts, providers=["CPUExecutionProvider"]
         )

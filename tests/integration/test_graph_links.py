@@ -37,14 +37,16 @@ class FakeGraph(Neo4jGraphStore):
         self.calls = 0
 
     async def entity_links(
-        self, tenant: str, names: Sequence[str], *, max_df: int
+        self, tenant: str, names: Sequence[str], *, max_df: int, count: bool = True
     ) -> tuple[int, list[EntityLinks]]:
         self.calls += 1
+        self.counted = getattr(self, "counted", 0) + count
         await asyncio.sleep(self.delay)
         if self.fail is not None:
             raise self.fail
         total, found = self.answer
-        return total, [e if e.df <= max_df else EntityLinks(e.key, e.type, e.df, ()) for e in found]
+        capped = [e if e.df <= max_df else EntityLinks(e.key, e.type, e.df, ()) for e in found]
+        return (total if count else -1), capped
 
 
 CAROLINE = EntityLinks("caroline", "Person", 300, tuple(f"c{i}" for i in range(300)))
@@ -76,8 +78,9 @@ async def test_linker_caps_broad_entities_and_caches_query() -> None:
     res = await linker.links("t", "Did Caroline go to Sweden?")
     assert res.ok and set(res.links) == {"m1", "m2"}  # 300 Caroline memories: too broad
     assert all(0.0 <= v <= 1.0 for v in res.links.values())
-    await linker.links("t", "Did Caroline go to Sweden?")
+    again = await linker.links("t", "Did Caroline go to Sweden?")
     assert ex.calls == 1 and graph.calls == 2  # query entities cached, graph asked each time
+    assert graph.counted == 1 and again.links == res.links  # the tenant's count is reused
     assert set(res.timings()) == {"graph", "graph_ok", "graph_links"}
 
     none = GraphLinker(graph, FixedExtractor([Entity("May 2023", "Time")]), ngrams=False)
@@ -93,10 +96,10 @@ class KeyGraph(FakeGraph):
         self.asked: list[str] = []
 
     async def entity_links(
-        self, tenant: str, names: Sequence[str], *, max_df: int
+        self, tenant: str, names: Sequence[str], *, max_df: int, count: bool = True
     ) -> tuple[int, list[EntityLinks]]:
         self.asked = list(names)
-        total, found = await super().entity_links(tenant, names, max_df=max_df)
+        total, found = await super().entity_links(tenant, names, max_df=max_df, count=count)
         return total, [e for e in found if e.key in set(names)]
 
 

@@ -119,6 +119,7 @@ class GraphLinker:
         cooldown_s: float = 5.0,
         link_types: Iterable[str] = LINK_TYPES,
         ngrams: bool = True,
+        total_ttl_s: float = 60.0,
     ) -> None:
         self.graph = graph
         self.extractor = extractor
@@ -133,6 +134,10 @@ class GraphLinker:
         self._cache: OrderedDict[str, list[str]] = OrderedDict()
         self._cache_size = cache_size
         self._down_until = 0.0
+        # Memories per tenant (N of the idf weights and the df share cap), re-counted at most
+        # every `total_ttl_s`: the weights barely move with N, the count costs a scan.
+        self.total_ttl_s = total_ttl_s
+        self._totals: OrderedDict[str, tuple[int, float]] = OrderedDict()
 
     async def query_entities(self, query: str) -> list[str]:
         """Names (or candidate keys) of the query's entities (LRU-cached: recall repeats
@@ -161,9 +166,16 @@ class GraphLinker:
                 names = await self.query_entities(query)
                 if not names:
                     return GraphLinks(ms=_ms(t0))
-                # The df cap needs N, which comes back with the same answer: ask with the
-                # absolute cap, then apply the share below.
-                total, found = await self.graph.entity_links(tenant, names, max_df=self.max_df)
+                # The df cap needs N, which comes back with the same answer (or from the
+                # recent count): ask with the absolute cap, then apply the share below.
+                known = self._recent_total(tenant)
+                total, found = await self.graph.entity_links(
+                    tenant, names, max_df=self.max_df, count=known is None
+                )
+                if known is None:
+                    self._remember_total(tenant, total)
+                else:
+                    total = known
         except TimeoutError:
             self._down_until = time.monotonic() + self.cooldown_s
             log.warning("graph_links_timeout", tenant=tenant, timeout_s=self.timeout_s)
@@ -180,6 +192,18 @@ class GraphLinker:
         ]
         links = link_strengths(total, usable, max_links=self.max_links, min_link=self.min_link)
         return GraphLinks(links=links, entities=[e.key for e in usable], ms=_ms(t0))
+
+    def _recent_total(self, tenant: str) -> int | None:
+        hit = self._totals.get(tenant)
+        if hit is None or time.monotonic() >= hit[1]:
+            return None
+        return hit[0]
+
+    def _remember_total(self, tenant: str, total: int) -> None:
+        self._totals[tenant] = (total, time.monotonic() + self.total_ttl_s)
+        self._totals.move_to_end(tenant)
+        if len(self._totals) > self._cache_size:
+            self._totals.popitem(last=False)
 
 
 def _ms(t0: float) -> float:

@@ -32,8 +32,9 @@ _INNER = frozenset({"of", "the", "and"})
 # entity of their own in a question.
 _QUERY_FILLER = frozenset(
     """
-    also anything ever else etc get got kind likely many much one ones other others
-    something thing things think way ways would
+    also anything couldn ever else etc get got hadn hasn haven kind likely many much mustn
+    one ones other others shouldn
+    something thing things think way ways would wouldn
     """.split()
 )
 _SKIP = STOPWORDS | _QUERY_FILLER

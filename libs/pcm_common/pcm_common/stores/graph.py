@@ -76,12 +76,14 @@ class GraphStore(ABC):
 
     @abstractmethod
     async def entity_links(
-        self, tenant: str, names: Sequence[str], *, max_df: int
+        self, tenant: str, names: Sequence[str], *, max_df: int, count: bool = True
     ) -> tuple[int, list[EntityLinks]]:
         """One round trip for recall: (memories in the tenant, the named entities found).
 
         Entities mentioned by more than ``max_df`` memories come back with their ``df``
-        but without memory ids (too broad to link; the caller still weighs them)."""
+        but without memory ids (too broad to link; the caller still weighs them). With
+        ``count=False`` the tenant's memories are not counted (the caller has a recent
+        count; counting is the larger half of the query) and the total is -1."""
 
     @abstractmethod
     async def memory_ids(

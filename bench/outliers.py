@@ -281,7 +281,7 @@ async def run_offline(
                 t0 = time.perf_counter()
                 payloads = {p.id: p.payload for p in await res.vectors.get(tenant, ranked + pool)}
                 flags = await flag_rules.compute(
-                    res.vectors, tenant, ranked, payloads, now, vis, pool_ids=pool
+                    res.vectors, res.routines, tenant, ranked, payloads, now, vis, pool_ids=pool
                 )
                 rep.flag_ms[-1] = (time.perf_counter() - t0) * 1000
             rep.answers[q["question_id"]] = {

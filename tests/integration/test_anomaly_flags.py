@@ -1,7 +1,7 @@
 """Surprisal judging and anomaly flags on real stores.
 
 - Judging + flags in process: a real Qdrant Edge shard in a temp dir, real MiniLM
-  embeddings (Redis DB 4 only; judging itself needs none).
+  embeddings, the routine index in the tests' Redis (DB 13).
 - End to end through the HTTP API (real Redis Streams, sweeper consumer group, recall):
   needs the wiring described in the surprisal hand-off (SweeperHandlers.on_written ->
   Judging.on_written, RecallService -> flags.compute).
@@ -26,6 +26,7 @@ from pcm_common.resources import Resources
 from pcm_common.stores.vectors import Filter, VectorPoint
 from pcm_recall import flags
 from pcm_sweeper.judging import Judging
+from tests.conftest import TEST_REDIS
 
 T0 = datetime(2024, 1, 1, 7, 0, tzinfo=UTC)
 RUN_TEXTS = [
@@ -56,7 +57,7 @@ def calls(n: int, start: datetime) -> list[tuple[str, datetime]]:
 
 @pytest.fixture
 async def res(tmp_path: Path) -> AsyncIterator[Resources]:
-    settings = PcmSettings(redis_url="redis://127.0.0.1:6379/4", qdrant_path=tmp_path / "q")
+    settings = PcmSettings(redis_url=f"{TEST_REDIS}/13", qdrant_path=tmp_path / "q")
     r = Resources(settings)
     await r.vectors.ensure_collection()
     yield r
@@ -143,7 +144,7 @@ async def test_flags_surprise_via_family_and_stopped_routine(res: Resources) -> 
 
     async def recall(ranked: list[str]) -> list[flags.AnomalyFlag]:
         payloads = {p.id: p.payload for p in await res.vectors.get("t3", ranked)}
-        return await flags.compute(res.vectors, "t3", ranked, payloads, now, vis)
+        return await flags.compute(res.vectors, res.routines, "t3", ranked, payloads, now, vis)
 
     # Only a normal run was recalled: its family reaches the outlier.
     got = await recall([run_ids[2]])
@@ -160,14 +161,18 @@ async def test_flags_surprise_via_family_and_stopped_routine(res: Resources) -> 
     # ... and a routine asked about the day after its last entry is not stopped either.
     payloads = {p.id: p.payload for p in await res.vectors.get("t3", [call_ids[3]])}
     early = await flags.compute(
-        res.vectors, "t3", [call_ids[3]], payloads, call_items[-1][1] + timedelta(days=1), vis
+        res.vectors,
+        res.routines,
+        "t3",
+        [call_ids[3]],
+        payloads,
+        call_items[-1][1] + timedelta(days=1),
+        vis,
     )
     assert early == []
 
 
-async def test_stopped_routine_reached_from_the_pool_and_confirmed(
-    res: Resources, monkeypatch: pytest.MonkeyPatch
-) -> None:
+async def test_stopped_routine_reached_from_the_pool_and_confirmed(res: Resources) -> None:
     run_items = runs(12)
     call_items = calls(8, T0 - timedelta(days=70))  # weekly until day -21, then silence
     run_ids = await store(res, "t4", run_items)
@@ -183,7 +188,9 @@ async def test_stopped_routine_reached_from_the_pool_and_confirmed(
 
     async def compute(ranked: list[str], pool: list[str], at: datetime) -> list[flags.AnomalyFlag]:
         payloads = {p.id: p.payload for p in await res.vectors.get("t4", ranked + pool)}
-        return await flags.compute(res.vectors, "t4", ranked, payloads, at, vis, pool_ids=pool)
+        return await flags.compute(
+            res.vectors, res.routines, "t4", ranked, payloads, at, vis, pool_ids=pool
+        )
 
     # Nothing recalled; the calls come only after a dozen other candidates under the floor.
     got = await compute([], [*run_ids, call_ids[2]], now)
@@ -191,9 +198,8 @@ async def test_stopped_routine_reached_from_the_pool_and_confirmed(
     assert stop.memory_id == call_ids[-1] and stop.last_at == call_items[-1][1]
     assert len(got) <= flags.MAX_FLAGS
 
-    # Expansion reaching no later entry (no hops): from the sixth call, the calls look quiet
-    # for 19 days; the confirming read finds the two later calls, so nothing is flagged.
-    monkeypatch.setattr(flags, "ROUTINE_HOPS", 0)
+    # Seen from the sixth call, five days after the last one: the routine index holds the
+    # later calls too, so the routine is not taken for stopped.
     early = await compute([call_ids[5]], [], call_items[-1][1] + timedelta(days=5))
     assert all(f.kind != "stopped_routine" for f in early)
 

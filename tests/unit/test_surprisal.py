@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections import Counter
+
 from pcm_common.domain import surprisal as sp
 
 DAY = 86400.0
@@ -135,15 +137,60 @@ def test_isolated_old_entry_does_not_break_the_current_run() -> None:
     assert state is not None and state.regular and state.stopped and state.n == 8
 
 
-def test_routine_members_shared_family_rule() -> None:
-    families = {
-        "later1": ["m", "f1", "f2"],
-        "later2": ["later1", "m", "f2"],
-        "stranger": ["m", "x1", "x2", "x3", "x4"],  # 1 shared: no
-        "mostly_other": ["f1", "f2", "y1", "y2", "y3", "y4"],  # shares 2 but mostly other
-    }
-    members = sp.routine_members("m", ["f1", "f2"], families)
-    assert members == {"m", "f1", "f2", "later1", "later2"}
+def _build(families: dict[str, list[str]]) -> dict[str, str]:
+    """Apply routine_join to memories in order, as the sweeper does when judging."""
+    routine_of: dict[str, str] = {}
+    for mid, fam in families.items():
+        sizes = Counter(routine_of.values())
+        plan = sp.routine_join(mid, fam, routine_of, sizes)
+        if plan.target is None:
+            continue
+        for r in plan.merge:
+            for m, owner in list(routine_of.items()):
+                if owner == r:
+                    routine_of[m] = plan.target
+        for m in (mid, *plan.adopt):
+            routine_of[m] = plan.target
+    return routine_of
+
+
+def test_routine_join_grows_a_series_from_its_first_entries() -> None:
+    routine_of = _build(
+        {
+            "e1": [],
+            "e2": ["e1"],
+            "e3": ["e1", "e2"],
+            "e4": ["e3", "e2", "e1"],
+            "e5": ["e4", "e3", "e2", "e1"],
+        }
+    )
+    assert set(routine_of) == {"e1", "e2", "e3", "e4", "e5"}
+    assert len(set(routine_of.values())) == 1
+
+
+def test_routine_join_needs_two_shared_members_and_half_the_family() -> None:
+    routine_of = {"c1": "C", "c2": "C", "c3": "C", "p1": "P", "p2": "P"}
+    sizes = {"C": 3, "P": 2}
+    # A coffee entry whose family caught two phone calls stays with coffee.
+    plan = sp.routine_join("c4", ["c1", "c2", "c3", "p1", "p2"], routine_of, sizes)
+    assert plan.target == "C" and plan.merge == () and plan.adopt == ()
+    # One shared member is not enough; the rest of its family starts a routine with it.
+    plan = sp.routine_join("x", ["c1", "y1", "y2"], routine_of, sizes)
+    assert plan.target == "x" and plan.adopt == ("y1", "y2")
+    # Nothing shared and nothing unplaced: no routine.
+    assert sp.routine_join("z", ["c1"], routine_of, sizes).target is None
+
+
+def test_routine_join_merges_two_ends_of_one_routine_into_the_larger() -> None:
+    routine_of = {"a1": "A", "a2": "A", "a3": "A", "b1": "B", "b2": "B"}
+    plan = sp.routine_join("m", ["a1", "a2", "b1", "b2"], routine_of, {"A": 3, "B": 2})
+    assert plan.target == "A" and plan.merge == ("B",)
+
+
+def test_routine_join_is_idempotent_for_a_memory_judged_again() -> None:
+    routine_of = {"e1": "R", "e2": "R", "e3": "R"}
+    first = sp.routine_join("e3", ["e1", "e2"], routine_of, {"R": 3})
+    assert first.target == "R" and first.merge == () and first.adopt == ()
 
 
 def test_distinct_events_for_near_duplicates() -> None:
@@ -152,20 +199,3 @@ def test_distinct_events_for_near_duplicates() -> None:
     base = "Refilled the allergy tablets at QuickCare Pharmacy; copay $15.00."
     assert sp.distinct_events(base, base + " The pharmacist said the dose has been doubled.")
     assert not sp.distinct_events(base, base.replace("Refilled", "Picked up"))
-
-
-def test_routine_closure_matches_the_membership_rule_applied_until_stable() -> None:
-    families = {
-        "m": ["a", "b"],
-        "a": ["m", "b"],
-        "b": ["m", "a"],
-        "c": ["a", "b", "m"],  # shares three with the core: joins
-        "d": ["c", "a"],  # joins once c is in (shares c and a)
-        "x": ["a", "y", "z", "w"],  # shares one of four: stays out
-    }
-    members = sp.routine_closure("m", families, sp.family_holders(families))
-    assert members == {"m", "a", "b", "c", "d"}
-    step = sp.routine_members(
-        "m", ["a", "b"], {k: v for k, v in families.items() if k not in {"m", "a", "b"}}
-    )
-    assert step == {"m", "a", "b", "c"}

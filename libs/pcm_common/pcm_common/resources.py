@@ -15,6 +15,7 @@ if TYPE_CHECKING:
     from pcm_common.extract import Extractor
     from pcm_common.models.embeddings import Embedder
     from pcm_common.stores.graph import GraphStore
+    from pcm_common.stores.routines import RoutineIndex
     from pcm_common.stores.vectors import VectorStore
 
 TENANTS_KEY = "pcm:tenants"  # every tenant that ever wrote; scheduled jobs iterate it
@@ -34,6 +35,12 @@ class Resources:
     def redis(self) -> Redis:
         self._opened.add("redis")
         return Redis.from_url(self.settings.redis_url)
+
+    @cached_property
+    def routines(self) -> RoutineIndex:
+        from pcm_common.stores.routines import RoutineIndex
+
+        return RoutineIndex(self.redis)
 
     @cached_property
     def vectors(self) -> VectorStore:

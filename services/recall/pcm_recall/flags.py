@@ -2,17 +2,15 @@
 
 - Surprise: a memory with σ >= 0.7 is flagged when it or a member of its family was
   recalled, ordered by the best recalled rank of the memory or its family.
-- Stopped routine: for the recalled memories and then the candidates under the relevance
-  floor, the routine {m} ∪ F(m) ∪ memories whose family shares >= 2 members with it
-  (applied until nothing joins, so a long routine's latest entries are reached) is flagged
-  when regular (N >= 5, cv < 1), quiet for more than 2.5 median intervals and longer than
-  its longest earlier break plus one interval, and no later entry exists; with its last
-  date and usual interval.
+- Stopped routine: the routines (§3.8, built by the sweeper as it judges memories; see
+  `pcm_common.stores.routines`) of the recalled memories and then of the candidates under
+  the relevance floor are flagged when regular (N >= 5, cv < 1), quiet for more than 2.5
+  median intervals and longer than their longest earlier break plus one interval, with no
+  later entry; with their last date and usual interval.
 
-Cheap by construction: the families were computed by the sweeper, so a recall costs one
-filtered scroll for surprises, at most ROUTINE_HOPS scrolls and one point lookup for
-routines, one more scroll per routine found stopped (to confirm nothing came later), and
-no model call.
+Cheap by construction: families and routines were computed by the sweeper, so a recall costs
+one filtered scroll for surprises, two Redis round trips for routines, one point lookup per
+routine found stopped, and no model call.
 """
 
 from __future__ import annotations
@@ -23,7 +21,9 @@ from datetime import UTC, datetime
 from typing import Any
 
 from pcm_common.domain import surprisal as sp
+from pcm_common.stores.routines import Routine, RoutineIndex
 from pcm_common.stores.vectors import Filter, VectorStore
+from pcm_recall.graph_links import payload_matches
 from pcm_recall.schemas import AnomalyFlag
 
 MAX_FLAGS = 5
@@ -34,16 +34,16 @@ MAX_FLAGS = 5
 # rank of a routine member, so the nearest routines come first. Dev absence set: 40 seeds
 # flag 24/24 stopped routines (25 seeds: 22/24) at a third of the cost of 100.
 ROUTINE_SEEDS = 40
-ROUTINE_HOPS = 3
+# Latest entries read per routine: the current run decides (routine_state), and a run of
+# more than 256 entries is regular enough to judge from its end.
+ROUTINE_WINDOW = 256
 SCROLL_LIMIT = 512
-LATER_LIMIT = 64  # later entries read to confirm that a routine has stopped
 
 
 @dataclass
 class _Info:
     family: list[str]
     ts: float
-    repeats: list[float]
     text: str
     score: float | None
     differs: str
@@ -53,16 +53,9 @@ class _Info:
 def _info(payload: Mapping[str, Any]) -> _Info:
     s = payload.get("surprisal") or {}
     score = s.get("score")
-    repeats: list[float] = []
-    for r in payload.get("repeats") or []:
-        try:
-            repeats.append(datetime.fromisoformat(str(r)).timestamp())
-        except ValueError:
-            continue
     return _Info(
         family=list(s.get("family_ids") or []),
         ts=float(payload.get("created_ts") or 0.0),
-        repeats=repeats,
         text=str(payload.get("text") or ""),
         score=float(score) if score is not None else None,
         differs=str(s.get("differs") or ""),
@@ -86,6 +79,7 @@ def _dt(ts: float) -> datetime:
 
 async def compute(
     vectors: VectorStore,
+    routines: RoutineIndex,
     tenant: str,
     ranked_ids: Sequence[str],
     payloads: Mapping[str, Mapping[str, Any]],
@@ -144,130 +138,55 @@ async def compute(
         )
 
     # -- stopped routines of the top recalled memories --------------------------------
-    seed_ids = [m for m in ranked_ids[:seeds] if m in known and known[m].family]
-    if seed_ids:
-        await _expand(vectors, tenant, seed_ids, known, visibility)
-        families = {mid: info.family for mid, info in known.items()}
-        holders = sp.family_holders(families)  # built once: routines grow through it
-        now_ts = now.timestamp()
-        seen_last: set[str] = set()
-        covered: set[str] = set()
-        for seed in seed_ids:
-            if seed in covered:
-                continue  # already part of a better-ranked seed's routine
-            members, times, state = _evaluate(seed, families, holders, known, now_ts)
-            covered |= members
-            if state is None or not state.stopped:
-                continue
-            # Before calling it stopped, look for later entries the bounded expansion may
-            # have missed (a long routine in a large tenant): a routine that goes on is
-            # never flagged.
-            if await _later(vectors, tenant, members, state.last_ts, known, visibility):
-                families = {mid: info.family for mid, info in known.items()}
-                holders = sp.family_holders(families)
-                members, times, state = _evaluate(seed, families, holders, known, now_ts)
-                covered |= members
-                if state is None or not state.stopped:
-                    continue
-            last = max(times, key=lambda m: max(t for t in times[m] if t <= now_ts))
-            if last in seen_last:
-                continue
-            seen_last.add(last)
-            days = (now_ts - state.last_ts) / 86400
-            interval = sp.describe_interval(state.median_gap_s)
-            keyed.append(
-                (
-                    rank[seed],
-                    1,
-                    AnomalyFlag(
-                        memory_id=last,
-                        kind="stopped_routine",
-                        text=known[last].text,
-                        differs=(
-                            f"stopped: no entry since {_dt(state.last_ts):%Y-%m-%d} "
-                            f"({days:.0f} days ago)"
-                        ),
-                        usual=(
-                            f"{interval}; {state.n} entries, median interval "
-                            f"{state.median_gap_s / 86400:.1f} days"
-                        ),
-                        created_at=_dt(known[last].ts),
-                        last_at=_dt(state.last_ts),
-                        usual_interval_days=round(state.median_gap_s / 86400, 2),
-                    ),
-                )
-            )
+    for found in await routines.routines(tenant, ranked_ids[:seeds], latest=ROUTINE_WINDOW):
+        flag = await _stopped(vectors, tenant, found, now, known, visibility)
+        if flag is not None:
+            keyed.append((rank[found.seed], 1, flag))
 
     keyed.sort(key=lambda k: (k[0], k[1], -(k[2].score or 0.0)))
     return [k[2] for k in keyed[:max_flags]]
 
 
-async def _expand(
+async def _stopped(
     vectors: VectorStore,
     tenant: str,
-    seeds: Sequence[str],
+    routine: Routine,
+    now: datetime,
     known: dict[str, _Info],
     visibility: Filter | None,
-) -> None:
-    """Load what the seeds' routines need: their family members (dates) and every memory
-    whose family mentions a routine member, hop by hop from the seeds."""
-    frontier = set(seeds)
-    for s in seeds:
-        frontier.update(known[s].family)
-    asked: set[str] = set()
-    for _ in range(ROUTINE_HOPS):
-        ask = sorted(frontier - asked)
-        if not ask:
-            break
-        asked.update(ask)
-        points, _ = await vectors.scroll(
-            tenant,
-            flt=_with(visibility, **{"surprisal.family_ids": ask}),
-            limit=SCROLL_LIMIT,
-        )
-        new: set[str] = set()
-        for p in points:
-            if p.id not in known:
+) -> AnomalyFlag | None:
+    """The flag for a routine that has stopped at `now`, else None. Entries after `now`
+    mean it went on. The last entry is read to show it, and only if the recall may see it."""
+    now_ts = now.timestamp()
+    state = sp.routine_state([t for _, t in routine.entries], now_ts)
+    if state is None or not state.stopped:
+        return None
+    last = max((e for e in routine.entries if e[1] <= now_ts), key=lambda e: e[1])[0]
+    if last not in known:
+        for p in await vectors.get(tenant, [last]):
+            if visibility is None or payload_matches(_any_state(visibility), p.payload):
                 known[p.id] = _info(p.payload)
-            new.add(p.id)
-        frontier = new
-    missing = sorted({f for s in seeds for f in known[s].family} - known.keys())
-    if missing:
-        for p in await vectors.get(tenant, missing):
-            known[p.id] = _info(p.payload)
+    info = known.get(last)
+    if info is None:
+        return None  # deleted meanwhile, or outside what this recall may see
+    days = (now_ts - state.last_ts) / 86400
+    return AnomalyFlag(
+        memory_id=last,
+        kind="stopped_routine",
+        text=info.text,
+        differs=f"stopped: no entry since {_dt(state.last_ts):%Y-%m-%d} ({days:.0f} days ago)",
+        usual=(
+            f"{sp.describe_interval(state.median_gap_s)}; {state.n} entries, median interval "
+            f"{state.median_gap_s / 86400:.1f} days"
+        ),
+        created_at=_dt(info.ts),
+        last_at=_dt(state.last_ts),
+        usual_interval_days=round(state.median_gap_s / 86400, 2),
+    )
 
 
-async def _later(
-    vectors: VectorStore,
-    tenant: str,
-    members: set[str],
-    after_ts: float,
-    known: dict[str, _Info],
-    visibility: Filter | None,
-) -> bool:
-    """Load the memories written after `after_ts` whose family mentions a routine member;
-    True when any of them was not known yet."""
-    flt = _with(visibility, **{"surprisal.family_ids": sorted(members)})
-    flt.ranges["created_ts"] = (after_ts + 1e-3, None)
-    points, _ = await vectors.scroll(tenant, flt=flt, limit=LATER_LIMIT)
-    new = False
-    for p in points:
-        if p.id not in known:
-            known[p.id] = _info(p.payload)
-            new = True
-    return new
-
-
-def _evaluate(
-    seed: str,
-    families: Mapping[str, Sequence[str]],
-    holders: Mapping[str, set[str]],
-    known: Mapping[str, _Info],
-    now_ts: float,
-) -> tuple[set[str], dict[str, list[float]], sp.RoutineState | None]:
-    """The seed's routine, its entry times per member and its state at `now_ts`."""
-    members = sp.routine_closure(seed, families, holders)
-    # A duplicate stored once still marks each of its repeats as an entry.
-    times = {m: [known[m].ts, *known[m].repeats] for m in members if m in known}
-    state = sp.routine_state([t for ts in times.values() for t in ts], now_ts)
-    return members, times, state
+def _any_state(flt: Filter) -> Filter:
+    """The recall's scope and user filter without its state condition: a routine's last
+    entry may have been demoted since, and the routine is still the asker's."""
+    must = {k: v for k, v in flt.must.items() if k != "state"}
+    return Filter(must=must, should=list(flt.should))

@@ -72,6 +72,17 @@ def event_count(payload: dict[str, Any], before: datetime) -> int:
     return n
 
 
+def event_times(payload: dict[str, Any]) -> list[float]:
+    """The memory's creation time and the time of each recorded repeat (epoch seconds)."""
+    times = [float(payload.get("created_ts") or 0.0)]
+    for r in payload.get("repeats") or []:
+        try:
+            times.append(datetime.fromisoformat(str(r)).timestamp())
+        except ValueError:
+            continue
+    return times
+
+
 def scope_filter(payload: dict[str, Any]) -> dict[str, Any]:
     """Same scope: same scope kind, and the same workspace / project where it has one."""
     scope = payload.get("scope") or "global"
@@ -170,7 +181,9 @@ class Judging:
                 score=round(verdict.score, 4), differs=verdict.differs, usual=verdict.usual
             )
         # Too small a family: nothing to compare with; judged with no score, the family
-        # ids are kept (routines use them).
+        # ids are kept (routines use them). The routine index is written first: if it
+        # fails the event is retried, and a stored verdict would make the retry skip it.
+        await self.index_routine(tenant, point, fam)
         await self.res.vectors.set_payload(tenant, point.id, {"surprisal": surprisal})
         log.info(
             "memory_judged",
@@ -180,6 +193,47 @@ class Judging:
             score=surprisal["score"],
         )
         return True
+
+    async def index_routine(
+        self, tenant: str, point: ScoredPoint, family: list[ScoredPoint]
+    ) -> str | None:
+        """Place the memory in its routine (the sweeper's routine index, read by recall's
+        stopped-routine flags). A routine is one user's: family members of other users
+        (same scope, shared memories) do not join it."""
+        user = point.payload.get("user_id")
+        same_user = {
+            f.id: event_times(f.payload) for f in family if f.payload.get("user_id") == user
+        }
+        return await self.res.routines.record(
+            tenant, point.id, event_times(point.payload), same_user
+        )
+
+    async def rebuild_routines(self, tenant: str) -> int:
+        """Rebuild the tenant's routine index from the stored families, oldest first (after
+        a Redis without its data, or for memories judged before the index existed).
+        Idempotent. Returns how many memories were placed in a routine."""
+        points: list[ScoredPoint] = []
+        offset: str | None = None
+        while True:
+            page, offset = await self.res.vectors.scroll(
+                tenant,
+                flt=Filter(must_not={"surprisal.judged_at": None, "source": "consolidation"}),
+                limit=self.config.sweep_batch,
+                offset=offset,
+            )
+            points.extend(page)
+            if offset is None:
+                break
+        by_id = {p.id: p for p in points}
+        points.sort(key=lambda p: float(p.payload.get("created_ts") or 0.0))
+        placed = 0
+        for p in points:
+            ids = (p.payload.get("surprisal") or {}).get("family_ids") or []
+            family = [by_id[i] for i in ids if i in by_id]
+            if await self.index_routine(tenant, p, family) is not None:
+                placed += 1
+        log.info("routines_rebuilt", tenant=tenant, memories=len(points), placed=placed)
+        return placed
 
     async def sweep(self, tenant: str, now: datetime) -> int:
         """Judge whatever was missed (no `surprisal.judged_at`): a scheduled job (every

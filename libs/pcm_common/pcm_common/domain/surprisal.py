@@ -493,59 +493,55 @@ ROUTINE_MAX_CV = 1.0
 # measures 2.8-3.2 g̃ (dev set: stopped routines 2.8-7.0 g̃, continuing ones at most 1.5 g̃
 # when asked), so 3.0 sat on the edge of the stopped cases and 2.5 sits between the two.
 ROUTINE_GAP_FACTOR = 2.5
-ROUTINE_SHARED = 2
+ROUTINE_SHARED = 2  # family members a memory must share with a routine to join it
 RUN_BREAK = 10.0  # a gap this many median gaps long ends a run of entries
 
 
-def routine_members(
-    seed: str, seed_family: Iterable[str], families: dict[str, Sequence[str]]
-) -> set[str]:
-    """{m} ∪ F(m) ∪ every memory whose family shares >= 2 members with that set (§3.8).
+@dataclass(frozen=True)
+class RoutineJoin:
+    """Where a newly judged memory goes in the routine index.
 
-    A joiner must also have most of its own family in the set: a coffee entry whose family
-    caught two phone calls of similar shape does not merge the two routines."""
-    core = {seed, *seed_family}
-    out = set(core)
-    for mid, fam in families.items():
-        shared = len(core.intersection(fam))
-        if shared >= ROUTINE_SHARED and shared * 2 >= len(set(fam)):
-            out.add(mid)
-    return out
+    `target`: the routine it joins (None: it joins none). `merge`: other routines that it
+    shows to be the same routine, to be folded into `target`. `adopt`: its family members
+    that belong to no routine yet; they join with it."""
+
+    target: str | None
+    merge: tuple[str, ...] = ()
+    adopt: tuple[str, ...] = ()
 
 
-def family_holders(families: Mapping[str, Sequence[str]]) -> dict[str, set[str]]:
-    """Reverse index: member id -> the memories whose family contains it."""
-    holders: dict[str, set[str]] = {}
-    for mid, fam in families.items():
-        for f in fam:
-            holders.setdefault(f, set()).add(mid)
-    return holders
+def routine_join(
+    memory_id: str,
+    family: Sequence[str],
+    routine_of: Mapping[str, str],
+    sizes: Mapping[str, int],
+) -> RoutineJoin:
+    """The routine rule of §3.8, applied once per memory when it is judged.
 
+    A memory belongs to a routine when at least ROUTINE_SHARED of its family members do and
+    they are at least half of its family: a coffee entry whose family caught two phone
+    calls of similar shape stays with the coffee routine. When its family spans two
+    routines that both pass, they were one routine seen from two ends and are merged (into
+    the larger, so little has to move). A memory that joins no routine starts one with the
+    members of its family that have none, if any: the first entries of a series.
 
-def routine_closure(
-    seed: str,
-    families: Mapping[str, Sequence[str]],
-    holders: Mapping[str, set[str]],
-) -> set[str]:
-    """The routine of `seed` with `routine_members`' rule applied until nothing joins, so a
-    long routine's latest entries are reached. Only memories holding a member in their
-    family can join, so the reverse index keeps this proportional to the routine, not to
-    every memory known."""
-    members = {seed, *families.get(seed, ())}
-    while True:
-        shared: Counter[str] = Counter()
-        for m in members:
-            for holder in holders.get(m, ()):
-                if holder not in members:
-                    shared[holder] += 1
-        joiners = {
-            mid
-            for mid, n in shared.items()
-            if n >= ROUTINE_SHARED and n * 2 >= len(set(families.get(mid, ())))
-        }
-        if not joiners:
-            return members
-        members |= joiners
+    `routine_of`: family member -> its routine; `sizes`: routine -> entries in it.
+    Judging memories in time order and applying each result builds the same partition as
+    taking every memory's family as an edge of that rule, without reading any family again
+    at recall time."""
+    members = list(dict.fromkeys(f for f in family if f != memory_id))
+    shared = Counter(routine_of[f] for f in members if f in routine_of)
+    passing = [r for r, n in shared.items() if n >= ROUTINE_SHARED and n * 2 >= len(members)]
+    adopt = tuple(f for f in members if f not in routine_of)
+    if not passing:
+        if not adopt:
+            return RoutineJoin(target=routine_of.get(memory_id))
+        return RoutineJoin(target=routine_of.get(memory_id, memory_id), adopt=adopt)
+    passing.sort(key=lambda r: (-sizes.get(r, 0), r))
+    own = routine_of.get(memory_id)
+    if own is not None and own not in passing:
+        passing.append(own)  # judged again after joining elsewhere: keep its entries together
+    return RoutineJoin(target=passing[0], merge=tuple(passing[1:]), adopt=adopt)
 
 
 @dataclass(frozen=True)

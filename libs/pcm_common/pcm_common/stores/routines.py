@@ -1,0 +1,197 @@
+"""The routine index: which routine each judged memory belongs to, and every routine's entry
+times, kept in Redis by the sweeper when it judges a memory (whitepaper §3.8).
+
+Recall's stopped-routine check then costs two Redis round trips and no vector-store scan:
+the routines of the recalled memories, and the latest entry times of each. Without it a
+recall had to rebuild routines from stored families (about a thousand payloads read per
+recall in a 10k-memory tenant).
+
+Per tenant:
+- ``pcm:routine:{tenant}:of``: hash, memory id -> routine id;
+- ``pcm:routine:{tenant}:r:{routine}``: sorted set, one member ``"{memory id}|{ts}"`` per
+  event (the memory's creation and each recorded repeat), scored by the event's time.
+
+Every change runs under WATCH on the tenant's hash and retries on conflict, so judging
+workers and sweeper replicas can update one tenant concurrently; each operation is
+idempotent (judging a memory again, replaying an event, writes the same state).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from redis.asyncio import Redis
+from redis.exceptions import WatchError
+
+from pcm_common.domain.surprisal import routine_join
+
+MAX_TRIES = 50  # optimistic retries under contention before giving up on one update
+
+
+@dataclass(frozen=True)
+class Routine:
+    id: str
+    seed: str  # the first of the asked memories that belongs to it
+    entries: list[tuple[str, float]]  # (memory id, event time), oldest first
+
+
+def _of_key(tenant: str) -> str:
+    return f"pcm:routine:{tenant}:of"
+
+
+def _entries_key(tenant: str, routine: str) -> str:
+    return f"pcm:routine:{tenant}:r:{routine}"
+
+
+def _member(memory_id: str, ts: float) -> str:
+    return f"{memory_id}|{ts:.3f}"
+
+
+def _memory_of(member: bytes | str) -> str:
+    text = member.decode() if isinstance(member, bytes) else member
+    return text.split("|", 1)[0]
+
+
+def _text(value: bytes | str) -> str:
+    return value.decode() if isinstance(value, bytes) else value
+
+
+class RoutineConflict(RuntimeError):
+    """Too many concurrent writers on one tenant; the caller retries later."""
+
+
+class RoutineIndex:
+    def __init__(self, redis: Redis) -> None:
+        self.redis = redis
+
+    async def record(
+        self,
+        tenant: str,
+        memory_id: str,
+        times: Sequence[float],
+        family: Mapping[str, Sequence[float]],
+    ) -> str | None:
+        """Place a judged memory (its event `times`) in its routine, given its family
+        (member id -> that member's event times, nearest first). Returns the routine id,
+        or None when it belongs to none."""
+        of = _of_key(tenant)
+        async with self.redis.pipeline(transaction=True) as pipe:
+            for _ in range(MAX_TRIES):
+                try:
+                    await pipe.watch(of)
+                    ids = [memory_id, *family]
+                    found = await pipe.hmget(of, ids)
+                    routine_of = {i: _text(r) for i, r in zip(ids, found, strict=True) if r}
+                    sizes = {
+                        r: int(await pipe.zcard(_entries_key(tenant, r)))
+                        for r in set(routine_of.values())
+                    }
+                    plan = routine_join(memory_id, list(family), routine_of, sizes)
+                    if plan.target is None:
+                        await pipe.unwatch()
+                        return None
+                    target = plan.target
+                    entries: dict[str, float] = {}
+                    owner: dict[Any, Any] = {}  # memory id -> routine (redis-py's Mapping)
+                    for mid, ts in [(memory_id, times), *((a, family[a]) for a in plan.adopt)]:
+                        entries.update({_member(mid, t): t for t in ts})
+                        owner[mid] = target
+                    for r in plan.merge:
+                        key = _entries_key(tenant, r)
+                        await pipe.watch(key)  # a repeat added meanwhile is not lost
+                        rows: list[Any] = await pipe.zrange(key, 0, -1, withscores=True)
+                        for member, score in rows:
+                            entries[_text(member)] = float(score)
+                            owner[_memory_of(member)] = target
+                    pipe.multi()
+                    for r in plan.merge:
+                        pipe.delete(_entries_key(tenant, r))
+                    if entries:
+                        pipe.zadd(_entries_key(tenant, target), entries)
+                    pipe.hset(of, mapping=owner)
+                    await pipe.execute()
+                    return target
+                except WatchError:
+                    continue
+        raise RoutineConflict(f"routine index of {tenant} busy")
+
+    async def add_times(self, tenant: str, memory_id: str, times: Iterable[float]) -> bool:
+        """Record later events of a memory (repeats merged into it at ingest). False when
+        the memory belongs to no routine."""
+        of = _of_key(tenant)
+        entries = {_member(memory_id, t): t for t in times}
+        async with self.redis.pipeline(transaction=True) as pipe:
+            for _ in range(MAX_TRIES):
+                try:
+                    await pipe.watch(of)
+                    routine = await pipe.hget(of, memory_id)
+                    if routine is None or not entries:
+                        await pipe.unwatch()
+                        return False
+                    pipe.multi()
+                    pipe.zadd(_entries_key(tenant, _text(routine)), entries)
+                    await pipe.execute()
+                    return True
+                except WatchError:
+                    continue
+        raise RoutineConflict(f"routine index of {tenant} busy")
+
+    async def forget(self, tenant: str, memory_id: str) -> None:
+        """Remove a deleted memory and its events."""
+        of = _of_key(tenant)
+        async with self.redis.pipeline(transaction=True) as pipe:
+            for _ in range(MAX_TRIES):
+                try:
+                    await pipe.watch(of)
+                    routine = await pipe.hget(of, memory_id)
+                    if routine is None:
+                        await pipe.unwatch()
+                        return
+                    key = _entries_key(tenant, _text(routine))
+                    await pipe.watch(key)
+                    prefix = f"{memory_id}|"
+                    members: list[Any] = await pipe.zrange(key, 0, -1)
+                    gone = [m for m in members if _text(m).startswith(prefix)]
+                    pipe.multi()
+                    if gone:
+                        pipe.zrem(key, *gone)
+                    pipe.hdel(of, memory_id)
+                    await pipe.execute()
+                    return
+                except WatchError:
+                    continue
+        raise RoutineConflict(f"routine index of {tenant} busy")
+
+    async def routines(
+        self, tenant: str, memory_ids: Sequence[str], *, latest: int = 256
+    ) -> list[Routine]:
+        """The routines of `memory_ids`, in the order of their first member among them,
+        each with its `latest` entries (oldest first). Two round trips."""
+        if not memory_ids:
+            return []
+        found = await self.redis.hmget(_of_key(tenant), list(memory_ids))
+        seeds: dict[str, str] = {}
+        for mid, r in zip(memory_ids, found, strict=True):
+            if r is not None:
+                seeds.setdefault(_text(r), mid)
+        if not seeds:
+            return []
+        pipe = self.redis.pipeline(transaction=False)
+        for r in seeds:
+            pipe.zrange(_entries_key(tenant, r), -latest, -1, withscores=True)
+        rows = await pipe.execute()
+        return [
+            Routine(
+                id=r,
+                seed=seed,
+                entries=[(_memory_of(m), float(ts)) for m, ts in row],
+            )
+            for (r, seed), row in zip(seeds.items(), rows, strict=True)
+            if row
+        ]
+
+    async def size(self, tenant: str) -> int:
+        """Memories placed in a routine (0: the index is empty for this tenant)."""
+        return int(await self.redis.hlen(_of_key(tenant)))

@@ -1,0 +1,87 @@
+"""The routine index on a real Redis: placement, merges, repeats, deletes, concurrency."""
+
+from __future__ import annotations
+
+import asyncio
+import uuid
+from collections.abc import AsyncIterator
+
+import pytest
+from redis.asyncio import Redis
+
+from pcm_common.stores.routines import RoutineIndex
+from tests.conftest import TEST_REDIS
+
+DAY = 86400.0
+
+
+@pytest.fixture
+async def index() -> AsyncIterator[RoutineIndex]:
+    redis = Redis.from_url(f"{TEST_REDIS}/13")
+    yield RoutineIndex(redis)
+    await redis.aclose()
+
+
+def tenant() -> str:
+    return f"routines-{uuid.uuid4().hex[:8]}"
+
+
+async def test_a_series_becomes_one_routine_with_every_entry(index: RoutineIndex) -> None:
+    t = tenant()
+    times = {f"e{i}": [i * 7 * DAY] for i in range(6)}
+    for i in range(6):
+        fam = {f"e{j}": times[f"e{j}"] for j in range(i)}
+        await index.record(t, f"e{i}", times[f"e{i}"], fam)
+    (routine,) = await index.routines(t, ["e5", "e0"])
+    assert routine.seed == "e5"
+    assert [m for m, _ in routine.entries] == [f"e{i}" for i in range(6)]
+    # Judging a memory again changes nothing.
+    await index.record(t, "e3", times["e3"], {f"e{j}": times[f"e{j}"] for j in range(3)})
+    (again,) = await index.routines(t, ["e0"])
+    assert again.entries == routine.entries
+
+
+async def test_two_ends_of_a_routine_merge_and_strangers_stay_apart(index: RoutineIndex) -> None:
+    t = tenant()
+    await index.record(t, "a2", [2.0], {"a1": [1.0]})
+    await index.record(t, "b2", [12.0], {"b1": [11.0]})
+    await index.record(t, "x2", [50.0], {"x1": [40.0]})
+    # A memory whose family is half one routine, half the other: they were one.
+    await index.record(t, "m", [20.0], {"a1": [1.0], "a2": [2.0], "b1": [11.0], "b2": [12.0]})
+    found = await index.routines(t, ["a1", "b1", "x1"])
+    assert len(found) == 2
+    merged = found[0]
+    assert {m for m, _ in merged.entries} == {"a1", "a2", "b1", "b2", "m"}
+    assert [m for m, _ in found[1].entries] == ["x1", "x2"]
+
+
+async def test_repeats_join_and_deleted_memories_leave(index: RoutineIndex) -> None:
+    t = tenant()
+    await index.record(t, "e1", [1.0], {"e0": [0.0]})
+    assert await index.add_times(t, "e1", [5.0, 9.0])
+    assert not await index.add_times(t, "nobody", [3.0])
+    (r,) = await index.routines(t, ["e0"])
+    assert [ts for _, ts in r.entries] == [0.0, 1.0, 5.0, 9.0]
+    await index.forget(t, "e1")
+    (r,) = await index.routines(t, ["e0"])
+    assert r.entries == [("e0", 0.0)]
+    assert await index.routines(t, ["e1"]) == []
+
+
+async def test_concurrent_writers_lose_nothing(index: RoutineIndex) -> None:
+    t = tenant()
+    await index.record(t, "s1", [1.0], {"s0": [0.0]})
+
+    async def write(i: int) -> None:
+        await index.record(t, f"m{i}", [10.0 + i], {"s0": [0.0], "s1": [1.0]})
+
+    await asyncio.gather(*(write(i) for i in range(30)))
+    (r,) = await index.routines(t, ["s0"])
+    assert len(r.entries) == 32
+    assert await index.size(t) == 32
+
+
+async def test_tenants_do_not_share_routines(index: RoutineIndex) -> None:
+    a, b = tenant(), tenant()
+    await index.record(a, "e1", [1.0], {"e0": [0.0]})
+    assert await index.routines(b, ["e0", "e1"]) == []

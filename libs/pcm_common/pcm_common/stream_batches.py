@@ -216,9 +216,7 @@ class BatchConsumer(Generic[E]):
             ok = sum(1 for o in outcomes if o is None)
             if ok:
                 EVENTS_CONSUMED.labels(self.stream, self.group).inc(ok)
-                EVENT_SECONDS.labels(self.stream, self.group).observe(
-                    time.perf_counter() - started
-                )
+                EVENT_SECONDS.labels(self.stream, self.group).observe(time.perf_counter() - started)
         if done:
             async with self.redis.pipeline(transaction=False) as pipe:
                 pipe.xack(self.stream, self.group, *done)

@@ -195,9 +195,7 @@ class IngestService:
             async with gate:
                 return await self._near_duplicate(tenant, items[i], vec, figures_of[i])
 
-        return list(
-            await asyncio.gather(*(one(i, v) for i, v in zip(fresh, vectors, strict=True)))
-        )
+        return list(await asyncio.gather(*(one(i, v) for i, v in zip(fresh, vectors, strict=True))))
 
     async def _near_duplicate(
         self, tenant: str, item: MemoryIn, vec: list[float], figures: list[str]
@@ -225,6 +223,10 @@ class IngestService:
                 "strength": strength.model_dump(mode="json"),
                 "repeats": [d.isoformat() for d in repeats],
             },
+        )
+        # The sweeper adds the repeat to the memory's routine (absence flags count it).
+        await self.res.bus.publish(
+            STREAM_CHANGED, MemoryChanged(tenant=tenant, memory_id=rec.id, change="repeated")
         )
 
     # ---- read / update / delete -------------------------------------------------------

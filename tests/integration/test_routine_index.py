@@ -5,12 +5,15 @@ from __future__ import annotations
 import asyncio
 import uuid
 from collections.abc import AsyncIterator
+from datetime import UTC, datetime, timedelta
 
+import httpx
 import pytest
 from redis.asyncio import Redis
 
+from pcm_cli.testing import settle
 from pcm_common.stores.routines import RoutineIndex
-from tests.conftest import TEST_REDIS
+from tests.conftest import KEYS, TEST_REDIS, TEST_REDIS_URL
 
 DAY = 86400.0
 
@@ -85,3 +88,57 @@ async def test_tenants_do_not_share_routines(index: RoutineIndex) -> None:
     a, b = tenant(), tenant()
     await index.record(a, "e1", [1.0], {"e0": [0.0]})
     assert await index.routines(b, ["e0", "e1"]) == []
+
+
+async def test_repeats_and_deletes_through_the_api_reach_the_routine(
+    client_a: httpx.AsyncClient,
+) -> None:
+    """Weekly calls through HTTP: judging places them in one routine; an exact repeat merged
+    at ingest adds an entry; deleting a memory removes its entries; the `routines` job
+    rebuilds a lost index."""
+    start = datetime(2024, 3, 4, 19, 0, tzinfo=UTC)
+    texts = [
+        "Weekly call with Mom: 41 minutes.",
+        "Called Mom this evening, we talked for 48 minutes.",
+        "Weekly call with Mom: 43 minutes.",
+        "Called Mom this evening, we talked for 50 minutes.",
+        "Weekly call with Mom: 45 minutes.",
+        "Called Mom this evening, we talked for 52 minutes.",
+    ]
+    ids = []
+    for i, text in enumerate(texts):
+        at = (start + timedelta(days=7 * i)).isoformat()
+        r = await client_a.post("/v1/memories", json={"text": text, "created_at": at})
+        assert r.status_code == 201, r.text
+        ids.append(r.json()["id"])
+    await settle(client_a)
+    redis = Redis.from_url(TEST_REDIS_URL)
+    index = RoutineIndex(redis)
+    tenant = KEYS["key-a"]
+    try:
+        (routine,) = await index.routines(tenant, ids[-1:])
+        assert {m for m, _ in routine.entries} == set(ids)
+        before = len(routine.entries)
+
+        again = (start + timedelta(days=42)).isoformat()
+        r = await client_a.post("/v1/memories", json={"text": texts[-1], "created_at": again})
+        assert r.json()["status"] == "reinforced" and r.json()["id"] == ids[-1]
+        await settle(client_a)
+        (routine,) = await index.routines(tenant, ids[-1:])
+        assert len(routine.entries) == before + 1
+        assert routine.entries[-1][0] == ids[-1]
+
+        assert (await client_a.delete(f"/v1/memories/{ids[0]}")).status_code in (200, 204)
+        await settle(client_a)
+        (routine,) = await index.routines(tenant, ids[-1:])
+        assert ids[0] not in {m for m, _ in routine.entries}
+
+        # Redis lost the index: the job puts every judged memory back.
+        keys = [k async for k in redis.scan_iter(f"pcm:routine:{tenant}:*")]
+        await redis.delete(*keys)
+        r = await client_a.post("/v1/jobs/routines", json={})
+        assert r.status_code == 200, r.text
+        (routine,) = await index.routines(tenant, ids[-1:])
+        assert {m for m, _ in routine.entries} == set(ids[1:])
+    finally:
+        await redis.aclose()

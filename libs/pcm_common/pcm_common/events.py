@@ -26,6 +26,7 @@ GROUP_SWEEPER_WRITTEN = "sweeper-written"
 GROUP_SWEEPER_RECALLED = "sweeper-recalled"
 GROUP_SWEEPER_GRAPH = "sweeper-graph"  # graph-extractor results flowing back to the sweeper
 GROUP_GRAPH_CHANGES = "graph-extractor-changes"  # deletes and edits reach the graph
+GROUP_SWEEPER_CHANGES = "sweeper-changes"  # repeats and deletes reach the routine index
 GROUP_RECALL_CHANGED_PREFIX = "recall-changed-"  # one group per recall replica (cache fan-out)
 
 STREAM_EXTRACTED = "pcm.memory.extracted"
@@ -35,7 +36,7 @@ PIPELINE_GROUPS: dict[str, tuple[str, ...]] = {
     STREAM_WRITTEN: (GROUP_GRAPH, GROUP_SWEEPER_WRITTEN),
     STREAM_RECALLED: (GROUP_SWEEPER_RECALLED,),
     STREAM_EXTRACTED: (GROUP_SWEEPER_GRAPH,),
-    STREAM_CHANGED: (GROUP_GRAPH_CHANGES,),
+    STREAM_CHANGED: (GROUP_GRAPH_CHANGES, GROUP_SWEEPER_CHANGES),
 }
 
 
@@ -86,7 +87,10 @@ class MemoryRecalled(Event):
 class MemoryChanged(Event):
     type: Literal["memory.changed"] = "memory.changed"
     memory_id: str
-    change: Literal["pinned", "unpinned", "updated", "deleted", "archived", "superseded"]
+    # "repeated": a duplicate was merged into the memory and recorded as a repeat.
+    change: Literal[
+        "pinned", "unpinned", "updated", "deleted", "archived", "superseded", "repeated"
+    ]
 
 
 class MemoryExtracted(Event):

@@ -25,4 +25,6 @@ class PinnedCache:
         self._cache.pop(tenant, None)
 
     async def on_changed(self, event: MemoryChanged) -> None:
+        if event.change == "repeated":
+            return  # a repeat changes no pin and no text
         self.invalidate(event.tenant)

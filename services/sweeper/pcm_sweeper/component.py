@@ -3,12 +3,15 @@ from __future__ import annotations
 from fastapi import FastAPI
 
 from pcm_common.events import (
+    GROUP_SWEEPER_CHANGES,
     GROUP_SWEEPER_GRAPH,
     GROUP_SWEEPER_RECALLED,
     GROUP_SWEEPER_WRITTEN,
+    STREAM_CHANGED,
     STREAM_EXTRACTED,
     STREAM_RECALLED,
     STREAM_WRITTEN,
+    MemoryChanged,
     MemoryExtracted,
     MemoryRecalled,
     MemoryWritten,
@@ -18,6 +21,7 @@ from pcm_common.service import Component
 from pcm_sweeper.api import router
 from pcm_sweeper.handlers import BATCH_MAX, SweeperHandlers
 from pcm_sweeper.jobs import Jobs
+from pcm_sweeper.routine_changes import RoutineChanges
 from pcm_sweeper.settings import SweeperSettings
 
 
@@ -29,6 +33,7 @@ class SweeperComponent(Component):
         self.settings = settings or SweeperSettings()
         self.handlers = SweeperHandlers(res, self.settings)
         self.jobs = Jobs(res, self.settings)
+        self.routine_changes = RoutineChanges(res)
 
     def attach(self, app: FastAPI) -> None:
         app.state.jobs = self.jobs
@@ -44,6 +49,9 @@ class SweeperComponent(Component):
             max_batch=BATCH_MAX,
         )
         bus.consume(STREAM_RECALLED, GROUP_SWEEPER_RECALLED, MemoryRecalled, h.on_recalled)
+        bus.consume(
+            STREAM_CHANGED, GROUP_SWEEPER_CHANGES, MemoryChanged, self.routine_changes.on_changed
+        )
         bus.consume_batch(
             STREAM_EXTRACTED,
             GROUP_SWEEPER_GRAPH,

@@ -62,6 +62,7 @@ class Jobs:
             "repair": self.repair,
             "surprisal": self.judging.sweep,
             "graph_repair": self.graph_repair,
+            "routines": self.routines,
         }
         self.intervals: dict[str, float] = {
             "demotion": settings.demotion_interval_s,
@@ -69,6 +70,7 @@ class Jobs:
             "repair": settings.repair_interval_s,
             "surprisal": settings.surprisal_interval_s,
             "graph_repair": settings.repair_interval_s,
+            "routines": settings.repair_interval_s,
         }
         self._task: asyncio.Task[None] | None = None
 
@@ -338,6 +340,15 @@ class Jobs:
                 await self.res.bus.publish(STREAM_WRITTEN, MemoryWritten.of(rec, "repair"))
                 repaired += 1
         return repaired
+
+    async def routines(self, tenant: str, now: datetime) -> int:
+        """Rebuild the routine index from the stored families once: for memories judged
+        before it existed, or after Redis lost its data. Judging keeps it current after."""
+        if await self.res.routines.built(tenant):
+            return 0
+        placed = await self.judging.rebuild_routines(tenant)
+        await self.res.routines.mark_built(tenant)
+        return placed
 
     async def graph_repair(self, tenant: str, now: datetime) -> int:
         """Memories never extracted (or missing from the graph) are published again; facts

@@ -9,7 +9,9 @@ recall in a 10k-memory tenant).
 Per tenant:
 - ``pcm:routine:{tenant}:of``: hash, memory id -> routine id;
 - ``pcm:routine:{tenant}:r:{routine}``: sorted set, one member ``"{memory id}|{ts}"`` per
-  event (the memory's creation and each recorded repeat), scored by the event's time.
+  event (the memory's creation and each recorded repeat), scored by the event's time;
+- ``pcm:routine:{tenant}:built``: set once the sweeper's `routines` job rebuilt the index
+  from the stored families (so a Redis that lost its data is rebuilt on the next tick).
 
 Every change runs under WATCH on the tenant's hash and retries on conflict, so judging
 workers and sweeper replicas can update one tenant concurrently; each operation is
@@ -43,6 +45,10 @@ def _of_key(tenant: str) -> str:
 
 def _entries_key(tenant: str, routine: str) -> str:
     return f"pcm:routine:{tenant}:r:{routine}"
+
+
+def _built_key(tenant: str) -> str:
+    return f"pcm:routine:{tenant}:built"
 
 
 def _member(memory_id: str, ts: float) -> str:
@@ -191,6 +197,14 @@ class RoutineIndex:
             for (r, seed), row in zip(seeds.items(), rows, strict=True)
             if row
         ]
+
+    async def built(self, tenant: str) -> bool:
+        """Whether the index was rebuilt from the stored families since Redis last lost its
+        data (the marker goes with the data)."""
+        return bool(await self.redis.exists(_built_key(tenant)))
+
+    async def mark_built(self, tenant: str) -> None:
+        await self.redis.set(_built_key(tenant), 1)
 
     async def size(self, tenant: str) -> int:
         """Memories placed in a routine (0: the index is empty for this tenant)."""

@@ -7,7 +7,9 @@ through the HTTP API including every downstream consumer catching up.
 Ingest: memories/s from the first request until ``GET /v1/pipeline`` reports nothing
 pending (graph extraction and judging included), one memory per request ("single") and
 ``--batch`` per request ("batched"); the batched figure is the median over segments of
-``--segment`` memories, the single one the median over ``--single-repeats`` runs.
+``--segment`` memories, the single one the median over ``--single-repeats`` runs. Each
+segment also reports the process's CPU time per memory (server and client run in this
+process), which other load on the machine does not change.
 Recall: client-side p50/p95 per round of ``--queries`` questions (medians over rounds) and
 the share of server time per stage from ``timings_ms``.
 """
@@ -78,6 +80,7 @@ async def ingest_segment(
 ) -> dict[str, Any]:
     statuses: dict[str, int] = {}
     t0 = time.perf_counter()
+    cpu0 = time.process_time()
     left = n
     while left > 0:
         chunk = list(itertools.islice(gen, min(batch, left)))
@@ -90,7 +93,16 @@ async def ingest_segment(
     acked = time.perf_counter() - t0
     await settle(c)
     done = time.perf_counter() - t0
-    return {"n": n, "acked_per_s": n / acked, "settled_per_s": n / done, "statuses": statuses}
+    # The server runs in this process: its CPU time per memory does not depend on what
+    # else the machine is running, unlike the rates (benchmarks share the cores).
+    cpu_ms = (time.process_time() - cpu0) * 1000 / n
+    return {
+        "n": n,
+        "acked_per_s": n / acked,
+        "settled_per_s": n / done,
+        "cpu_ms_per_memory": round(cpu_ms, 2),
+        "statuses": statuses,
+    }
 
 
 async def recall_rounds(
@@ -160,7 +172,8 @@ async def run_variant(
                     log(
                         f"  batched ingest to {stored}: "
                         f"{seg['settled_per_s']:.1f} memories/s settled "
-                        f"({seg['acked_per_s']:.1f}/s acknowledged)"
+                        f"({seg['acked_per_s']:.1f}/s acknowledged, "
+                        f"{seg['cpu_ms_per_memory']:.1f} ms CPU per memory)"
                     )
                 out["recall"][str(size)] = {}
                 for k in args.k:
@@ -175,6 +188,9 @@ async def run_variant(
                 "segments": segments,
                 "acked_per_s_median": round(median(x["acked_per_s"] for x in segments), 1),
                 "settled_per_s_median": round(median(x["settled_per_s"] for x in segments), 1),
+                "cpu_ms_per_memory_median": round(
+                    median(x["cpu_ms_per_memory"] for x in segments), 2
+                ),
             }
     return out
 

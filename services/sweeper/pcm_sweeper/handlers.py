@@ -53,7 +53,24 @@ class SweeperHandlers:
         process also runs the local extractor (one `nlp.pipe` serves both the judge and
         the extractor), then up to `surprisal_concurrency` memories are judged at once."""
         await asyncio.to_thread(SHARED_DOCS.prime, [ev.text for ev in events])
-        return await _each(events, self.on_written, self.settings.surprisal_concurrency)
+        # The batch's memories in one read per tenant instead of one read per event.
+        ids: dict[str, list[str]] = {}
+        for ev in events:
+            ids.setdefault(ev.tenant, []).append(ev.memory_id)
+        points: dict[tuple[str, str], ScoredPoint] = {}
+        for tenant, memory_ids in ids.items():
+            for p in await self.res.vectors.get(tenant, memory_ids, with_vectors=True):
+                points[(tenant, p.id)] = p
+
+        async def judge(event: MemoryWritten) -> None:
+            point = points.get((event.tenant, event.memory_id))
+            if point is None:
+                return  # deleted meanwhile: nothing to judge
+            if (point.payload.get("surprisal") or {}).get("judged_at"):
+                return  # redelivery or merged duplicate: already judged
+            await self.judging.judge_point(event.tenant, point)
+
+        return await _each(events, judge, self.settings.surprisal_concurrency)
 
     async def on_extracted_batch(self, events: list[MemoryExtracted]) -> list[Outcome]:
         return await _each(events, self.on_extracted, EXTRACTED_CONCURRENCY)

@@ -440,8 +440,12 @@ class ParseExchange:
     A doc handed to the extractor is taken out when used, so one thread owns it; the
     listeners read a doc synchronously before it is handed on."""
 
-    def __init__(self, size: int = 1024) -> None:
+    def __init__(self, size: int = 1024, offered_size: int = 65_536) -> None:
+        # Parses are heavy and wait only while one consumer runs ahead of the other; the
+        # texts already offered are cheap to remember, and forgetting one while the other
+        # consumer is still behind would parse it a second time.
         self._size = size
+        self._offered_size = offered_size
         self._docs: OrderedDict[str, Any] = OrderedDict()  # waiting for the extractor
         self._offered: OrderedDict[str, None] = OrderedDict()  # the listeners have these
         self._lock = threading.Lock()
@@ -452,7 +456,7 @@ class ParseExchange:
         """Offer a finished parse of exactly `text` to this process's extractor (the
         offering side has it already)."""
         with self._lock:
-            _remember(self._offered, text, None, self._size)
+            _remember(self._offered, text, None, self._offered_size)
             if self.wanted:
                 _remember(self._docs, text, doc, self._size)
 
@@ -465,7 +469,7 @@ class ParseExchange:
         with self._lock:
             if text in self._offered or not self.listeners:
                 return
-            _remember(self._offered, text, None, self._size)
+            _remember(self._offered, text, None, self._offered_size)
         for listener in self.listeners:
             listener(text, doc)
 

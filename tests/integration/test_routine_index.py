@@ -72,13 +72,20 @@ async def test_repeats_join_and_deleted_memories_leave(index: RoutineIndex) -> N
 
 
 async def test_concurrent_writers_lose_nothing(index: RoutineIndex) -> None:
+    """Three writers with their own connections and locks (as three sweeper replicas)."""
     t = tenant()
     await index.record(t, "s1", [1.0], {"s0": [0.0]})
+    others = [Redis.from_url(f"{TEST_REDIS}/13") for _ in range(2)]
+    writers = [index, *(RoutineIndex(r) for r in others)]
 
     async def write(i: int) -> None:
-        await index.record(t, f"m{i}", [10.0 + i], {"s0": [0.0], "s1": [1.0]})
+        await writers[i % 3].record(t, f"m{i}", [10.0 + i], {"s0": [0.0], "s1": [1.0]})
 
-    await asyncio.gather(*(write(i) for i in range(30)))
+    try:
+        await asyncio.gather(*(write(i) for i in range(30)))
+    finally:
+        for r in others:
+            await r.aclose()
     (r,) = await index.routines(t, ["s0"])
     assert len(r.entries) == 32
     assert await index.size(t) == 32

@@ -20,6 +20,8 @@ idempotent (judging a memory again, replaying an event, writes the same state).
 
 from __future__ import annotations
 
+import asyncio
+from collections import defaultdict
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -71,6 +73,9 @@ class RoutineConflict(RuntimeError):
 class RoutineIndex:
     def __init__(self, redis: Redis) -> None:
         self.redis = redis
+        # Writers of one tenant in this process take turns: WATCH then only has to settle
+        # conflicts between processes, and a batch of judgments does not retry in a storm.
+        self._locks: defaultdict[str, asyncio.Lock] = defaultdict(asyncio.Lock)
 
     async def record(
         self,
@@ -83,7 +88,7 @@ class RoutineIndex:
         (member id -> that member's event times, nearest first). Returns the routine id,
         or None when it belongs to none."""
         of = _of_key(tenant)
-        async with self.redis.pipeline(transaction=True) as pipe:
+        async with self._locks[tenant], self.redis.pipeline(transaction=True) as pipe:
             for _ in range(MAX_TRIES):
                 try:
                     await pipe.watch(of)
@@ -128,7 +133,7 @@ class RoutineIndex:
         the memory belongs to no routine."""
         of = _of_key(tenant)
         entries = {_member(memory_id, t): t for t in times}
-        async with self.redis.pipeline(transaction=True) as pipe:
+        async with self._locks[tenant], self.redis.pipeline(transaction=True) as pipe:
             for _ in range(MAX_TRIES):
                 try:
                     await pipe.watch(of)
@@ -147,7 +152,7 @@ class RoutineIndex:
     async def forget(self, tenant: str, memory_id: str) -> None:
         """Remove a deleted memory and its events."""
         of = _of_key(tenant)
-        async with self.redis.pipeline(transaction=True) as pipe:
+        async with self._locks[tenant], self.redis.pipeline(transaction=True) as pipe:
             for _ in range(MAX_TRIES):
                 try:
                     await pipe.watch(of)

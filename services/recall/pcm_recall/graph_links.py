@@ -3,7 +3,8 @@
 query text -> candidate entity keys (the query's word n-grams and their base forms,
 ``pcm_common.extract.query``; or the graph's extractor, LRU-cached per query text) -> ONE
 round trip to the graph, which keeps the keys it has, bounded by a timeout ->
-{memory_id: ℓ ∈ [0, 1]}.
+{memory_id: ℓ ∈ [0, 1]}. The tenant's memory count N (for the weights below) is asked at
+most once a minute per tenant, in a second query of that call.
 
 The n-gram path is the default: it costs microseconds, where the extractor's parse costs
 tens of milliseconds and, in an all-in-one process, waits behind the extractor's own

@@ -83,7 +83,7 @@ class GraphStore(ABC):
         Entities mentioned by more than ``max_df`` memories come back with their ``df``
         but without memory ids (too broad to link; the caller still weighs them). With
         ``count=False`` the tenant's memories are not counted (the caller has a recent
-        count; counting is the larger half of the query) and the total is -1."""
+        count; counting costs more than the lookup) and the total is -1."""
 
     @abstractmethod
     async def memory_ids(

@@ -35,6 +35,7 @@ class FakeGraph(Neo4jGraphStore):
         self.delay = delay
         self.fail: Exception | None = None
         self.calls = 0
+        self.mentions: dict[str, set[tuple[str, str]]] = {}
 
     async def entity_links(
         self, tenant: str, names: Sequence[str], *, max_df: int, count: bool = True
@@ -48,6 +49,18 @@ class FakeGraph(Neo4jGraphStore):
         capped = [e if e.df <= max_df else EntityLinks(e.key, e.type, e.df, ()) for e in found]
         return (total if count else -1), capped
 
+
+async def _mentions_among(
+    self: FakeGraph, tenant: str, memory_ids: Sequence[str], keys: Sequence[str]
+) -> dict[str, set[tuple[str, str]]]:
+    return {
+        m: {te for te in self.mentions.get(m, set()) if te[1] in keys}
+        for m in memory_ids
+        if m in self.mentions
+    }
+
+
+FakeGraph.mentions_among = _mentions_among  # type: ignore[method-assign]
 
 CAROLINE = EntityLinks("caroline", "Person", 300, tuple(f"c{i}" for i in range(300)))
 SWEDEN = EntityLinks("sweden", "Place", 2, ("m1", "m2"))
@@ -81,11 +94,14 @@ async def test_linker_caps_broad_entities_and_caches_query() -> None:
     again = await linker.links("t", "Did Caroline go to Sweden?")
     assert ex.calls == 1 and graph.calls == 2  # query entities cached, graph asked each time
     assert graph.counted == 1 and again.links == res.links  # the tenant's count is reused
+    graph.mentions = {"m2": {("Person", "caroline")}}
+    both = await linker.links("t", "Did Caroline go to Sweden?")
+    assert both.links["m2"] == 1.0 > both.links["m1"]  # m2 also names Caroline
     assert set(res.timings()) == {"graph", "graph_ok", "graph_links"}
 
     none = GraphLinker(graph, FixedExtractor([Entity("May 2023", "Time")]), ngrams=False)
     empty = await none.links("t", "in May 2023")
-    assert empty.ok and empty.links == {} and graph.calls == 2  # no lookup without entities
+    assert empty.ok and empty.links == {} and graph.calls == 3  # no lookup without entities
 
 
 class KeyGraph(FakeGraph):
@@ -182,3 +198,12 @@ async def test_links_against_real_graph() -> None:
     finally:
         await graph.delete_memories(tenant, [m for _, m, _ in items])
         await graph.close()
+
+
+def test_link_strengths_broad_entity_strengthens_co_mentions() -> None:
+    broad = EntityLinks("caroline", "Person", 300, ())
+    plain = link_strengths(1000, [broad, ADOPTION], max_links=10)
+    also = {"m3": {("Person", "caroline")}, "c7": {("Person", "caroline")}}
+    got = link_strengths(1000, [broad, ADOPTION], max_links=10, also=also)
+    assert got["m3"] == 1.0 and got["m2"] == plain["m2"] < 1.0  # names both query entities
+    assert "c7" not in got  # the broad entity alone still links nothing

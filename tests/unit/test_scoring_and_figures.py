@@ -63,3 +63,23 @@ def test_render_slots_and_hostile_text() -> None:
 def test_render_respects_budget() -> None:
     items = [_item("x" * 500, 1 + i % 28) for i in range(100)]
     assert len(render([], [], items, [], 14_000)) <= 14_000
+
+
+def test_flag_quoting_a_recalled_memory_is_brief() -> None:
+    from datetime import UTC, datetime
+
+    from pcm_recall.prompt import render
+    from pcm_recall.schemas import AnomalyFlag, ContextItem
+
+    long = "Caroline: " + "a long memory text about the support group meeting " * 4
+    at = datetime(2024, 5, 1, tzinfo=UTC)
+    item = ContextItem(
+        memory_id="m1", text=long, created_at=at, score=1, relevance=1, strength=1, scope="global"
+    )
+    quoted = AnomalyFlag(memory_id="m1", kind="surprise", text=long, differs="new: group")
+    other = AnomalyFlag(memory_id="m9", kind="surprise", text=long)
+    prompt = render([quoted, other], [], [item], [], 14_000)
+    lines = prompt.splitlines()
+    assert lines[1].endswith("… — new: group") and len(lines[1]) < 110  # quoted below in full
+    assert lines[2] == f"- {' '.join(long.split())}"  # not in the context: kept whole
+    assert prompt.count(" ".join(long.split())) == 2

@@ -42,7 +42,7 @@ import asyncio
 import math
 import time
 from collections import OrderedDict
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -83,8 +83,14 @@ def link_strengths(
     *,
     max_links: int,
     min_link: float = 0.0,
+    also: Mapping[str, Iterable[tuple[str, str]]] | None = None,
 ) -> dict[str, float]:
-    """ℓ per memory from one ``entity_links`` answer (pure: shared with the offline eval)."""
+    """ℓ per memory from one ``entity_links`` answer (pure: shared with the offline eval).
+
+    ``also``: for memories linked through a rare entity, the broad query entities
+    ((type, key), no ids in ``found``) they mention too; those add their weight, so of the
+    memories naming "pottery" the ones that also name the query's "Melanie" link stronger.
+    A broad entity still links nothing on its own."""
     if total <= 0 or not found:
         return {}
     weights = {(e.type, e.key): math.log1p(total / max(1, e.df)) for e in found}
@@ -96,6 +102,9 @@ def link_strengths(
         w = weights[(e.type, e.key)]
         for mid in e.memory_ids:
             score[mid] = score.get(mid, 0.0) + w
+    for mid, ents in (also or {}).items():
+        if mid in score:
+            score[mid] += sum(weights.get(te, 0.0) for te in set(ents))
     ranked = sorted(score.items(), key=lambda kv: (-kv[1], kv[0]))
     out: dict[str, float] = {}
     for mid, s in ranked[:max_links]:
@@ -121,6 +130,7 @@ class GraphLinker:
         link_types: Iterable[str] = LINK_TYPES,
         ngrams: bool = True,
         total_ttl_s: float = 60.0,
+        also_pool: int = 60,
     ) -> None:
         self.graph = graph
         self.extractor = extractor
@@ -132,6 +142,7 @@ class GraphLinker:
         self.cooldown_s = cooldown_s
         self.link_types = frozenset(link_types)
         self.ngrams = ngrams
+        self.also_pool = also_pool  # candidates checked for the broad entities (3 × links)
         self._cache: OrderedDict[str, list[str]] = OrderedDict()
         self._cache_size = cache_size
         self._down_until = 0.0
@@ -177,6 +188,8 @@ class GraphLinker:
                     self._remember_total(tenant, total)
                 else:
                     total = known
+                usable = self._usable(total, found)
+                also = await self._broad_mentions(tenant, total, usable)
         except TimeoutError:
             self._down_until = time.monotonic() + self.cooldown_s
             log.warning("graph_links_timeout", tenant=tenant, timeout_s=self.timeout_s)
@@ -185,14 +198,30 @@ class GraphLinker:
             self._down_until = time.monotonic() + self.cooldown_s
             log.warning("graph_links_failed", tenant=tenant, error=repr(exc))
             return GraphLinks(ok=False, reason=f"error: {exc!r}"[:200], entities=names, ms=_ms(t0))
+        links = link_strengths(
+            total, usable, max_links=self.max_links, min_link=self.min_link, also=also
+        )
+        return GraphLinks(links=links, entities=[e.key for e in usable], ms=_ms(t0))
+
+    def _usable(self, total: int, found: Sequence[EntityLinks]) -> list[EntityLinks]:
+        """Link-type entities; those above the df cap keep their df but lose their ids."""
         cap = max(1, min(self.max_df, math.ceil(self.max_df_share * total)))
-        usable = [
+        return [
             e if e.df <= cap else EntityLinks(e.key, e.type, e.df, ())
             for e in found
             if e.type in self.link_types
         ]
-        links = link_strengths(total, usable, max_links=self.max_links, min_link=self.min_link)
-        return GraphLinks(links=links, entities=[e.key for e in usable], ms=_ms(t0))
+
+    async def _broad_mentions(
+        self, tenant: str, total: int, usable: Sequence[EntityLinks]
+    ) -> dict[str, set[tuple[str, str]]]:
+        """Which of the strongest candidates also mention the query's broad entities: a
+        second, small round trip, only when the query has both kinds."""
+        broad = [e for e in usable if not e.memory_ids]
+        if not broad or len(broad) == len(usable):
+            return {}
+        first = link_strengths(total, usable, max_links=self.also_pool)
+        return await self.graph.mentions_among(tenant, list(first), sorted({e.key for e in broad}))
 
     def _recent_total(self, tenant: str) -> int | None:
         hit = self._totals.get(tenant)

@@ -17,8 +17,22 @@ def one_line(text: str) -> str:
     return " ".join(text.split())
 
 
-def flag_line(flag: AnomalyFlag) -> str:
-    line = f"- {one_line(flag.text)}"
+# A flagged memory that the context below quotes in full is named by its opening words
+# only (on LoCoMo, k=50, flags took ~430 of ~2,700 prompt tokens, mostly repeated memories).
+BRIEF_CHARS = 80
+
+
+def brief(text: str, limit: int = BRIEF_CHARS) -> str:
+    """The text's opening words up to ``limit`` characters, with an ellipsis if cut."""
+    line = one_line(text)
+    if len(line) <= limit:
+        return line
+    cut = line[:limit].rsplit(" ", 1)[0] or line[:limit]
+    return f"{cut}…"
+
+
+def flag_line(flag: AnomalyFlag, quoted: bool = False) -> str:
+    line = f"- {brief(flag.text) if quoted else one_line(flag.text)}"
     if flag.differs:
         line += f" — {one_line(flag.differs)}"
     if flag.usual:
@@ -33,15 +47,13 @@ def render(
     episode: list[ContextItem],
     budget_chars: int,
 ) -> str:
-    lines = [FLAGS]
-    lines += [flag_line(f) for f in flags] or ["- none"]
-    lines.append(ASKER)
-    lines += [f"- {one_line(a.text)}" for a in asker] or ["- none"]
-    lines.append(SITUATIONAL)
+    head = [ASKER, *([f"- {one_line(a.text)}" for a in asker] or ["- none"]), SITUATIONAL]
+    full = [FLAGS, *([flag_line(f) for f in flags] or ["- none"]), *head]
     if not situational:
-        lines.append(EMPTY)
-        return "\n".join(lines)
-    used = sum(len(x) + 1 for x in lines)
+        return "\n".join([*full, EMPTY])
+    # The flags' cost is not known before the context is chosen (a flag quoting a chosen
+    # memory is brief): budget them at full length, which can only leave room unused.
+    used = sum(len(x) + 1 for x in full)
     # Best situational items first, then episode neighbours, until the budget is spent;
     # a day's date costs its own line once (cheaper than a date on every memory).
     chosen: list[ContextItem] = []
@@ -54,6 +66,9 @@ def render(
         chosen.append(item)
         days.add(day)
         used += cost
+    quoted = {i.memory_id for i in chosen}
+    lines = [FLAGS, *([flag_line(f, f.memory_id in quoted) for f in flags] or ["- none"])]
+    lines += head
     chosen.sort(key=lambda i: (i.created_at, i.seq))
     for day, items in groupby(chosen, key=lambda i: f"{i.created_at:%Y-%m-%d}"):
         lines.append(f"{day}:")

@@ -38,7 +38,7 @@ class RecallSettings(PcmSettings, RerankerSettings):
     graph_link_floor: float = 0.20
     # Episode-context seeds beyond `scoring.episode_seeds(k)`: the best-ranked linked
     # memories, or the next-ranked memories when nothing is linked (equal prompt size).
-    graph_seeds: int = 2
+    graph_seeds: int = 3
     flags_enabled: bool = True
     # Flags may also come from candidates just under the relevance floor (ranked after
     # everything recalled): an everyday request often reaches its routine only there

@@ -86,6 +86,13 @@ class GraphStore(ABC):
         count; counting costs more than the lookup) and the total is -1."""
 
     @abstractmethod
+    async def mentions_among(
+        self, tenant: str, memory_ids: Sequence[str], keys: Sequence[str]
+    ) -> dict[str, set[tuple[str, str]]]:
+        """For recall: which of ``keys`` (canonical entity keys) each of these memories
+        mentions, as (type, key); memories mentioning none are left out. One round trip."""
+
+    @abstractmethod
     async def memory_ids(
         self, tenant: str, *, after: str | None = None, limit: int = 1000
     ) -> list[str]:

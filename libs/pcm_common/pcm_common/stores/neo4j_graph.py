@@ -200,6 +200,12 @@ WITH e, collect(m.id) AS mids
 RETURN e.key AS key, e.type AS type, size(mids) AS df,
        CASE WHEN size(mids) <= $max_df THEN mids ELSE [] END AS mids
 """
+_MENTIONS_AMONG = f"""
+UNWIND $mids AS mid
+MATCH (m:{MEMORY_LABEL} {{tenant: $tenant, id: mid}})-[:{MENTIONS}]->(e:{ENTITY_LABEL})
+WHERE e.key IN $keys
+RETURN mid, e.type AS type, e.key AS key
+"""
 # Asked separately, and only when the caller has no recent count: joined into the query
 # above it made ArcadeDB's plan ten times slower.
 _MEMORY_COUNT = f"MATCH (x:{MEMORY_LABEL}) WHERE x.tenant = $tenant RETURN count(x) AS total"
@@ -443,6 +449,28 @@ class Neo4jGraphStore(GraphStore):
             if r["key"] is not None
         ]
         return total, links
+
+    async def mentions_among(
+        self, tenant: str, memory_ids: Sequence[str], keys: Sequence[str]
+    ) -> dict[str, set[tuple[str, str]]]:
+        mids = sorted(set(memory_ids))
+        wanted = sorted({k for k in (canonical_key(n) for n in keys) if k})
+        if not mids or not wanted:
+            return {}
+        async with self._driver.session(
+            database=self._database, default_access_mode=READ_ACCESS
+        ) as session:
+            result = await session.run(
+                Query(_MENTIONS_AMONG, timeout=self._timeout_s),
+                tenant=tenant,
+                mids=mids,
+                keys=wanted,
+            )
+            rows = [record.data() async for record in result]
+        out: dict[str, set[tuple[str, str]]] = {}
+        for r in rows:
+            out.setdefault(str(r["mid"]), set()).add((str(r["type"]), str(r["key"])))
+        return out
 
     async def memory_ids(
         self, tenant: str, *, after: str | None = None, limit: int = 1000

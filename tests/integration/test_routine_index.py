@@ -16,6 +16,7 @@ from pcm_common.stores.routines import RoutineIndex
 from tests.conftest import KEYS, TEST_REDIS, TEST_REDIS_URL
 
 DAY = 86400.0
+LATER = 4e9  # a `now` after every entry used here (epoch seconds, year 2096)
 
 
 @pytest.fixture
@@ -35,12 +36,12 @@ async def test_a_series_becomes_one_routine_with_every_entry(index: RoutineIndex
     for i in range(6):
         fam = {f"e{j}": times[f"e{j}"] for j in range(i)}
         await index.record(t, f"e{i}", times[f"e{i}"], fam)
-    (routine,) = await index.routines(t, ["e5", "e0"])
+    (routine,) = await index.routines(t, ["e5", "e0"], LATER)
     assert routine.seed == "e5"
     assert [m for m, _ in routine.entries] == [f"e{i}" for i in range(6)]
     # Judging a memory again changes nothing.
     await index.record(t, "e3", times["e3"], {f"e{j}": times[f"e{j}"] for j in range(3)})
-    (again,) = await index.routines(t, ["e0"])
+    (again,) = await index.routines(t, ["e0"], LATER)
     assert again.entries == routine.entries
 
 
@@ -51,7 +52,7 @@ async def test_two_ends_of_a_routine_merge_and_strangers_stay_apart(index: Routi
     await index.record(t, "x2", [50.0], {"x1": [40.0]})
     # A memory whose family is half one routine, half the other: they were one.
     await index.record(t, "m", [20.0], {"a1": [1.0], "a2": [2.0], "b1": [11.0], "b2": [12.0]})
-    found = await index.routines(t, ["a1", "b1", "x1"])
+    found = await index.routines(t, ["a1", "b1", "x1"], LATER)
     assert len(found) == 2
     merged = found[0]
     assert {m for m, _ in merged.entries} == {"a1", "a2", "b1", "b2", "m"}
@@ -63,12 +64,15 @@ async def test_repeats_join_and_deleted_memories_leave(index: RoutineIndex) -> N
     await index.record(t, "e1", [1.0], {"e0": [0.0]})
     assert await index.add_times(t, "e1", [5.0, 9.0])
     assert not await index.add_times(t, "nobody", [3.0])
-    (r,) = await index.routines(t, ["e0"])
+    (r,) = await index.routines(t, ["e0"], LATER)
     assert [ts for _, ts in r.entries] == [0.0, 1.0, 5.0, 9.0]
+    # Seen from before the repeats: they count as later entries.
+    (r,) = await index.routines(t, ["e0"], 4.0)
+    assert [ts for _, ts in r.entries] == [0.0, 1.0] and r.later == 2
     await index.forget(t, "e1")
-    (r,) = await index.routines(t, ["e0"])
+    (r,) = await index.routines(t, ["e0"], LATER)
     assert r.entries == [("e0", 0.0)]
-    assert await index.routines(t, ["e1"]) == []
+    assert await index.routines(t, ["e1"], LATER) == []
 
 
 async def test_concurrent_writers_lose_nothing(index: RoutineIndex) -> None:
@@ -86,7 +90,7 @@ async def test_concurrent_writers_lose_nothing(index: RoutineIndex) -> None:
     finally:
         for r in others:
             await r.aclose()
-    (r,) = await index.routines(t, ["s0"])
+    (r,) = await index.routines(t, ["s0"], LATER)
     assert len(r.entries) == 32
     assert await index.size(t) == 32
 
@@ -94,7 +98,7 @@ async def test_concurrent_writers_lose_nothing(index: RoutineIndex) -> None:
 async def test_tenants_do_not_share_routines(index: RoutineIndex) -> None:
     a, b = tenant(), tenant()
     await index.record(a, "e1", [1.0], {"e0": [0.0]})
-    assert await index.routines(b, ["e0", "e1"]) == []
+    assert await index.routines(b, ["e0", "e1"], LATER) == []
 
 
 async def test_repeats_and_deletes_through_the_api_reach_the_routine(
@@ -123,7 +127,7 @@ async def test_repeats_and_deletes_through_the_api_reach_the_routine(
     index = RoutineIndex(redis)
     tenant = KEYS["key-a"]
     try:
-        (routine,) = await index.routines(tenant, ids[-1:])
+        (routine,) = await index.routines(tenant, ids[-1:], LATER)
         assert {m for m, _ in routine.entries} == set(ids)
         before = len(routine.entries)
 
@@ -131,13 +135,13 @@ async def test_repeats_and_deletes_through_the_api_reach_the_routine(
         r = await client_a.post("/v1/memories", json={"text": texts[-1], "created_at": again})
         assert r.json()["status"] == "reinforced" and r.json()["id"] == ids[-1]
         await settle(client_a)
-        (routine,) = await index.routines(tenant, ids[-1:])
+        (routine,) = await index.routines(tenant, ids[-1:], LATER)
         assert len(routine.entries) == before + 1
         assert routine.entries[-1][0] == ids[-1]
 
         assert (await client_a.delete(f"/v1/memories/{ids[0]}")).status_code in (200, 204)
         await settle(client_a)
-        (routine,) = await index.routines(tenant, ids[-1:])
+        (routine,) = await index.routines(tenant, ids[-1:], LATER)
         assert ids[0] not in {m for m, _ in routine.entries}
 
         # Redis lost the index: the job puts every judged memory back.
@@ -145,7 +149,7 @@ async def test_repeats_and_deletes_through_the_api_reach_the_routine(
         await redis.delete(*keys)
         r = await client_a.post("/v1/jobs/routines", json={})
         assert r.status_code == 200, r.text
-        (routine,) = await index.routines(tenant, ids[-1:])
+        (routine,) = await index.routines(tenant, ids[-1:], LATER)
         assert {m for m, _ in routine.entries} == set(ids[1:])
     finally:
         await redis.aclose()

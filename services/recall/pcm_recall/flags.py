@@ -34,9 +34,9 @@ MAX_FLAGS = 5
 # rank of a routine member, so the nearest routines come first. Dev absence set: 40 seeds
 # flag 24/24 stopped routines (25 seeds: 22/24) at a third of the cost of 100.
 ROUTINE_SEEDS = 40
-# Latest entries read per routine: the current run decides (routine_state), and a run of
-# more than 256 entries is regular enough to judge from its end.
-ROUTINE_WINDOW = 256
+# Entries read per routine, the latest up to the recall's `now`: the current run decides
+# (routine_state), and 64 entries of it are plenty to judge its regularity.
+ROUTINE_WINDOW = 64
 SCROLL_LIMIT = 512
 
 
@@ -138,7 +138,8 @@ async def compute(
         )
 
     # -- stopped routines of the top recalled memories --------------------------------
-    for found in await routines.routines(tenant, ranked_ids[:seeds], latest=ROUTINE_WINDOW):
+    now_ts = now.timestamp()
+    for found in await routines.routines(tenant, ranked_ids[:seeds], now_ts, latest=ROUTINE_WINDOW):
         flag = await _stopped(vectors, tenant, found, now, known, visibility)
         if flag is not None:
             keyed.append((rank[found.seed], 1, flag))
@@ -157,11 +158,13 @@ async def _stopped(
 ) -> AnomalyFlag | None:
     """The flag for a routine that has stopped at `now`, else None. Entries after `now`
     mean it went on. The last entry is read to show it, and only if the recall may see it."""
+    if routine.later or not routine.entries:
+        return None  # it went on after `now`
     now_ts = now.timestamp()
     state = sp.routine_state([t for _, t in routine.entries], now_ts)
     if state is None or not state.stopped:
         return None
-    last = max((e for e in routine.entries if e[1] <= now_ts), key=lambda e: e[1])[0]
+    last = routine.entries[-1][0]
     if last not in known:
         for p in await vectors.get(tenant, [last]):
             if visibility is None or payload_matches(_any_state(visibility), p.payload):

@@ -38,7 +38,8 @@ MAX_TRIES = 50  # optimistic retries under contention before giving up on one up
 class Routine:
     id: str
     seed: str  # the first of the asked memories that belongs to it
-    entries: list[tuple[str, float]]  # (memory id, event time), oldest first
+    entries: list[tuple[str, float]]  # (memory id, event time) up to `now`, oldest first
+    later: int = 0  # entries after `now`: the routine went on
 
 
 def _of_key(tenant: str) -> str:
@@ -176,10 +177,11 @@ class RoutineIndex:
         raise RoutineConflict(f"routine index of {tenant} busy")
 
     async def routines(
-        self, tenant: str, memory_ids: Sequence[str], *, latest: int = 256
+        self, tenant: str, memory_ids: Sequence[str], now: float, *, latest: int = 64
     ) -> list[Routine]:
         """The routines of `memory_ids`, in the order of their first member among them,
-        each with its `latest` entries (oldest first). Two round trips."""
+        each with its `latest` entries up to `now` (oldest first) and how many come after.
+        Two round trips."""
         if not memory_ids:
             return []
         found = await self.redis.hmget(_of_key(tenant), list(memory_ids))
@@ -191,17 +193,19 @@ class RoutineIndex:
             return []
         pipe = self.redis.pipeline(transaction=False)
         for r in seeds:
-            pipe.zrange(_entries_key(tenant, r), -latest, -1, withscores=True)
-        rows = await pipe.execute()
-        return [
-            Routine(
-                id=r,
-                seed=seed,
-                entries=[(_memory_of(m), float(ts)) for m, ts in row],
+            key = _entries_key(tenant, r)
+            pipe.zrange(
+                key, now, "-inf", desc=True, byscore=True, offset=0, num=latest, withscores=True
             )
-            for (r, seed), row in zip(seeds.items(), rows, strict=True)
-            if row
-        ]
+            pipe.zcount(key, f"({now}", "+inf")
+        rows = await pipe.execute()
+        out: list[Routine] = []
+        for i, (r, seed) in enumerate(seeds.items()):
+            past, later = rows[2 * i], int(rows[2 * i + 1])
+            if past or later:
+                entries = [(_memory_of(m), float(ts)) for m, ts in reversed(past)]
+                out.append(Routine(id=r, seed=seed, entries=entries, later=later))
+        return out
 
     async def built(self, tenant: str) -> bool:
         """Whether the index was rebuilt from the stored families since Redis last lost its

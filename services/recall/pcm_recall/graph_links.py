@@ -130,7 +130,7 @@ class GraphLinker:
         link_types: Iterable[str] = LINK_TYPES,
         ngrams: bool = True,
         total_ttl_s: float = 60.0,
-        also_pool: int = 60,
+        also_pool: int | None = None,
     ) -> None:
         self.graph = graph
         self.extractor = extractor
@@ -142,7 +142,8 @@ class GraphLinker:
         self.cooldown_s = cooldown_s
         self.link_types = frozenset(link_types)
         self.ngrams = ngrams
-        self.also_pool = also_pool  # candidates checked for the broad entities (3 × links)
+        # Candidates checked for the query's broad entities (default 3 × max_links).
+        self.also_pool = also_pool or 3 * max_links
         self._cache: OrderedDict[str, list[str]] = OrderedDict()
         self._cache_size = cache_size
         self._down_until = 0.0

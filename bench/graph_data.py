@@ -80,8 +80,11 @@ def load(path: Path = DEFAULT_DATA) -> list[Conversation]:
 async def prepare(cache: Path, path: Path = DEFAULT_DATA) -> tuple[list[Conversation], float]:
     """Conversations with embeddings and local extractions; returns (convs, extract seconds)."""
     if await asyncio.to_thread(cache.exists):
-        convs, secs = pickle.loads(await asyncio.to_thread(cache.read_bytes))
-        return convs, secs
+        try:
+            convs, secs = pickle.loads(await asyncio.to_thread(cache.read_bytes))
+            return convs, secs
+        except (ModuleNotFoundError, AttributeError, pickle.UnpicklingError):
+            pass  # written by an older layout of these classes: rebuilt below
     from pcm_common.extract.local import LocalExtractor
     from pcm_common.models.embeddings import Embedder
 

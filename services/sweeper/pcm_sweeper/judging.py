@@ -60,18 +60,6 @@ class JudgingConfig:
         return cls(**values)
 
 
-def event_count(payload: dict[str, Any], before: datetime) -> int:
-    """1 + the memory's recorded repeats dated before `before`."""
-    n = 1
-    for r in payload.get("repeats") or []:
-        try:
-            if datetime.fromisoformat(str(r)) < before:
-                n += 1
-        except ValueError:
-            continue
-    return n
-
-
 def event_times(payload: dict[str, Any]) -> list[float]:
     """The memory's creation time and the time of each recorded repeat (epoch seconds)."""
     times = [float(payload.get("created_ts") or 0.0)]
@@ -81,6 +69,12 @@ def event_times(payload: dict[str, Any]) -> list[float]:
         except ValueError:
             continue
     return times
+
+
+def event_count(payload: dict[str, Any], before: datetime) -> int:
+    """1 + the memory's recorded repeats dated before `before`."""
+    cut = before.timestamp()
+    return 1 + sum(1 for t in event_times(payload)[1:] if t < cut)
 
 
 def scope_filter(payload: dict[str, Any]) -> dict[str, Any]:

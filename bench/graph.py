@@ -290,7 +290,7 @@ def main() -> None:
     links = sub.add_parser("links")
     links.add_argument("--k", type=int, default=50)
     links.add_argument("--pool", type=int, default=100)
-    links.add_argument("--max-links", type=int, default=40)
+    links.add_argument("--max-links", type=int, default=20)
     links.add_argument("--max-df", type=int, default=50)
     links.add_argument("--share", type=float, default=0.05)
     links.add_argument(

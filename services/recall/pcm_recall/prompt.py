@@ -19,7 +19,7 @@ def one_line(text: str) -> str:
 
 # A flagged memory that the context below quotes in full is named by its opening words
 # only (on LoCoMo, k=50, flags took ~430 of ~2,700 prompt tokens, mostly repeated memories).
-BRIEF_CHARS = 48
+BRIEF_CHARS = 80
 
 
 def brief(text: str, limit: int = BRIEF_CHARS) -> str:

@@ -29,7 +29,7 @@ class RecallSettings(PcmSettings, RerankerSettings):
     # Memories linked to the query's entities join the candidates with the bonus 0.15·ℓ.
     graph_links: bool = True
     graph_link_timeout_s: float = 0.5  # recall answers without the graph past this
-    graph_max_links: int = 40  # LoCoMo dev offline, k=50: 20 -> 40 +0.3 points, 4 tokens
+    graph_max_links: int = 20
     graph_max_df: int = 50  # entities in more memories than this link nothing (too broad)
     graph_max_df_share: float = 0.05
     # Query entities from the query's word n-grams matched against the graph's keys (no

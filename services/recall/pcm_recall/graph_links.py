@@ -118,7 +118,7 @@ class GraphLinker:
     def __init__(
         self,
         graph: GraphStore,
-        extractor: Extractor,
+        extractor: Extractor | None,
         *,
         timeout_s: float = 0.5,
         max_links: int = 20,
@@ -155,7 +155,7 @@ class GraphLinker:
     async def query_entities(self, query: str) -> list[str]:
         """Names (or candidate keys) of the query's entities (LRU-cached: recall repeats
         queries)."""
-        if self.ngrams:
+        if self.ngrams or self.extractor is None:
             return query_keys(query)
         hit = self._cache.get(query)
         if hit is not None:

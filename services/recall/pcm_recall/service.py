@@ -79,7 +79,8 @@ class RecallService:
         self.linker = (
             GraphLinker(
                 res.graph,
-                res.extractor,
+                # The n-gram path needs no extractor: do not build one for it.
+                None if settings.graph_query_ngrams else res.extractor,
                 timeout_s=settings.graph_link_timeout_s,
                 max_links=settings.graph_max_links,
                 max_df=settings.graph_max_df,

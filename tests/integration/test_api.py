@@ -232,3 +232,24 @@ async def test_in_batch_copies_are_repeats_and_names_keep_events_apart(
         "/v1/memories", json={"text": "Picked up the prescription at Main Street Pharmacy."}
     )
     assert other.json()["status"] == "created" and other.json()["id"] != first["id"]
+
+
+async def test_same_text_of_two_users_stays_two_memories(client_a: httpx.AsyncClient) -> None:
+    """A repeat is a duplicate only for the same user: another user's identical note is
+    theirs, and each user's recall finds their own."""
+    text = "Parked the car on level 3, spot 118, at the airport garage."
+    ids = {}
+    for user in ("ana", "ben"):
+        r = await client_a.post("/v1/memories", json={"text": text, "user_id": user})
+        assert r.status_code == 201 and r.json()["status"] == "created", r.text
+        ids[user] = r.json()["id"]
+    assert ids["ana"] != ids["ben"]
+    again = await client_a.post("/v1/memories", json={"text": text, "user_id": "ben"})
+    assert again.json() == {"id": ids["ben"], "status": "reinforced"}
+    for user in ("ana", "ben"):
+        body = {"query": "Where did I park at the airport?", "user_id": user}
+        found = [
+            c["memory_id"]
+            for c in (await client_a.post("/v1/recall", json=body)).json()["situational_context"]
+        ]
+        assert found[:1] == [ids[user]]

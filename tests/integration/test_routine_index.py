@@ -116,10 +116,14 @@ async def test_repeats_and_deletes_through_the_api_reach_the_routine(
         "Weekly call with Mom: 45 minutes.",
         "Called Mom this evening, we talked for 52 minutes.",
     ]
+    # Its own user: a routine is one user's, and other tests of this session's tenant
+    # write similar calls.
+    user = f"routine-user-{uuid.uuid4().hex[:6]}"
     ids = []
     for i, text in enumerate(texts):
         at = (start + timedelta(days=7 * i)).isoformat()
-        r = await client_a.post("/v1/memories", json={"text": text, "created_at": at})
+        body = {"text": text, "created_at": at, "user_id": user}
+        r = await client_a.post("/v1/memories", json=body)
         assert r.status_code == 201, r.text
         ids.append(r.json()["id"])
     await settle(client_a)
@@ -132,7 +136,8 @@ async def test_repeats_and_deletes_through_the_api_reach_the_routine(
         before = len(routine.entries)
 
         again = (start + timedelta(days=42)).isoformat()
-        r = await client_a.post("/v1/memories", json={"text": texts[-1], "created_at": again})
+        body = {"text": texts[-1], "created_at": again, "user_id": user}
+        r = await client_a.post("/v1/memories", json=body)
         assert r.json()["status"] == "reinforced" and r.json()["id"] == ids[-1]
         await settle(client_a)
         (routine,) = await index.routines(tenant, ids[-1:], LATER)

@@ -33,19 +33,23 @@ log = get_logger("ingest")
 
 
 def scope_filter(item: MemoryIn) -> dict[str, Any]:
-    """Duplicates are only duplicates within the same scope (a project fact stays its own)."""
+    """Duplicates are only duplicates within the same scope (a project fact stays its own)
+    and of the same user: one user's repeat must not land in another user's memory, which
+    the first user's recall would never see."""
     return {
         "scope": item.scope.value,
         "workspace": item.workspace or "",
         "project": item.project or "",
+        "user_id": item.user_id,  # None matches memories without a user
     }
 
 
-def _scope_key(fields: dict[str, Any]) -> tuple[str, str, str]:
+def _scope_key(fields: dict[str, Any]) -> tuple[str, str, str, str]:
     return (
         str(fields.get("scope") or ""),
         str(fields.get("workspace") or ""),
         str(fields.get("project") or ""),
+        str(fields.get("user_id") or ""),
     )
 
 
@@ -158,11 +162,11 @@ class IngestService:
 
     async def _by_hashes(
         self, tenant: str, hashes: list[str]
-    ) -> dict[tuple[str, str, str, str], ScoredPoint]:
+    ) -> dict[tuple[str, str, str, str, str], ScoredPoint]:
         """Stored memories with any of these text hashes, by (hash, scope, workspace,
-        project): one filtered scroll for the whole batch instead of one per item. The
+        project, user): one filtered scroll for the whole batch instead of one per item. The
         first in scroll order wins, as a single lookup with limit 1 would give."""
-        found: dict[tuple[str, str, str, str], ScoredPoint] = {}
+        found: dict[tuple[str, str, str, str, str], ScoredPoint] = {}
         wanted = sorted(set(hashes))
         if not wanted:
             return found

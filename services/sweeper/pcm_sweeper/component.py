@@ -19,7 +19,7 @@ from pcm_common.events import (
 from pcm_common.resources import Resources
 from pcm_common.service import Component
 from pcm_sweeper.api import router
-from pcm_sweeper.handlers import BATCH_MAX, SweeperHandlers
+from pcm_sweeper.handlers import SweeperHandlers
 from pcm_sweeper.jobs import Jobs
 from pcm_sweeper.routine_changes import RoutineChanges
 from pcm_sweeper.settings import SweeperSettings
@@ -46,7 +46,7 @@ class SweeperComponent(Component):
             GROUP_SWEEPER_WRITTEN,
             MemoryWritten,
             h.on_written_batch,
-            max_batch=BATCH_MAX,
+            max_batch=self.settings.batch_max,
         )
         bus.consume(STREAM_RECALLED, GROUP_SWEEPER_RECALLED, MemoryRecalled, h.on_recalled)
         bus.consume(
@@ -57,7 +57,7 @@ class SweeperComponent(Component):
             GROUP_SWEEPER_GRAPH,
             MemoryExtracted,
             h.on_extracted_batch,
-            max_batch=BATCH_MAX,
+            max_batch=self.settings.batch_max,
         )
 
     async def start(self) -> None:

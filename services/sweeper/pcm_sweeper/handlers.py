@@ -24,8 +24,6 @@ log = get_logger("sweeper")
 APPLIED_TTL_S = 7 * 86400
 MAX_REINFORCED = 200  # a recall returns at most max_k items
 # Entries read and handled together per consumer group (judging; extraction marks).
-BATCH_MAX = 64
-EXTRACTED_CONCURRENCY = 8  # marks written at once; each is one small payload update
 
 T = TypeVar("T")
 
@@ -73,7 +71,7 @@ class SweeperHandlers:
         return await _each(events, judge, self.settings.surprisal_concurrency)
 
     async def on_extracted_batch(self, events: list[MemoryExtracted]) -> list[Outcome]:
-        return await _each(events, self.on_extracted, EXTRACTED_CONCURRENCY)
+        return await _each(events, self.on_extracted, self.settings.extracted_concurrency)
 
     async def on_extracted(self, event: MemoryExtracted) -> None:
         patch = {

@@ -10,6 +10,11 @@ class SweeperSettings(PcmSettings):
     repair_interval_s: float = 900.0
     lock_ttl_s: int = 600
 
+    # Stream consumption: entries handled as one batch (one read, one XACK), and how many
+    # extraction marks (small payload updates) are written at once.
+    batch_max: int = 64
+    extracted_concurrency: int = 8
+
     # Repair: a memory whose downstream work is missing this long after ingest is
     # re-published (at most once per grace period).
     repair_grace_s: float = 300.0

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from itertools import groupby
 
+from pcm_common.text import brief, one_line
 from pcm_recall.schemas import AnomalyFlag, ContextItem
 
 FLAGS = "[ANOMALY FLAGS — PAY ATTENTION]"
@@ -12,27 +13,13 @@ SITUATIONAL = "[SITUATIONAL CONTEXT]"
 EMPTY = "No relevant memories found"
 
 
-def one_line(text: str) -> str:
-    """Memory text is data: collapsing it to one line keeps it from forging a slot header."""
-    return " ".join(text.split())
-
-
 # A flagged memory that the context below quotes in full is named by its opening words
 # only (on LoCoMo, k=50, flags took ~430 of ~2,700 prompt tokens, mostly repeated memories).
 BRIEF_CHARS = 80
 
 
-def brief(text: str, limit: int = BRIEF_CHARS) -> str:
-    """The text's opening words up to ``limit`` characters, with an ellipsis if cut."""
-    line = one_line(text)
-    if len(line) <= limit:
-        return line
-    cut = line[:limit].rsplit(" ", 1)[0] or line[:limit]
-    return f"{cut}…"
-
-
 def flag_line(flag: AnomalyFlag, quoted: bool = False) -> str:
-    line = f"- {brief(flag.text) if quoted else one_line(flag.text)}"
+    line = f"- {brief(flag.text, BRIEF_CHARS) if quoted else one_line(flag.text)}"
     if flag.differs:
         line += f" — {one_line(flag.differs)}"
     if flag.usual:

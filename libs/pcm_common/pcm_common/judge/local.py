@@ -12,8 +12,12 @@ from typing import Any
 from pcm_common.domain import surprisal as sp
 from pcm_common.domain.memory import MemoryRecord
 from pcm_common.judge import Judge, Verdict
+from pcm_common.text import brief
 
 _TIME_LABELS = frozenset({"DATE", "TIME"})
+# A family member quoted as the usual pattern is shown by its opening words: the verdict
+# travels into every prompt that flags it, and the whole entry adds tokens, not meaning.
+QUOTE_CHARS = 60
 # Parsed texts kept (least recently used out). A family is the 12 nearest earlier memories,
 # which may lie anywhere in the tenant: a cache smaller than the tenant makes each judgement
 # parse evicted members again (CPU per ingested memory doubled from 4k to 10k memories with
@@ -181,11 +185,14 @@ def judge_texts(text: str, family: Sequence[str]) -> Verdict:
             usual = (
                 f"usually '{c.usual}' ({c.share:.0%} of {n} earlier entries)"
                 if c.usual
-                else f"none of {n} earlier entries mentions it: '{family[0]}'"
+                else f"none of {n} earlier entries mentions it: '{brief(family[0], QUOTE_CHARS)}'"
             )
         else:
             differs = f"something new: '{c.new}'"
-            usual = f"none of {n} earlier entries mentions anything like it: '{family[0]}'"
+            usual = (
+                f"none of {n} earlier entries mentions anything like it: "
+                f"'{brief(family[0], QUOTE_CHARS)}'"
+            )
         candidates.append(
             Verdict(score=round(c.score, 4), differs=differs, usual=usual, kind=c.kind)
         )

@@ -74,5 +74,20 @@ async def test_episode_context_skips_the_consolidated_record() -> None:
     whole = record(0, source=Source.CONSOLIDATION)  # same episode and time, sorts first
     svc = service([whole, *turns], episode_neighbours=2, graph_seeds=0)
     seed = item(turns[0])  # m1: its left neighbours would be the record
-    got = await svc._episode_context("t", [seed], 10, exclude={"m1"})
+    got = await svc._episode_context("t", [seed], 10, exclude={"m1"}, visible=Filter())
     assert [c.memory_id for c in got] == ["m2", "m3"]
+
+
+async def test_episode_context_stays_within_what_the_request_sees() -> None:
+    """Two users (or projects) who reuse an episode id do not see each other's turns."""
+    mine = [record(i) for i in (1, 3, 5)]
+    theirs = [record(i) for i in (2, 4)]
+    for r in mine:
+        r.user_id = "ana"
+    for r in theirs:
+        r.user_id = "ben"
+    svc = service([*mine, *theirs], episode_neighbours=2, graph_seeds=0)
+    seed = item(mine[0])
+    ana = Filter(must={"state": ["active"], "user_id": "ana"}, should=[{"scope": "global"}])
+    got = await svc._episode_context("t", [seed], 10, exclude={"m1"}, visible=ana)
+    assert [c.memory_id for c in got] == ["m3", "m5"]

@@ -142,6 +142,7 @@ class RecallService:
                 [c for c in top if c.episode not in whole],
                 k,
                 exclude=taken,
+                visible=visibility(req, include_archived=False),
                 links=graph.links,
             ),
             self._flags(tenant, req, top, hits, now),
@@ -253,17 +254,20 @@ class RecallService:
             self._item(h, now, rel=rel, score=None, req=req, link=links.get(h.id, 0.0))
             for h, rel, f in zip(hits, rels, floors, strict=True)
             if scoring.passes_floor(f, link_floor if h.id in links else floor)
-            and self._reachable(h, req)
+            and self._reachable(h, rel, req)
         ]
         items.sort(key=lambda c: c.score, reverse=True)
         return items
 
-    def _reachable(self, h: ScoredPoint, req: RecallIn) -> bool:
-        """Demoted (archived) memories no longer compete on weak cues, but a cue as close as
-        `archived_recall_min_cos` reactivates one; `include_archived` admits them all."""
+    def _reachable(self, h: ScoredPoint, rel: float, req: RecallIn) -> bool:
+        """Demoted (archived) memories no longer compete on weak cues, but a strong cue
+        reactivates one: a cosine of `archived_recall_min_cos`, or a relevance (the fused
+        rank score: near the top of both the dense and the lexical list) of
+        `archived_recall_min_rel`. `include_archived` admits them all."""
         if req.include_archived or h.payload.get("state") != "archived":
             return True
-        return h.score >= self.settings.archived_recall_min_cos
+        s = self.settings
+        return h.score >= s.archived_recall_min_cos or rel >= s.archived_recall_min_rel
 
     async def _with_episode_records(
         self, tenant: str, ranked: list[ContextItem], k: int
@@ -347,48 +351,59 @@ class RecallService:
         top: list[ContextItem],
         k: int,
         exclude: set[str],
+        visible: Filter,
         links: dict[str, float] | None = None,
     ) -> list[ContextItem]:
         """Up to `episode_neighbours` memories on each side of the seeds (`_seeds`), from
-        the same episode and within the window, in time order and not already in the
-        answer."""
+        the same episode and within the window, in time order, not already in the answer,
+        and visible to the request (an episode id does not cross scopes or users)."""
         window = timedelta(minutes=self.settings.episode_window_min).total_seconds()
         n = self.settings.episode_neighbours
         seeds = self._seeds(top, k, links or {})
         by_episode: dict[str, list[ContextItem]] = defaultdict(list)
         for seed in seeds:
             by_episode[str(seed.episode)].append(seed)
-        taken = exclude
-        out: dict[str, ContextItem] = {}
-        for episode, group in by_episode.items():
-            # One read per episode covering every seed's window.
+
+        async def read(episode: str, group: list[ContextItem]) -> list[ScoredPoint]:
+            # One read per episode covering every seed's window. The episode's consolidated
+            # record shares its episode and time: without the must_not it sorts in among
+            # the turns and a whole session rides in as a "neighbour".
             times = [s.created_at.timestamp() for s in group]
-            # The episode's consolidated record shares its episode and time: without the
-            # must_not it sorts in among the turns and a whole session rides in as a
-            # "neighbour" (hundreds of tokens the seeds did not ask for).
             flt = Filter(
-                must={"episode": episode, "state": "active"},
-                must_not={"source": "consolidation"},
+                must={**visible.must, "episode": episode, "state": "active"},
+                must_not={**visible.must_not, "source": "consolidation"},
                 ranges={"created_ts": (min(times) - window, max(times) + window)},
+                should=list(visible.should),
             )
             points, _ = await self.res.vectors.scroll(tenant, flt=flt, limit=EPISODE_SCAN)
-            recs = sorted(
-                (MemoryRecord.from_payload(p.payload) for p in points),
-                key=lambda r: (r.created_at, r.seq),
-            )
-            position = {r.id: i for i, r in enumerate(recs)}
+            return points
+
+        # The episodes are independent reads: overlapped.
+        pages = await asyncio.gather(*(read(e, g) for e, g in by_episode.items()))
+        taken = exclude
+        out: dict[str, ContextItem] = {}
+        for group, points in zip(by_episode.values(), pages, strict=True):
+            # Ordered from the payload; only the chosen neighbours become records.
+            points.sort(key=_time_order)
+            position = {p.id: i for i, p in enumerate(points)}
             for seed in group:
                 i = position.get(seed.memory_id)
                 if i is None:
                     continue
                 t = seed.created_at.timestamp()
-                for r in recs[max(0, i - n) : i] + recs[i + 1 : i + 1 + n]:
-                    if r.id in taken or r.id in out or abs(r.created_at.timestamp() - t) > window:
+                for p in points[max(0, i - n) : i] + points[i + 1 : i + 1 + n]:
+                    if p.id in taken or p.id in out or abs(_time_order(p)[0] - t) > window:
                         continue
+                    r = MemoryRecord.from_payload(p.payload)
                     out[r.id] = _context_item(
                         r, score=0.0, relevance=0.0, strength=r.strength.s_ref
                     )
         return sorted(out.values(), key=lambda c: (c.created_at, c.seq))
+
+
+def _time_order(p: ScoredPoint) -> tuple[float, int]:
+    """(created_ts, seq) of a stored memory: its place in its episode."""
+    return float(p.payload.get("created_ts") or 0.0), int(p.payload.get("seq") or 0)
 
 
 def _context_item(

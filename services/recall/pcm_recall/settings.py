@@ -19,6 +19,8 @@ class RecallSettings(PcmSettings, RerankerSettings):
     # floor for active memories (0.30); lifecycle sim, conv-26: 0.892 held-out at 0.4 vs
     # 0.872 at 0.5 in one run.
     archived_recall_min_cos: float = 0.4
+    # ... or this relevance (fused rank score, 1.0 = first in both lists); above 1 disables.
+    archived_recall_min_rel: float = 1.01
     episode_window_min: int = 60
     # ±2 around more seeds beats ±3 around fewer at the same prompt size (LoCoMo dev, k=50:
     # evidence next to a seed is mostly one or two turns away).

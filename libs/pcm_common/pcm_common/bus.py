@@ -23,7 +23,7 @@ from redis.exceptions import ResponseError
 
 from pcm_common.config import PcmSettings
 from pcm_common.events import PIPELINE_GROUPS, STREAM_DLQ, DeadLetter
-from pcm_common.stream_batches import BatchConsumer, BatchHandler, Outcome
+from pcm_common.stream_batches import BatchConsumer, BatchHandler, Outcome, each_outcome
 from pcm_common.telemetry import EVENTS_DEAD, STREAM_LAG, get_logger
 
 E = TypeVar("E", bound=BaseModel)
@@ -110,17 +110,7 @@ class Bus:
         workers = max(1, concurrency or self.settings.consumer_concurrency)
 
         async def each(events: list[E]) -> list[Outcome]:
-            gate = asyncio.Semaphore(workers)
-
-            async def one(event: E) -> Outcome:
-                async with gate:
-                    try:
-                        await handler(event)
-                    except Exception as exc:
-                        return exc
-                    return None
-
-            return list(await asyncio.gather(*(one(ev) for ev in events)))
+            return await each_outcome(events, handler, workers)
 
         self.consume_batch(stream, group, model, each, max_batch=max(16, 2 * workers))
 

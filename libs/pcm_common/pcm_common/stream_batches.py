@@ -42,6 +42,27 @@ _DATA_KEY = b"__data__"  # where FastStream's publisher puts its encoded envelop
 _ERROR_BACKOFF_S = 1.0
 
 
+T = TypeVar("T")
+
+
+async def each_outcome(
+    events: Sequence[T], handle: Callable[[T], Awaitable[None]], concurrency: int
+) -> list[Outcome]:
+    """`handle` every event of a batch, up to `concurrency` at once, each succeeding or
+    failing on its own: one outcome per event, in order."""
+    gate = asyncio.Semaphore(max(1, concurrency))
+
+    async def one(event: T) -> Outcome:
+        async with gate:
+            try:
+                await handle(event)
+            except Exception as exc:
+                return exc
+            return None
+
+    return list(await asyncio.gather(*(one(ev) for ev in events)))
+
+
 def decode_entry(fields: dict[bytes, bytes]) -> dict[str, Any]:
     """The JSON body of a stream entry written by `Bus.publish` (FastStream's binary
     envelope) or by any tool as plain fields; a marker dict when it cannot be decoded, so

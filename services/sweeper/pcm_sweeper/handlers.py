@@ -4,7 +4,6 @@ what was recalled, spreading activation to its associates)."""
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Awaitable, Callable
 from datetime import datetime, timedelta
 from typing import TypeVar
 
@@ -14,7 +13,7 @@ from pcm_common.events import MemoryExtracted, MemoryRecalled, MemoryWritten
 from pcm_common.extract.local import SHARED_DOCS
 from pcm_common.resources import Resources
 from pcm_common.stores.vectors import Filter, ScoredPoint
-from pcm_common.stream_batches import Outcome
+from pcm_common.stream_batches import Outcome, each_outcome
 from pcm_common.telemetry import get_logger
 from pcm_sweeper.judging import Judging
 from pcm_sweeper.settings import SweeperSettings
@@ -68,10 +67,10 @@ class SweeperHandlers:
                 return  # redelivery or merged duplicate: already judged
             await self.judging.judge_point(event.tenant, point)
 
-        return await _each(events, judge, self.settings.surprisal_concurrency)
+        return await each_outcome(events, judge, self.settings.surprisal_concurrency)
 
     async def on_extracted_batch(self, events: list[MemoryExtracted]) -> list[Outcome]:
-        return await _each(events, self.on_extracted, self.settings.extracted_concurrency)
+        return await each_outcome(events, self.on_extracted, self.settings.extracted_concurrency)
 
     async def on_extracted(self, event: MemoryExtracted) -> None:
         patch = {
@@ -204,20 +203,3 @@ class SweeperHandlers:
                 weight=s.spread_episode_weight,
             )
         return activation.merge_weights(similar, episode)
-
-
-async def _each(
-    events: list[T], handle: Callable[[T], Awaitable[None]], concurrency: int
-) -> list[Outcome]:
-    """`handle` every event, up to `concurrency` at once; one outcome per event."""
-    gate = asyncio.Semaphore(max(1, concurrency))
-
-    async def one(event: T) -> Outcome:
-        async with gate:
-            try:
-                await handle(event)
-            except Exception as exc:
-                return exc
-            return None
-
-    return list(await asyncio.gather(*(one(ev) for ev in events)))

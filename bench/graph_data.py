@@ -1,20 +1,20 @@
 """LoCoMo dev data for the graph measurements: turns as memories, questions, a disk cache of
 embeddings and local extractions (so variants of the link scoring can be compared quickly).
 
-Memory text follows /work/shared/data/README.md: "Speaker: text" plus the image caption.
+Turns and questions come from `bench.locomo_data` (one reading of the data for every
+benchmark).
 """
 
 from __future__ import annotations
 
 import asyncio
-import json
 import pickle
 import time
 import uuid
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
+from bench import locomo_data
 from pcm_common.stores.graph import Extraction
 
 DEFAULT_DATA = Path("/work/shared/data/locomo_dev.json")
@@ -54,27 +54,17 @@ def _memory_id(sample_id: str, dia_id: str) -> str:
 
 
 def load(path: Path = DEFAULT_DATA) -> list[Conversation]:
-    data: dict[str, Any] = json.loads(path.read_text())
-    out: list[Conversation] = []
-    for conv in data["conversations"]:
-        sid = conv["sample_id"]
-        c = conv["conversation"]
-        turns: list[Turn] = []
-        n = 1
-        while f"session_{n}" in c:
-            for t in c[f"session_{n}"]:
-                text = f"{t['speaker']}: {t['text']}"
-                if t.get("blip_caption"):
-                    text += f" [image: {t['blip_caption']}]"
-                turns.append(Turn(_memory_id(sid, t["dia_id"]), t["dia_id"], text))
-            n += 1
-        qs = [
-            Question(q["question_id"], q["question"], int(q["category"]), q["evidence_norm"])
-            for q in conv["qa"]
-            if int(q["category"]) in CATEGORIES and q.get("evidence_norm")
-        ]
-        out.append(Conversation(sid, turns, qs))
-    return out
+    """The LoCoMo turns and scored questions as `bench.locomo_data` reads them, with stable
+    memory ids."""
+    convs, _ = locomo_data.load(path)
+    return [
+        Conversation(
+            c.sample_id,
+            [Turn(_memory_id(c.sample_id, t.dia_id), t.dia_id, t.text) for t in c.turns],
+            [Question(q.qid, q.question, q.category, list(q.evidence)) for q in c.questions],
+        )
+        for c in convs
+    ]
 
 
 async def prepare(cache: Path, path: Path = DEFAULT_DATA) -> tuple[list[Conversation], float]:

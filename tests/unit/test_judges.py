@@ -73,6 +73,24 @@ def test_normal_entries_and_rephrasings_are_not_flagged(text: str) -> None:
     assert judge_texts(text, RUNS).score < 0.7
 
 
+def test_chat_lines_are_no_template() -> None:
+    """A family of loosely similar chat lines: one short line happens to be contained in a
+    longer message, the others share no phrasing with it. No usual template, no change."""
+    family = [
+        "Caroline: Thanks, Melanie! Your kind words mean a lot.",
+        "Caroline: Totally agree, Mel. Relaxing and expressing ourselves is key.",
+        "Melanie: Wow, that sounds amazing! I'm so happy for you.",
+        "Caroline: That's so sweet of you to say, I really appreciate it.",
+        "Melanie: Aww, thank you! It was such a special day for us.",
+        "Caroline: I love that! Family time is the best, isn't it?",
+    ]
+    text = (
+        "Melanie: Thanks, Caroline! Your kind words mean a lot. Pottery is a huge part "
+        "of my life, not just a hobby - it helps me express my emotions."
+    )
+    assert judge_texts(text, family).score < 0.7
+
+
 def test_new_template_is_not_a_category_change() -> None:
     family = ["Paid rent to Mrs. Okafor: $1,350.00."] * 5
     assert judge_texts("Rent transferred to Mrs. Okafor, $1,350.00.", family).score < 0.7

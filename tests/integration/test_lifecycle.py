@@ -138,12 +138,17 @@ async def test_recalled_memory_keeps_strength_unrecalled_one_is_archived(
         assert (await get(c, kept))["state"] == "active"
         assert (await get(c, faded))["state"] == "archived"  # demoted, not deleted
 
-        # A weak cue (cosine ~0.38) no longer reaches the demoted memory unless archived
-        # memories are asked for; a strong cue reactivates it.
-        vague = "What has been happening in the garage?"
+        # A weak cue (cosine ~0.38, no word in common, and another memory matches it
+        # better) no longer reaches the demoted memory unless archived memories are asked
+        # for; a strong cue (close, or the best match of the dense or the lexical list)
+        # reactivates it.
+        await store(c, "Grandpa restored an old wall clock at home.", at(days=100))
+        await settle(c)
+        vague = "Who fixed something old at home?"
         assert faded not in await recall(c, vague, end)
         assert faded in await recall(c, vague, end, include_archived=True)
         assert faded in await recall(c, "Who repaired the motorcycle engine?", end)
+        assert faded in await recall(c, "What has been happening in the garage?", end)
 
 
 async def test_recall_side_effects_reinforce_and_spread_to_neighbours(life: Lifecycle) -> None:

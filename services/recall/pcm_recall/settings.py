@@ -19,10 +19,10 @@ class RecallSettings(PcmSettings, RerankerSettings):
     # floor for active memories (0.30); lifecycle sim, conv-26: 0.892 held-out at 0.4 vs
     # 0.872 at 0.5 in one run.
     archived_recall_min_cos: float = 0.4
-    # ... or this relevance (fused rank score, 1.0 = first in both lists, 0.5 = first in
-    # one); above 1 disables. Lifecycle sim, 4 conversations side by side: held-out recall
-    # at day 180 0.855 without it, 0.879 with 0.5 (every archived memory admitted: 0.889).
-    archived_recall_min_rel: float = 0.5
+    # ... or this relevance: the fused rank score, 1.0 near the top of both the dense and
+    # the lexical list, 0.55 first of one list: the best match in the whole store for this
+    # query; above 1 turns it off. Lifecycle sim, 4 conversations: see configuration.md.
+    archived_recall_min_rel: float = 0.55
     episode_window_min: int = 60
     # ±2 around more seeds beats ±3 around fewer at the same prompt size (LoCoMo dev, k=50:
     # evidence next to a seed is mostly one or two turns away).
@@ -44,7 +44,9 @@ class RecallSettings(PcmSettings, RerankerSettings):
     graph_link_floor: float = 0.20
     # Episode-context seeds beyond `scoring.episode_seeds(k)`: the best-ranked linked
     # memories, or the next-ranked memories when nothing is linked (equal prompt size).
-    graph_seeds: int = 3
+    # LoCoMo dev, k=50, side by side once chat lines stopped raising flags: 3 -> 0.893 at
+    # 2,436 tokens, 6 -> 0.898 at 2,713 (±3 neighbours instead: 0.897 at 2,778).
+    graph_seeds: int = 6
     flags_enabled: bool = True
     # Flags may also come from candidates just under the relevance floor (ranked after
     # everything recalled): an everyday request often reaches its routine only there

@@ -45,8 +45,10 @@ class RecallSettings(PcmSettings, RerankerSettings):
     # Episode-context seeds beyond `scoring.episode_seeds(k)`: the best-ranked linked
     # memories, or the next-ranked memories when nothing is linked (equal prompt size).
     # LoCoMo dev, k=50, side by side once chat lines stopped raising flags: 3 -> 0.893 at
-    # 2,436 tokens, 6 -> 0.898 at 2,713 (±3 neighbours instead: 0.897 at 2,778).
-    graph_seeds: int = 6
+    # 2,436 tokens, 6 -> 0.898 at 2,713 (±3 neighbours instead: 0.897 at 2,778); but with
+    # 6 the graph-off variant gets as many extra seeds and the graph's multi-hop lift
+    # shrank from +2.1 to +0.5 points, so 3 stays (docs/benchmarks.md).
+    graph_seeds: int = 3
     flags_enabled: bool = True
     # Flags may also come from candidates just under the relevance floor (ranked after
     # everything recalled): an everyday request often reaches its routine only there

@@ -359,6 +359,7 @@ class RecallService:
         and visible to the request (an episode id does not cross scopes or users)."""
         window = timedelta(minutes=self.settings.episode_window_min).total_seconds()
         n = self.settings.episode_neighbours
+        linked_n = self.settings.graph_seed_neighbours
         seeds = self._seeds(top, k, links or {})
         by_episode: dict[str, list[ContextItem]] = defaultdict(list)
         for seed in seeds:
@@ -391,7 +392,8 @@ class RecallService:
                 if i is None:
                     continue
                 t = seed.created_at.timestamp()
-                for p in points[max(0, i - n) : i] + points[i + 1 : i + 1 + n]:
+                m = linked_n if seed.memory_id in (links or {}) else n
+                for p in points[max(0, i - m) : i] + points[i + 1 : i + 1 + m]:
                     if p.id in taken or p.id in out or abs(_time_order(p)[0] - t) > window:
                         continue
                     r = MemoryRecord.from_payload(p.payload)

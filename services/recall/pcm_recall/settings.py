@@ -49,6 +49,11 @@ class RecallSettings(PcmSettings, RerankerSettings):
     # 6 the graph-off variant gets as many extra seeds and the graph's multi-hop lift
     # shrank from +2.1 to +0.5 points, so 3 stays (docs/benchmarks.md).
     graph_seeds: int = 3
+    # Neighbours on each side of a graph-linked seed (other seeds: episode_neighbours).
+    # LoCoMo dev, k=50, side by side: 3 lifts multi-hop to 0.741 vs 0.699 without the graph
+    # (0.898 overall at 2,672 tokens) but open-domain drops 0.600 -> 0.583 (half a question
+    # of 30), so 2 stays until that is understood.
+    graph_seed_neighbours: int = 2
     flags_enabled: bool = True
     # Flags may also come from candidates just under the relevance floor (ranked after
     # everything recalled): an everyday request often reaches its routine only there

@@ -87,12 +87,22 @@ def written(tenant: str, mid: str, text: str, at: datetime) -> MemoryWritten:
     return MemoryWritten(tenant=tenant, memory_id=mid, text=text, created_at=at)
 
 
+async def store_and_judge(
+    res: Resources, tenant: str, *groups: Sequence[tuple[str, datetime]]
+) -> list[list[str]]:
+    """Store each group of memories, then judge them all, group by group, as the sweeper's
+    consumer would; the stored ids per group."""
+    ids = [await store(res, tenant, items) for items in groups]
+    judging = Judging(res)
+    for group_ids, items in zip(ids, groups, strict=True):
+        for mid, item in zip(group_ids, items, strict=True):
+            await judging.on_written(written(tenant, mid, *item))
+    return ids
+
+
 async def test_judging_stores_verdict_family_and_is_idempotent(res: Resources) -> None:
     items = runs(8, outlier_at=6)
-    ids = await store(res, "t1", items)
-    judging = Judging(res)
-    for mid, (text, at) in zip(ids, items, strict=True):
-        await judging.on_written(written("t1", mid, text, at))
+    (ids,) = await store_and_judge(res, "t1", items)
     got = {p.id: p.payload["surprisal"] for p in await res.vectors.get("t1", ids)}
     assert got[ids[0]]["family_ids"] == [] and got[ids[0]]["score"] is None
     out = got[ids[6]]
@@ -100,7 +110,7 @@ async def test_judging_stores_verdict_family_and_is_idempotent(res: Resources) -
     assert set(out["family_ids"]) <= set(ids[:6]) and len(out["family_ids"]) >= 4
     assert all(got[i]["score"] < 0.7 for i in ids[4:6] + ids[7:])
     # redelivery changes nothing
-    await judging.on_written(written("t1", ids[6], *items[6]))
+    await Judging(res).on_written(written("t1", ids[6], *items[6]))
     again = (await res.vectors.get("t1", [ids[6]]))[0].payload["surprisal"]
     assert again == out
 
@@ -131,14 +141,7 @@ async def test_failing_judge_leaves_memory_for_the_sweep(res: Resources) -> None
 async def test_flags_surprise_via_family_and_stopped_routine(res: Resources) -> None:
     run_items = runs(10, outlier_at=8)
     call_items = calls(8, T0 - timedelta(days=70))  # weekly until day -21, then silence
-    run_ids = await store(res, "t3", run_items)
-    call_ids = await store(res, "t3", call_items)
-    judging = Judging(res)
-    for mid, item in [
-        *zip(run_ids, run_items, strict=True),
-        *zip(call_ids, call_items, strict=True),
-    ]:
-        await judging.on_written(written("t3", mid, *item))
+    run_ids, call_ids = await store_and_judge(res, "t3", run_items, call_items)
     now = T0 + timedelta(days=19)  # the runs go on (last one yesterday)
     vis = Filter(must={"state": ["active"]}, should=[{"scope": "global"}])
 
@@ -175,14 +178,7 @@ async def test_flags_surprise_via_family_and_stopped_routine(res: Resources) -> 
 async def test_stopped_routine_reached_from_the_pool_and_confirmed(res: Resources) -> None:
     run_items = runs(12)
     call_items = calls(8, T0 - timedelta(days=70))  # weekly until day -21, then silence
-    run_ids = await store(res, "t4", run_items)
-    call_ids = await store(res, "t4", call_items)
-    judging = Judging(res)
-    for mid, item in [
-        *zip(run_ids, run_items, strict=True),
-        *zip(call_ids, call_items, strict=True),
-    ]:
-        await judging.on_written(written("t4", mid, *item))
+    run_ids, call_ids = await store_and_judge(res, "t4", run_items, call_items)
     vis = Filter(must={"state": ["active"]}, should=[{"scope": "global"}])
     now = T0 + timedelta(days=23)
 

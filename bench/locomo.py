@@ -249,7 +249,8 @@ async def run_pcm_k(
                 r = await c.post("/v1/recall", json={"query": q.question, "k": k, "now": now})
                 latency = (time.perf_counter() - t) * 1000
                 body = check(r)
-                rec = evidence_recall(q.evidence, retrieved_dias(body, by_id))
+                got = retrieved_dias(body, by_id)
+                rec = evidence_recall(q.evidence, got)
                 records.append(
                     {
                         "system": "pcm",
@@ -264,6 +265,8 @@ async def run_pcm_k(
                         "n_situational": len(body["situational_context"]),
                         "n_episode": len(body.get("episode_context", [])),
                         "empty": bool(body.get("empty")),
+                        # Which evidence turns the answer lacked: where to look first.
+                        "missed": sorted(set(q.evidence) - got),
                     }
                 )
                 if settle_each:

@@ -49,11 +49,12 @@ class RecallSettings(PcmSettings, RerankerSettings):
     # 6 the graph-off variant gets as many extra seeds and the graph's multi-hop lift
     # shrank from +2.1 to +0.5 points, so 3 stays (docs/benchmarks.md).
     graph_seeds: int = 3
-    # Neighbours on each side of a graph-linked seed (other seeds: episode_neighbours).
-    # LoCoMo dev, k=50, side by side: 3 lifts multi-hop to 0.741 vs 0.699 without the graph
-    # (0.898 overall at 2,672 tokens) but open-domain drops 0.600 -> 0.583 (half a question
-    # of 30), so 2 stays until that is understood.
-    graph_seed_neighbours: int = 2
+    # Neighbours on each side of a graph-linked seed (other seeds: episode_neighbours); the
+    # design's ±3. LoCoMo dev, k=50, side by side with 2 and with the graph off: 0.900 at
+    # 2,667 tokens vs 0.896 at 2,435 and 0.874 at 2,382; multi-hop 0.734 vs 0.728 and 0.708.
+    # Open-domain was 0.583 with 2 and 3 vs 0.600 off: one evidence turn at rank 41 of 50
+    # without the graph and 47 with it, a tie-level tail (docs/benchmarks.md).
+    graph_seed_neighbours: int = 3
     flags_enabled: bool = True
     # Flags may also come from candidates just under the relevance floor (ranked after
     # everything recalled): an everyday request often reaches its routine only there

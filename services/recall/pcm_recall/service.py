@@ -142,7 +142,7 @@ class RecallService:
                 [c for c in top if c.episode not in whole],
                 k,
                 exclude=taken,
-                visible=visibility(req, include_archived=False),
+                visible=visibility(req, self._archived_neighbours(req)),
                 links=graph.links,
             ),
             self._flags(tenant, req, top, hits, now),
@@ -269,6 +269,12 @@ class RecallService:
         s = self.settings
         return h.score >= s.archived_recall_min_cos or rel >= s.archived_recall_min_rel
 
+    def _archived_neighbours(self, req: RecallIn) -> bool:
+        """Whether an archived memory next to a recalled seed joins the episode context:
+        recalling the seed reactivates its episode (an episode record already returns its
+        archived sources' text), and `include_archived` must find them there too."""
+        return req.include_archived or self.settings.archived_episode_neighbours
+
     async def _with_episode_records(
         self, tenant: str, ranked: list[ContextItem], k: int
     ) -> list[ContextItem]:
@@ -371,7 +377,7 @@ class RecallService:
             # the turns and a whole session rides in as a "neighbour".
             times = [s.created_at.timestamp() for s in group]
             flt = Filter(
-                must={**visible.must, "episode": episode, "state": "active"},
+                must={**visible.must, "episode": episode},
                 must_not={**visible.must_not, "source": "consolidation"},
                 ranges={"created_ts": (min(times) - window, max(times) + window)},
                 should=list(visible.should),

@@ -23,6 +23,9 @@ class RecallSettings(PcmSettings, RerankerSettings):
     # the lexical list, 0.55 first of one list: the best match in the whole store for this
     # query; above 1 turns it off. Lifecycle sim, 4 conversations: see configuration.md.
     archived_recall_min_rel: float = 0.55
+    # Archived memories next to a recalled seed (same episode, within the window) come back
+    # in its episode context; false: only active ones (include_archived always admits them).
+    archived_episode_neighbours: bool = True
     episode_window_min: int = 60
     # ±2 around more seeds beats ±3 around fewer at the same prompt size (LoCoMo dev, k=50:
     # evidence next to a seed is mostly one or two turns away).

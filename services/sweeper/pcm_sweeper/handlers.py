@@ -15,7 +15,7 @@ from pcm_common.resources import Resources
 from pcm_common.stores.vectors import Filter, ScoredPoint
 from pcm_common.stream_batches import Outcome, each_outcome
 from pcm_common.telemetry import get_logger
-from pcm_sweeper.judging import Judging
+from pcm_sweeper.judging import Judgement, Judging
 from pcm_sweeper.settings import SweeperSettings
 
 log = get_logger("sweeper")
@@ -48,7 +48,11 @@ class SweeperHandlers:
     async def on_written_batch(self, events: list[MemoryWritten]) -> list[Outcome]:
         """A batch read from the stream: the texts are parsed together first where this
         process also runs the local extractor (one `nlp.pipe` serves both the judge and
-        the extractor), then up to `surprisal_concurrency` memories are judged at once."""
+        the extractor); then every memory's family is searched, the judge prepares all
+        the verdicts at once (the local judge parses the family members it has not seen
+        in one batch: ~a third of them are stored but not yet reached by either consumer,
+        and parsing them a few at a time cost twice as much per text), and up to
+        `surprisal_concurrency` memories are judged at once."""
         await asyncio.to_thread(SHARED_DOCS.prime, [ev.text for ev in events])
         # The batch's memories in one read per tenant instead of one read per event.
         ids: dict[str, list[str]] = {}
@@ -58,14 +62,28 @@ class SweeperHandlers:
         for tenant, memory_ids in ids.items():
             for p in await self.res.vectors.get(tenant, memory_ids, with_vectors=True):
                 points[(tenant, p.id)] = p
+        todo: dict[tuple[str, str], ScoredPoint] = {}
+        for ev in events:
+            point = points.get((ev.tenant, ev.memory_id))
+            # Deleted meanwhile, or a redelivery or merged duplicate: nothing to judge.
+            if point is not None and not (point.payload.get("surprisal") or {}).get("judged_at"):
+                todo[(ev.tenant, ev.memory_id)] = point
+        gate = asyncio.Semaphore(max(1, self.settings.surprisal_concurrency))
+
+        async def plan(key: tuple[str, str], point: ScoredPoint) -> Judgement:
+            async with gate:
+                return self.judging.plan(point, await self.judging.family(key[0], point))
+
+        plans = await asyncio.gather(*(plan(k, p) for k, p in todo.items()), return_exceptions=True)
+        planned = dict(zip(todo, plans, strict=True))
+        await self.judging.prepare([j for j in planned.values() if isinstance(j, Judgement)])
 
         async def judge(event: MemoryWritten) -> None:
-            point = points.get((event.tenant, event.memory_id))
-            if point is None:
-                return  # deleted meanwhile: nothing to judge
-            if (point.payload.get("surprisal") or {}).get("judged_at"):
-                return  # redelivery or merged duplicate: already judged
-            await self.judging.judge_point(event.tenant, point)
+            j = planned.get((event.tenant, event.memory_id))
+            if isinstance(j, BaseException):
+                raise j  # the family search failed: the event is retried
+            if j is not None:
+                await self.judging.judge_point(event.tenant, j.point, j)
 
         return await each_outcome(events, judge, self.settings.surprisal_concurrency)
 

@@ -13,6 +13,7 @@ idempotent: judging the same memory again writes the same verdict.
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
@@ -75,6 +76,17 @@ def event_count(payload: dict[str, Any], before: datetime) -> int:
     """1 + the memory's recorded repeats dated before `before`."""
     cut = before.timestamp()
     return 1 + sum(1 for t in event_times(payload)[1:] if t < cut)
+
+
+@dataclass(frozen=True)
+class Judgement:
+    """One memory about to be judged: its family, and the records the judge compares
+    (None when the family holds fewer than `family_min` events: nothing to judge)."""
+
+    point: ScoredPoint
+    memory: MemoryRecord
+    family: list[ScoredPoint]
+    records: list[MemoryRecord] | None
 
 
 def scope_filter(payload: dict[str, Any]) -> dict[str, Any]:
@@ -144,12 +156,39 @@ class Judging:
         )
         return [by_id[i] for i in ids]
 
-    async def judge_point(self, tenant: str, point: ScoredPoint) -> bool:
-        """Judge one memory and store the verdict; False when the judge failed (the memory
-        stays unjudged for the sweep)."""
+    def plan(self, point: ScoredPoint, family: list[ScoredPoint]) -> Judgement:
+        """What judging `point` against its `family` involves, read from the payloads once."""
         memory = MemoryRecord.from_payload(point.payload)
-        fam = await self.family(tenant, point)
-        family_ids = [f.id for f in fam]
+        # Exact and near duplicates are stored once with their repeat dates: a family
+        # member stands for every earlier event it records.
+        events = sum(event_count(f.payload, memory.created_at) for f in family)
+        records = (
+            [MemoryRecord.from_payload(f.payload) for f in family]
+            if events >= self.config.family_min
+            else None
+        )
+        return Judgement(point, memory, family, records)
+
+    async def prepare(self, judgements: Sequence[Judgement]) -> None:
+        """Tell the judge which verdicts come next, so work they share is done once (the
+        local judge parses the texts it has not seen in one batch). Best effort: a judge
+        that failed here still judges each memory on its own."""
+        due = [(j.memory, j.records) for j in judgements if j.records is not None]
+        if not due:
+            return
+        try:
+            await self.judge.prepare(due)
+        except Exception as exc:
+            log.warning("judge_prepare_failed", size=len(due), error=repr(exc)[:300])
+
+    async def judge_point(
+        self, tenant: str, point: ScoredPoint, planned: Judgement | None = None
+    ) -> bool:
+        """Judge one memory and store the verdict; False when the judge failed (the memory
+        stays unjudged for the sweep). `planned` is its `plan`, when the caller searched
+        the family already (a batch of memories is planned, then prepared together)."""
+        j = planned or self.plan(point, await self.family(tenant, point))
+        family_ids = [f.id for f in j.family]
         surprisal: dict[str, Any] = {
             "score": None,
             "differs": "",
@@ -157,14 +196,10 @@ class Judging:
             "family_ids": family_ids,
             "judged_at": utcnow().isoformat(),
         }
-        # Exact and near duplicates are stored once with their repeat dates: a family
-        # member stands for every earlier event it records.
-        events = sum(event_count(f.payload, memory.created_at) for f in fam)
-        if events >= self.config.family_min:
-            records = [MemoryRecord.from_payload(f.payload) for f in fam]
+        if j.records is not None:
             try:
                 verdict = await asyncio.wait_for(
-                    self.judge.judge(memory, records), timeout=self.config.judge_timeout_s
+                    self.judge.judge(j.memory, j.records), timeout=self.config.judge_timeout_s
                 )
             except Exception as exc:  # model error or timeout: judged later by the sweep
                 log.warning(
@@ -177,7 +212,7 @@ class Judging:
         # Too small a family: nothing to compare with; judged with no score, the family
         # ids are kept (routines use them). The routine index is written first: if it
         # fails the event is retried, and a stored verdict would make the retry skip it.
-        await self.index_routine(tenant, point, fam)
+        await self.index_routine(tenant, point, j.family)
         await self.res.vectors.set_payload(tenant, point.id, {"surprisal": surprisal})
         log.info(
             "memory_judged",

@@ -425,6 +425,12 @@ def load_pipeline() -> Any:
 _run_lock = threading.Lock()
 
 
+def parsing_lock() -> threading.Lock:
+    """The lock parses of the shared pipeline run under (`ParseExchange`): a consumer that
+    parses under it never parses a batch another consumer of this process is parsing."""
+    return _run_lock
+
+
 class ParseExchange:
     """spaCy parses of whole memory texts, handed between the local surprisal judge and
     the local extractor when one process runs both (the all-in-one `pcm dev`), so each
@@ -547,7 +553,8 @@ class LocalExtractor(Extractor):
         outs = [_Collector() for _ in texts]
         if jobs:
             # Under the pipeline lock, so a batch being primed elsewhere is waited for and
-            # taken instead of parsed twice.
+            # taken instead of parsed twice; the parses are offered before the lock is let
+            # go, so a judge waiting on it finds them instead of parsing them again.
             with _run_lock:
                 docs: list[Any] = [SHARED_DOCS.take(seg) for _, _, seg in jobs]
                 missing = [i for i, doc in enumerate(docs) if doc is None]
@@ -557,8 +564,8 @@ class LocalExtractor(Extractor):
                     )
                     for i, doc in zip(missing, parsed, strict=True):
                         docs[i] = doc
-            if SHARED_DOCS.listeners:
-                _share_whole_texts(texts, jobs, docs)
+                if SHARED_DOCS.listeners:
+                    _share_whole_texts(texts, jobs, docs)
             for (n, spk, _), doc in zip(jobs, docs, strict=True):
                 _extract_doc(doc, spk, outs[n], self.concepts)
         return [o.result() for o in outs]

@@ -29,6 +29,13 @@ class Judge(ABC):
         """Judge `memory` against its family (earlier memories, nearest first). Raises on a
         model error or timeout: the caller leaves the memory unjudged and retries later."""
 
+    async def prepare(  # noqa: B027 - optional hook: most judges have nothing to share
+        self, judgements: Sequence[tuple[MemoryRecord, Sequence[MemoryRecord]]]
+    ) -> None:
+        """A hint that `judge` will be called for these (memory, family) pairs next: a judge
+        whose verdicts share work (parsing the same family texts) can do it once, for all
+        of them. Optional; the verdicts must not depend on it."""
+
 
 def make_judge(kind: str = "local", **kwargs: object) -> Judge:
     """`local` (default) or `llm` (kwargs go to `LlmJudge`)."""

@@ -115,25 +115,39 @@ class _Parser:
             while len(self._cache) > _CACHE_SIZE:
                 self._cache.popitem(last=False)
 
+    def warm(self, texts: Sequence[str]) -> int:
+        """Parse, as one batch, those of `texts` not cached yet; returns how many. A batch
+        of judgements warmed together parses its unseen family members in one `nlp.pipe`
+        (~2.4 ms per short text) instead of a few at a time per judgement (~4.6 ms)."""
+        from pcm_common.extract.local import SHARED_DOCS, load_pipeline, parsing_lock
+
+        with self._lock:
+            wanted = [t for t in dict.fromkeys(texts) if t not in self._cache]
+        if not wanted:
+            return 0
+        nlp = load_pipeline()
+        # Under the pipeline lock: a batch this process's extractor is parsing right now
+        # is waited for and heard (it offers its parses before letting go) instead of
+        # being parsed a second time here (~8% of all parses were).
+        with parsing_lock():
+            with self._lock:
+                missing = [t for t in wanted if t not in self._cache]
+            docs = list(nlp.pipe([t[:2000] for t in missing]))
+            for text, doc in zip(missing, docs, strict=True):
+                SHARED_DOCS.put(text[:2000], doc)  # done with it: the extractor may take it
+        lemmatizer = nlp.get_pipe("lemmatizer") if "lemmatizer" in nlp.pipe_names else None
+        parsed = [_toks(doc, lemmatizer) for doc in docs]
+        with self._lock:
+            for text, toks in zip(missing, parsed, strict=True):
+                self._cache[text] = toks
+            while len(self._cache) > _CACHE_SIZE:
+                self._cache.popitem(last=False)
+        return len(missing)
+
     def parse(self, texts: Sequence[str]) -> list[list[sp.Tok]]:
         from pcm_common.extract.local import load_pipeline
 
-        with self._lock:
-            missing = [t for t in dict.fromkeys(texts) if t not in self._cache]
-        if missing:
-            from pcm_common.extract.local import SHARED_DOCS
-
-            nlp = load_pipeline()
-            lemmatizer = nlp.get_pipe("lemmatizer") if "lemmatizer" in nlp.pipe_names else None
-            docs = list(nlp.pipe([t[:2000] for t in missing]))
-            parsed = [_toks(doc, lemmatizer) for doc in docs]
-            for text, doc in zip(missing, docs, strict=True):
-                SHARED_DOCS.put(text[:2000], doc)  # done with it: the extractor may take it
-            with self._lock:
-                for text, toks in zip(missing, parsed, strict=True):
-                    self._cache[text] = toks
-                while len(self._cache) > _CACHE_SIZE:
-                    self._cache.popitem(last=False)
+        self.warm(texts)
         with self._lock:
             out: list[list[sp.Tok]] = []
             for t in texts:
@@ -224,6 +238,15 @@ def family_texts(memory: MemoryRecord, family: Sequence[MemoryRecord]) -> list[s
 class LocalJudge(Judge):
     def __init__(self) -> None:
         _PARSER.listen()
+
+    async def prepare(
+        self, judgements: Sequence[tuple[MemoryRecord, Sequence[MemoryRecord]]]
+    ) -> None:
+        texts: list[str] = []
+        for memory, family in judgements:
+            if family:  # judge_texts parses nothing for an empty family
+                texts += [memory.text, *family_texts(memory, family)]
+        await asyncio.to_thread(_PARSER.warm, texts)
 
     async def judge(self, memory: MemoryRecord, family: Sequence[MemoryRecord]) -> Verdict:
         # spaCy is CPU work: off the event loop.

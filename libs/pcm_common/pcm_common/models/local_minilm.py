@@ -122,8 +122,16 @@ def warmup() -> None:
     embed(["warmup", "warmup"])
 
 
+# Texts per ONNX run. Activations of 16 short texts stay in the core's cache: 2.67 ms CPU
+# per synthetic memory (~16 tokens) at 16, 2.89 at 64, 3.13 at 4 (one thread, medians of
+# 4 runs of 1,024 texts sorted by length). The output does not depend on the split.
+RUN_TEXTS = 16
+
+
 def embed(texts: list[str]) -> npt.NDArray[np.float32]:
-    """Embed ``texts`` as one batch; returns an (n, 384) float32 array of unit vectors.
+    """Embed ``texts``; returns an (n, 384) float32 array of unit vectors. A long list is
+    run `RUN_TEXTS` at a time, each run padded to its own longest text (callers that sort
+    by length, like `Embedder`, pad little).
 
     CPU-bound and blocking: call it from a worker thread in async code. onnxruntime's
     ``InferenceSession.run`` is thread-safe, so concurrent callers need no extra lock.
@@ -132,7 +140,14 @@ def embed(texts: list[str]) -> npt.NDArray[np.float32]:
         return np.zeros((0, DIM), dtype=np.float32)
     m = _load(_intra_op_threads() if len(texts) == 1 else _batch_threads())
     # Empty strings would give [CLS][SEP] only, which is fine; None or non-str would not be.
-    encs = m.tokenizer.encode_batch([t if isinstance(t, str) else str(t) for t in texts])  # type: ignore[attr-defined]
+    clean = [t if isinstance(t, str) else str(t) for t in texts]
+    return np.concatenate(
+        [_run(m, clean[i : i + RUN_TEXTS]) for i in range(0, len(clean), RUN_TEXTS)]
+    )
+
+
+def _run(m: _Model, texts: list[str]) -> npt.NDArray[np.float32]:
+    encs = m.tokenizer.encode_batch(texts)  # type: ignore[attr-defined]
     ids = np.asarray([e.ids for e in encs], dtype=np.int64)
     mask = np.asarray([e.attention_mask for e in encs], dtype=np.int64)
     feeds: dict[str, npt.NDArray[np.int64]] = {"input_ids": ids, "attention_mask": mask}

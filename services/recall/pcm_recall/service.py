@@ -269,6 +269,14 @@ class RecallService:
         s = self.settings
         return h.score >= s.archived_recall_min_cos or rel >= s.archived_recall_min_rel
 
+    def _cue(self) -> tuple[float, float]:
+        """(start, span) of the cue's reactivation of strength on the scale of the relevance
+        in use: the design's for a reranker's probability, the calibrated ones for the fused
+        rank score (chosen like the floor, by whether a reranker is configured)."""
+        if self.reranker is not None:
+            return scoring.CUE_START, scoring.CUE_SPAN
+        return self.settings.fused_cue_start, self.settings.fused_cue_span
+
     def _archived_neighbours(self, req: RecallIn) -> bool:
         """Whether an archived memory next to a recalled seed joins the episode context:
         recalling the seed reactivates its episode (an episode record already returns its
@@ -326,7 +334,9 @@ class RecallService:
         st = rec.strength
         s = decayed(st.s_ref, st.t_ref, st.n, now, rec.pinned)
         if score is None:
-            score = scoring.score(rel, s, link, self._scope_bonus(rec.scope.value, req))
+            start, span = self._cue()
+            bonus = self._scope_bonus(rec.scope.value, req)
+            score = scoring.score(rel, s, link, bonus, cue_start=start, cue_span=span)
         return _context_item(rec, score=score, relevance=rel, strength=s)
 
     def _scope_bonus(self, scope: str, req: RecallIn | None) -> float:

@@ -26,6 +26,14 @@ class RecallSettings(PcmSettings, RerankerSettings):
     # Archived memories next to a recalled seed (same episode, within the window) come back
     # in its episode context; false: only active ones (include_archived always admits them).
     archived_episode_neighbours: bool = True
+    # Where the cue starts restoring strength in the score (S*), and over what span it
+    # restores it fully, for the fused rank relevance (a reranker's probability uses
+    # DESIGN §3's 0.5 and 0.3). On the fused scale 0.8 needs the top few of both lists, so
+    # memories recalled before outranked equally relevant ones they had never met; here
+    # strength is fully restored at 0.55, the cue that also reactivates an archived memory
+    # (the best match of one list). Lifecycle sim, 4 conversations: see benchmarks.md.
+    fused_cue_start: float = 0.35
+    fused_cue_span: float = 0.2
     episode_window_min: int = 60
     # ±2 around more seeds beats ±3 around fewer at the same prompt size (LoCoMo dev, k=50:
     # evidence next to a seed is mostly one or two turns away).

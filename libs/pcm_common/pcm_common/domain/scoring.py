@@ -4,16 +4,34 @@ from __future__ import annotations
 
 RELEVANCE_FLOOR = 0.35
 LINK_WEIGHT = 0.15
+# Where a cue starts restoring strength, and how much more relevance restores it fully:
+# DESIGN §3's values, for a relevance that is a probability or a cosine. Like the floor they
+# are calibrated to the relevance in use (the recall service passes its own for the fused
+# rank score).
+CUE_START = 0.5
+CUE_SPAN = 0.3
 
 
-def reactivated(strength: float, rel: float) -> float:
-    """A strong cue restores strength: S* = S + (1-S)·clip((rel-0.5)/0.3, 0, 1)."""
-    boost = min(max((rel - 0.5) / 0.3, 0.0), 1.0)
+def reactivated(
+    strength: float, rel: float, start: float = CUE_START, span: float = CUE_SPAN
+) -> float:
+    """A strong cue restores strength: S* = S + (1-S)·clip((rel-start)/span, 0, 1)."""
+    boost = min(max((rel - start) / span, 0.0), 1.0)
     return strength + (1.0 - strength) * boost
 
 
-def score(rel: float, strength: float, link: float = 0.0, scope_bonus: float = 0.0) -> float:
-    return rel * (0.75 + 0.25 * reactivated(strength, rel)) + LINK_WEIGHT * link + scope_bonus
+def score(
+    rel: float,
+    strength: float,
+    link: float = 0.0,
+    scope_bonus: float = 0.0,
+    *,
+    cue_start: float = CUE_START,
+    cue_span: float = CUE_SPAN,
+) -> float:
+    """rel·(0.75 + 0.25·S*) + 0.15·ℓ + scope bonus."""
+    s_star = reactivated(strength, rel, cue_start, cue_span)
+    return rel * (0.75 + 0.25 * s_star) + LINK_WEIGHT * link + scope_bonus
 
 
 def passes_floor(rel: float, floor: float = RELEVANCE_FLOOR) -> bool:

@@ -4,12 +4,16 @@ extractor."""
 
 from __future__ import annotations
 
+import asyncio
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import pytest
 
+from pcm_common.domain.memory import MemoryRecord, Strength
 from pcm_common.extract import local
 from pcm_common.extract.local import LocalExtractor, ParseExchange
+from pcm_common.judge import local as judge_local
 
 TEXT = "Alice flew to Berlin on Monday and stays for 3 nights."
 TURNS = "Bob: we moved to Postgres\nCarol: nice"
@@ -80,3 +84,40 @@ def test_extractor_takes_the_primed_parse(
     assert counting.parsed == [TEXT, other, TEXT]
     assert again[0] == fresh
     assert exchange.take(other) is None
+
+
+def test_prepared_judgements_parse_their_texts_once_in_one_batch(
+    counting: CountingPipeline, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The local judge's `prepare` parses every unseen text of the coming verdicts in one
+    batch; the verdicts then parse nothing (family members shared between judgements
+    included)."""
+    monkeypatch.setattr(judge_local, "_PARSER", judge_local._Parser())
+    monkeypatch.setattr(local, "SHARED_DOCS", ParseExchange())
+    judge = judge_local.LocalJudge()
+    t0 = datetime(2026, 1, 1, tzinfo=UTC)
+
+    def record(n: int, text: str) -> MemoryRecord:
+        at = t0 + timedelta(days=n)
+        return MemoryRecord(
+            id=f"m{n}",
+            tenant="t",
+            text=text,
+            text_hash=text,
+            created_at=at,
+            ingested_at=at,
+            strength=Strength(s_ref=0.6, t_ref=at),
+        )
+
+    family = [record(n, f"Alice ran {n + 3} km along the river on Monday.") for n in range(5)]
+    first = record(10, "Alice ran 40 km along the river on Monday.")
+    second = record(11, "Alice swam 2 km in the lake on Monday.")
+
+    async def run() -> None:
+        await judge.prepare([(first, family), (second, family[:4])])
+        assert counting.parsed == [first.text, *(f.text for f in family), second.text]
+        await judge.judge(first, family)
+        await judge.judge(second, family[:4])
+
+    asyncio.run(run())
+    assert len(counting.parsed) == 7  # nothing parsed again by the verdicts

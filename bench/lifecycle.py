@@ -84,6 +84,7 @@ def parser() -> argparse.ArgumentParser:
         help="lifecycle jobs run daily besides demotion/deletion (unknown ones skipped)",
     )
     ap.add_argument("--limit-conversations", type=int, default=None)
+    ap.add_argument("--details", action="store_true", help="keep the held-out questions' records")
     ap.add_argument("--data", type=Path, default=LOCOMO_PATH)
     add_common_args(ap, "lifecycle.json")
     return ap
@@ -166,13 +167,18 @@ async def ask(
             },
         )
     )
-    rec = evidence_recall(q.evidence, retrieved_dias(body, by_id))
+    got = retrieved_dias(body, by_id)
+    rec = evidence_recall(q.evidence, got)
     return {
         "qid": q.qid,
         "category": q.category,
         "recall": rec,
         "hit": rec == 1.0,
         "tokens": count_tokens(body["prompt"]),
+        # Which evidence turns the answer lacked, and whether the graph answered in time
+        # (on a loaded machine its lookups time out and recall loses the graph's links).
+        "missed": sorted(set(q.evidence) - got),
+        "graph_ok": bool(body.get("timings_ms", {}).get("graph_ok", 1.0)),
     }
 
 
@@ -255,6 +261,11 @@ async def run_mode(
     }
     if held_archived:
         out["held_out_include_archived"] = summarize(held_archived, names)
+    every = [*asked_records, *held, *held_archived, *asked_end]
+    out["graph_timeouts"] = sum(not r["graph_ok"] for r in every)
+    if args.details:
+        out["held_out_questions"] = held
+        out["held_out_include_archived_questions"] = held_archived
     return out
 
 
@@ -272,7 +283,7 @@ async def run(args: argparse.Namespace, command: str) -> dict[str, Any]:
             log(
                 f"  held-out recall {o['evidence_recall']:.3f}, hit {o['hit_rate']:.3f}; "
                 f"removed {res['removed']}, active {res['active_at_end']}/{res['memories']}, "
-                f"{res['seconds']} s"
+                f"graph timeouts {res['graph_timeouts']}, {res['seconds']} s"
             )
     asked = [len(split(c)[0]) for c in convs]
     config = {

@@ -14,6 +14,10 @@ def test_reactivation_and_score() -> None:
     assert scoring.score(0.8, 0.0) > scoring.score(0.6, 1.0) > scoring.score(0.5, 0.0)
     diff = scoring.score(0.6, 0.5, link=1.0) - scoring.score(0.6, 0.5)
     assert abs(diff - scoring.LINK_WEIGHT) < 1e-12
+    # The link term scales with its configured weight and vanishes at 0.
+    half = scoring.score(0.6, 0.5, link=0.5, link_weight=0.1) - scoring.score(0.6, 0.5)
+    assert abs(half - 0.05) < 1e-12
+    assert scoring.score(0.6, 0.5, link=1.0, link_weight=0.0) == scoring.score(0.6, 0.5)
     assert not scoring.passes_floor(0.34) and scoring.passes_floor(0.35)
 
 

@@ -336,7 +336,15 @@ class RecallService:
         if score is None:
             start, span = self._cue()
             bonus = self._scope_bonus(rec.scope.value, req)
-            score = scoring.score(rel, s, link, bonus, cue_start=start, cue_span=span)
+            score = scoring.score(
+                rel,
+                s,
+                link,
+                bonus,
+                cue_start=start,
+                cue_span=span,
+                link_weight=self.settings.graph_link_weight,
+            )
         return _context_item(rec, score=score, relevance=rel, strength=s)
 
     def _scope_bonus(self, scope: str, req: RecallIn | None) -> float:

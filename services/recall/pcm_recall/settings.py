@@ -66,6 +66,10 @@ class RecallSettings(PcmSettings, RerankerSettings):
     # Open-domain was 0.583 with 2 and 3 vs 0.600 off: one evidence turn at rank 41 of 50
     # without the graph and 47 with it, a tie-level tail (docs/benchmarks.md).
     graph_seed_neighbours: int = 3
+    # Weight of the link strength ℓ in the score (DESIGN §3's start value). LoCoMo dev,
+    # k=50, side by side in session 3: 0.05 -> 0.893, 0.10 -> 0.898, 0.15 -> 0.896 (spread
+    # ±0.3); open-domain 0.583 / 0.592 / 0.583 vs 0.600 with the graph off.
+    graph_link_weight: float = 0.15
     flags_enabled: bool = True
     # Flags may also come from candidates just under the relevance floor (ranked after
     # everything recalled): an everyday request often reaches its routine only there

@@ -214,12 +214,27 @@ def stage_medians(timings: Sequence[Mapping[str, float]]) -> dict[str, float]:
     return {s: round(median(t[s] for t in timings if s in t), 3) for s in stages}
 
 
+# The recall path's consecutive stages (`timings_ms` laps). Its other entries overlap them
+# (graph lookup, flags) or are not times (graph_ok, graph_links), so they are not shares.
+SEQUENTIAL_STAGES = (
+    "embed",
+    "search",
+    "graph_join",
+    "rerank",
+    "score",
+    "context_and_flags",
+    "render",
+)
+
+
 def stage_shares(timings: Sequence[Mapping[str, float]]) -> dict[str, float]:
-    """Share of summed server time per stage (sums, not medians, so shares add up to 1)."""
+    """Share of summed server time per consecutive stage (sums, not medians, so shares add
+    up to 1)."""
     totals: dict[str, float] = {}
     for t in timings:
         for s, v in t.items():
-            totals[s] = totals.get(s, 0.0) + v
+            if s in SEQUENTIAL_STAGES:
+                totals[s] = totals.get(s, 0.0) + v
     whole = sum(totals.values()) or 1.0
     return {s: round(v / whole, 4) for s, v in sorted(totals.items())}
 

@@ -11,11 +11,10 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-from bench.common import RESULTS_DIR
+from bench.common import RESULTS_DIR, SEQUENTIAL_STAGES
 
 DOCS = Path("docs/benchmarks.md")
 CATEGORIES = ("multi-hop", "temporal", "open-domain", "single-hop")
-STAGES = ("embed", "search", "rerank", "score", "context", "render")
 
 HEADER = """# Benchmarks
 
@@ -86,7 +85,7 @@ def locomo_md(d: dict[str, Any]) -> str:
         for name, v in res["variants"].items():
             x = v["k"][k]
             t = x["server_timings_ms_median"]
-            stages = ", ".join(f"{s} {t[s]:.1f}" for s in STAGES if s in t)
+            stages = ", ".join(f"{s} {t[s]:.1f}" for s in SEQUENTIAL_STAGES if s in t)
             ing = x["ingest"]
             out.append(
                 f"\nPCM `{name}` k={k}: server median ms per stage: {stages}; "
@@ -114,12 +113,15 @@ def latency_md(d: dict[str, Any]) -> str:
         "summed server time (`timings_ms`).",
         "",
     ]
-    head = ["variant", "memories", "k", "p50 ms", "p95 ms", *(f"{s} %" for s in STAGES)]
+    head = ["variant", "memories", "k", "p50 ms", "p95 ms", *(f"{s} %" for s in SEQUENTIAL_STAGES)]
     out += [_row(head), _row(["---"] * len(head))]
     for name, v in d["results"].items():
         for size, per_k in v["recall"].items():
             for k, r in per_k.items():
-                sh = r["server_share"]
+                # Over the consecutive stages only (older results also shared out
+                # overlapped times and counts): renormalising gives the same shares.
+                seq = {s: r["server_share"].get(s, 0.0) for s in SEQUENTIAL_STAGES}
+                sh = {s: v / (sum(seq.values()) or 1.0) for s, v in seq.items()}
                 out.append(
                     _row(
                         [
@@ -128,7 +130,7 @@ def latency_md(d: dict[str, Any]) -> str:
                             k,
                             f"{r['client_ms_p50']:.1f}",
                             f"{r['client_ms_p95']:.1f}",
-                            *(f"{100 * sh.get(s, 0):.0f}" for s in STAGES),
+                            *(f"{100 * sh.get(s, 0):.0f}" for s in SEQUENTIAL_STAGES),
                         ]
                     )
                 )

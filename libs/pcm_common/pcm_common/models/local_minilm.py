@@ -46,11 +46,8 @@ def _intra_op_threads() -> int:
     PCM_EMBED_THREADS overrides; otherwise use the cores but leave headroom for the event
     loop and the other in-process work (a service also runs spaCy, HTTP, ...). Capped at 8
     since a 6-layer model on short inputs stops scaling well beyond that."""
-    env = os.environ.get("PCM_EMBED_THREADS")
-    if env and env.isdigit() and int(env) > 0:
-        return int(env)
     cpus = os.cpu_count() or 1
-    return max(1, min(8, cpus))
+    return _threads_from_env() or max(1, min(8, cpus))
 
 
 def _batch_threads() -> int:
@@ -59,10 +56,13 @@ def _batch_threads() -> int:
     pipeline; splitting each op over two threads cost ~1 ms more CPU per short text
     (3.1 -> ~4.1 ms, 4,000 synthetic memories through the whole pipeline on 2 cores) for
     no gain in memories per second. Outputs are identical either way."""
+    return _threads_from_env() or 1
+
+
+def _threads_from_env() -> int | None:
+    """PCM_EMBED_THREADS when set to a positive integer (it overrides both defaults)."""
     env = os.environ.get("PCM_EMBED_THREADS")
-    if env and env.isdigit() and int(env) > 0:
-        return int(env)
-    return 1
+    return int(env) if env and env.isdigit() and int(env) > 0 else None
 
 
 @dataclass

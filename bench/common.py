@@ -90,7 +90,8 @@ def check_redis_db(url: str) -> None:
     """Refuse Redis databases other people use: the server flushes its DB on start."""
     path = urlparse(url).path.strip("/") or "0"
     if not path.isdigit() or int(path) not in BENCH_REDIS_DBS:
-        raise SystemExit(f"benchmarks use Redis DB 5-12 only (flushed on start); got {url}")
+        dbs = f"{BENCH_REDIS_DBS.start}-{BENCH_REDIS_DBS.stop - 1}"
+        raise SystemExit(f"benchmarks use Redis DB {dbs} only (flushed on start); got {url}")
 
 
 def base_env(args: argparse.Namespace) -> dict[str, str]:

@@ -7,6 +7,7 @@ from __future__ import annotations
 import asyncio
 import time
 from collections import defaultdict
+from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
 
@@ -129,8 +130,8 @@ class RecallService:
                 visible=flt,
             )
         timer.lap("graph_join")
-        rels, floor = await self._relevance(req.query, hits, timer)
-        ranked = self._score(hits, rels, floor, now, req, graph.links)
+        rel = await self._relevance(req.query, hits, timer)
+        ranked = self._score(hits, rel, now, req, graph.links)
         timer.lap("score")
         top = await self._with_episode_records(tenant, ranked, k)
         whole = {c.episode for c in top if c.metadata.get("sources")}
@@ -210,51 +211,54 @@ class RecallService:
     async def publish(self, event: MemoryRecalled) -> None:
         await self.res.bus.publish(STREAM_RECALLED, event)
 
-    async def _relevance(
-        self, query: str, hits: list[ScoredPoint], timer: _Timer
-    ) -> tuple[list[float], list[float]]:
+    async def _relevance(self, query: str, hits: list[ScoredPoint], timer: _Timer) -> _Relevance:
         """Per candidate: the relevance used in the score and the value the floor applies to.
 
         With a reranker (and candidates that are not already decisive) both are its
         probability; otherwise relevance is the fused rank score and the floor applies to
-        the cosine, so lexical fusion cannot smuggle in an off-topic memory.
+        the cosine, so lexical fusion cannot smuggle in an off-topic memory. Which one it is
+        decides the floor and the cue's scale, not whether a reranker is configured: a
+        skipped or failed rerank leaves the fused scale.
         """
         fused = [relevance(h, self.settings.fusion_k) for h in hits]
         cosines = [h.score for h in hits]
         if self.reranker is None:
             RERANK_OUTCOMES.labels("none").inc()
-            return fused, cosines
+            return _Relevance(fused, cosines, reranked=False)
         if not should_rerank(cosines):
             RERANK_OUTCOMES.labels("skipped").inc()
-            return fused, cosines
+            return _Relevance(fused, cosines, reranked=False)
         try:
             probs = await self.reranker.rerank(query, [h.payload.get("text", "") for h in hits])
         except Exception as exc:  # a reranker outage degrades ranking, never the answer
             RERANK_OUTCOMES.labels("failed").inc()
             log.warning("rerank_failed", error=repr(exc))
-            return fused, cosines
+            return _Relevance(fused, cosines, reranked=False)
         RERANK_OUTCOMES.labels("reranked").inc()
         timer.lap("rerank")
-        return probs, probs
+        return _Relevance(probs, probs, reranked=True)
 
     def _score(
         self,
         hits: list[ScoredPoint],
-        rels: list[float],
-        floors: list[float],
+        rel: _Relevance,
         now: datetime,
         req: RecallIn,
         links: dict[str, float],
     ) -> list[ContextItem]:
-        floor = self.reranker.floor if self.reranker else self.settings.relevance_floor
-        # A linked memory shares a rare entity with the query: the cosine floor may be lower
-        # for it (the reranker's floor is a probability and stays as it is).
-        link_floor = floor if self.reranker else min(floor, self.settings.graph_link_floor)
+        if rel.reranked and self.reranker is not None:
+            floor = link_floor = self.reranker.floor
+        else:
+            floor = self.settings.relevance_floor
+            # A linked memory shares a rare entity with the query: the cosine floor may be
+            # lower for it (the reranker's floor is a probability and stays as it is).
+            link_floor = min(floor, self.settings.graph_link_floor)
+        cue = self._cue(rel.reranked)
         items = [
-            self._item(h, now, rel=rel, score=None, req=req, link=links.get(h.id, 0.0))
-            for h, rel, f in zip(hits, rels, floors, strict=True)
+            self._item(h, now, rel=r, score=None, req=req, link=links.get(h.id, 0.0), cue=cue)
+            for h, r, f in zip(hits, rel.scores, rel.floors, strict=True)
             if scoring.passes_floor(f, link_floor if h.id in links else floor)
-            and self._reachable(h, rel, req)
+            and self._reachable(h, r, req)
         ]
         items.sort(key=lambda c: c.score, reverse=True)
         return items
@@ -269,11 +273,11 @@ class RecallService:
         s = self.settings
         return h.score >= s.archived_recall_min_cos or rel >= s.archived_recall_min_rel
 
-    def _cue(self) -> tuple[float, float]:
+    def _cue(self, reranked: bool) -> tuple[float, float]:
         """(start, span) of the cue's reactivation of strength on the scale of the relevance
         in use: the design's for a reranker's probability, the calibrated ones for the fused
-        rank score (chosen like the floor, by whether a reranker is configured)."""
-        if self.reranker is not None:
+        rank score."""
+        if reranked:
             return scoring.CUE_START, scoring.CUE_SPAN
         return self.settings.fused_cue_start, self.settings.fused_cue_span
 
@@ -329,12 +333,13 @@ class RecallService:
         score: float | None,
         req: RecallIn | None = None,
         link: float = 0.0,
+        cue: tuple[float, float] = (scoring.CUE_START, scoring.CUE_SPAN),
     ) -> ContextItem:
         rec = MemoryRecord.from_payload(p.payload)
         st = rec.strength
         s = decayed(st.s_ref, st.t_ref, st.n, now, rec.pinned)
         if score is None:
-            start, span = self._cue()
+            start, span = cue
             bonus = self._scope_bonus(rec.scope.value, req)
             score = scoring.score(
                 rel,
@@ -425,6 +430,16 @@ class RecallService:
                         r, score=0.0, relevance=0.0, strength=r.strength.s_ref
                     )
         return sorted(out.values(), key=lambda c: (c.created_at, c.seq))
+
+
+@dataclass(frozen=True)
+class _Relevance:
+    """The relevance of each candidate, the value its floor applies to, and whether both
+    are a reranker's probability (else the fused rank score and the cosine)."""
+
+    scores: list[float]
+    floors: list[float]
+    reranked: bool
 
 
 def _time_order(p: ScoredPoint) -> tuple[float, int]:

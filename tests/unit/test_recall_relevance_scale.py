@@ -1,0 +1,61 @@
+"""The floor and the cue follow the relevance actually produced (RecallService._score): a
+configured reranker that skipped a recall (decisive candidates) or failed leaves the
+fused scale, whose floor applies to the cosine."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+
+from pcm_common.domain import scoring
+from pcm_common.stores.vectors import ScoredPoint
+from pcm_recall.schemas import RecallIn
+from pcm_recall.service import _Relevance
+from tests.unit.test_recall_episode_context import record, service
+
+NOW = datetime(2024, 5, 2, 12, 0, tzinfo=UTC)
+
+
+class ProbabilityReranker:
+    floor = 0.5  # a probability: far above what a fused rank score or a cosine reads
+
+
+def hits() -> list[ScoredPoint]:
+    return [
+        ScoredPoint(id=f"m{i}", score=cos, payload=record(i).to_payload())
+        for i, cos in [(1, 0.62), (2, 0.33), (3, 0.2)]
+    ]
+
+
+def scored(reranked: bool, rels: list[float], floors: list[float]) -> dict[str, float]:
+    svc = service([])
+    svc.reranker = ProbabilityReranker()  # type: ignore[assignment]
+    rel = _Relevance(rels, floors, reranked=reranked)
+    return {c.memory_id: c.score for c in svc._score(hits(), rel, NOW, RecallIn(query="q"), {})}
+
+
+def test_skipped_rerank_keeps_the_cosine_floor_and_the_fused_cue() -> None:
+    got = scored(False, [0.4, 0.35, 0.9], [0.62, 0.33, 0.2])
+    # Cosine floor 0.30 (not the reranker's 0.5): m2 stays, m3 is off-topic however ranked.
+    assert set(got) == {"m1", "m2"}
+    s = service([]).settings
+    for mid, rel in [("m1", 0.4), ("m2", 0.35)]:
+        strength = next(h for h in hits() if h.id == mid).payload["strength"]["s_ref"]
+        fused = scoring.score(
+            rel,
+            strength,
+            0.0,
+            0.0,
+            cue_start=s.fused_cue_start,
+            cue_span=s.fused_cue_span,
+            link_weight=s.graph_link_weight,
+        )
+        assert abs(got[mid] - fused) < 0.01  # decay over one day is tiny
+
+
+def test_reranked_uses_the_probability_floor_and_the_design_cue() -> None:
+    got = scored(True, [0.9, 0.45, 0.6], [0.9, 0.45, 0.6])
+    assert set(got) == {"m1", "m3"}  # the reranker's floor 0.5
+    design = scoring.score(
+        0.6, 0.6, 0.0, 0.0, cue_start=scoring.CUE_START, cue_span=scoring.CUE_SPAN
+    )
+    assert abs(got["m3"] - design) < 0.01

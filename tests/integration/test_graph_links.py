@@ -14,7 +14,13 @@ from pcm_common.extract import Extractor
 from pcm_common.stores.graph import Entity, EntityLinks, Extraction
 from pcm_common.stores.neo4j_graph import Neo4jGraphStore
 from pcm_common.stores.vectors import Filter
-from pcm_recall.graph_links import GraphLinker, link_strengths, payload_matches
+from pcm_recall.graph_links import (
+    GraphLinker,
+    broad_shares,
+    link_strengths,
+    names_share,
+    payload_matches,
+)
 
 
 class FixedExtractor(Extractor):
@@ -38,15 +44,32 @@ class FakeGraph(Neo4jGraphStore):
         self.mentions: dict[str, set[tuple[str, str]]] = {}
 
     async def entity_links(
-        self, tenant: str, names: Sequence[str], *, max_df: int, count: bool = True
+        self,
+        tenant: str,
+        names: Sequence[str],
+        *,
+        max_df: int,
+        count: bool = True,
+        types: Sequence[str] = (),
+        typed_max_df: int = 0,
     ) -> tuple[int, list[EntityLinks]]:
         self.calls += 1
+        self.types = list(types)
         self.counted = getattr(self, "counted", 0) + count
         await asyncio.sleep(self.delay)
         if self.fail is not None:
             raise self.fail
         total, found = self.answer
-        capped = [e if e.df <= max_df else EntityLinks(e.key, e.type, e.df, ()) for e in found]
+        capped = [
+            EntityLinks(
+                e.key,
+                e.type,
+                e.df,
+                e.memory_ids if e.df <= max_df else (),
+                e.typed if types and e.df <= typed_max_df else (),
+            )
+            for e in found
+        ]
         return (total if count else -1), capped
 
 
@@ -112,10 +135,19 @@ class KeyGraph(FakeGraph):
         self.asked: list[str] = []
 
     async def entity_links(
-        self, tenant: str, names: Sequence[str], *, max_df: int, count: bool = True
+        self,
+        tenant: str,
+        names: Sequence[str],
+        *,
+        max_df: int,
+        count: bool = True,
+        types: Sequence[str] = (),
+        typed_max_df: int = 0,
     ) -> tuple[int, list[EntityLinks]]:
         self.asked = list(names)
-        total, found = await super().entity_links(tenant, names, max_df=max_df, count=count)
+        total, found = await super().entity_links(
+            tenant, names, max_df=max_df, count=count, types=types, typed_max_df=typed_max_df
+        )
         return total, [e for e in found if e.key in set(names)]
 
 
@@ -128,6 +160,25 @@ async def test_linker_ngrams_match_graph_keys_without_extractor() -> None:
     assert {"caroline", "sweden", "adoption"} <= set(graph.asked)  # "adoptions" -> "adoption"
     assert res.ok and set(res.links) == {"m1", "m2", "m3", "m4"}
     assert res.links["m2"] == max(res.links.values())  # names both rare entities
+
+
+async def test_linker_type_words_link_co_mentions_of_the_type() -> None:
+    jon = EntityLinks("jon", "Person", 300, tuple(f"j{i}" for i in range(300)), ("r1", "r2"))
+    graph = KeyGraph(1000, [jon])
+    linker = GraphLinker(graph, FixedExtractor([]), max_df=50, max_df_share=0.05)
+    res = await linker.links("t", "Which cities has Jon visited?")
+    assert graph.types == ["Place"]
+    assert res.ok and set(res.links) == {"r1", "r2"}  # Jon's memories that name a place
+    assert "type:Place" in res.entities
+    # No type word, no typed links; typed links off, none either.
+    assert (await linker.links("t", "What has Jon been up to?")).links == {}
+    off = GraphLinker(graph, FixedExtractor([]), max_df=50, max_df_share=0.05, typed=False)
+    assert (await off.links("t", "Which cities has Jon visited?")).links == {}
+    assert graph.types == []
+    # Too many such memories to be specific (over the df cap of 50): they link nothing.
+    many = EntityLinks("jon", "Person", 300, (), tuple(f"j{i}" for i in range(60)))
+    wide = GraphLinker(KeyGraph(1000, [many]), FixedExtractor([]), max_df=50)
+    assert (await wide.links("t", "Which cities has Jon visited?")).links == {}
 
 
 async def test_linker_degrades_on_timeout_error_and_cools_down() -> None:
@@ -207,3 +258,14 @@ def test_link_strengths_broad_entity_strengthens_co_mentions() -> None:
     got = link_strengths(1000, [broad, ADOPTION], max_links=10, also=also)
     assert got["m3"] == 1.0 and got["m2"] == plain["m2"] < 1.0  # names both query entities
     assert "c7" not in got  # the broad entity alone still links nothing
+
+
+def test_broad_shares_and_names_share() -> None:
+    broad = EntityLinks("caroline", "Person", 300, ())
+    shares = broad_shares(1000, [broad, ADOPTION])
+    assert set(shares) == {"caroline"} and 0.0 < shares["caroline"] < 0.5  # rare weighs more
+    assert names_share("Caroline: we went hiking", shares) == shares["caroline"]
+    assert names_share("Carolines are nice", shares) == 0.0  # whole words only
+    assert names_share("anything", {}) == 0.0
+    two = {"grand canyon": 0.3, "mel": 0.2}
+    assert names_share("Mel saw the Grand  Canyon!", two) == 0.5

@@ -389,3 +389,28 @@ async def test_entity_links_and_memory_ids(backend: Backend, tenant: str) -> Non
     assert await g.delete_memories(tenant, ["m1", "m3", "zz"]) == 2
     assert await g.memory_ids(tenant) == ["m2"]
     assert await g.stats(tenant) == {"memories": 1, "entities": 1, "mentions": 1, "relations": 0}
+
+
+async def test_entity_links_typed(backend: Backend, tenant: str) -> None:
+    g = backend.store
+    rome, paris = Entity("Rome", "Place"), Entity("Paris", "Place")
+    await g.write_facts_many(
+        [
+            (tenant, "m1", Extraction([BOB, rome], [])),
+            (tenant, "m2", Extraction([BOB, paris, PYTHON], [])),
+            (tenant, "m3", Extraction([BOB, PYTHON], [])),
+            (tenant, "m4", Extraction([ALICE, BERLIN], [])),  # a place, but not Bob's
+        ]
+    )
+    _, links = await g.entity_links(
+        tenant, ["bob", "python"], max_df=1, types=["Place"], typed_max_df=10
+    )
+    by_key = {x.key: x for x in links}
+    assert by_key["bob"].memory_ids == ()  # too broad to link on its own...
+    assert sorted(by_key["bob"].typed) == ["m1", "m2"]  # ...but not with a place
+    assert by_key["python"].typed == ("m2",)
+    # Past the typed cap an entity is not walked; without types nothing is.
+    _, links = await g.entity_links(tenant, ["bob"], max_df=1, types=["Place"], typed_max_df=2)
+    assert links[0].typed == ()
+    _, links = await g.entity_links(tenant, ["bob"], max_df=5)
+    assert links[0].typed == () and len(links[0].memory_ids) == 3

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from pcm_common.extract.query import base_forms, query_keys
+from pcm_common.extract.query import base_forms, query_keys, query_types
 
 
 def test_base_forms_regular_and_irregular() -> None:
@@ -31,3 +31,15 @@ def test_query_keys_possessive_hyphen_and_limit() -> None:
     assert "s" not in keys
     assert len(query_keys(" ".join(f"word{i}" for i in range(100)), limit=10)) == 10
     assert query_keys("what is it?") == []
+
+
+def test_query_types_from_type_words() -> None:
+    assert query_types("Which cities has Jon visited?") == ["Place"]
+    assert query_types("Where did Caroline move from?") == ["Place"]
+    assert query_types("What books and movies does Nate like?") == ["Work"]
+    assert query_types("Which companies and countries did she work in?") == [
+        "Organization",
+        "Place",
+    ]
+    assert query_types("How is Jon feeling today?") == []
+    assert query_types("Who is Caroline's best friend?") == []  # Person: never by type

@@ -47,7 +47,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from pcm_common.extract import Extractor
-from pcm_common.extract.query import query_keys
+from pcm_common.extract.query import query_keys, query_types, query_words
 from pcm_common.stores.graph import EntityLinks, GraphStore
 from pcm_common.stores.graph_schema import ENTITY_TYPES
 from pcm_common.stores.vectors import Filter, ScoredPoint, VectorStore
@@ -66,6 +66,9 @@ class GraphLinks:
     ok: bool = True  # False: graph slow/down or extraction failed; links is empty
     reason: str = ""  # why not ok ("timeout", "error: ...", "cooldown")
     entities: list[str] = field(default_factory=list)  # query entity keys looked up
+    # The query's broad entities (too many memories to link them) -> their share of the
+    # query's entity weight: a candidate naming one may get a small part of a link.
+    broad: dict[str, float] = field(default_factory=dict)
     ms: float = 0.0  # time spent (extraction + graph)
 
     def timings(self) -> dict[str, float]:
@@ -75,6 +78,35 @@ class GraphLinks:
             "graph_ok": 1.0 if self.ok else 0.0,
             "graph_links": float(len(self.links)),
         }
+
+
+def entity_weights(total: int, found: Sequence[EntityLinks]) -> dict[tuple[str, str], float]:
+    """idf(e) = ln(1 + N/df(e)) per (type, key); empty without a tenant count."""
+    if total <= 0:
+        return {}
+    return {(e.type, e.key): math.log1p(total / max(1, e.df)) for e in found}
+
+
+def broad_shares(total: int, found: Sequence[EntityLinks]) -> dict[str, float]:
+    """Each broad entity's (no ids) share of the query's entity weight, by key."""
+    weights = entity_weights(total, found)
+    denom = sum(weights.values())
+    if denom <= 0:
+        return {}
+    out: dict[str, float] = {}
+    for e in found:
+        if not e.memory_ids:
+            out[e.key] = out.get(e.key, 0.0) + weights[(e.type, e.key)] / denom
+    return out
+
+
+def names_share(text: str, shares: Mapping[str, float]) -> float:
+    """The summed share of the entities in ``shares`` that ``text`` names (as whole words,
+    case-folded): checked on the candidate's text, with no graph round trip."""
+    if not shares:
+        return 0.0
+    words = f" {' '.join(query_words(text))} "
+    return min(1.0, sum(v for k, v in shares.items() if f" {k} " in words))
 
 
 def link_strengths(
@@ -91,9 +123,7 @@ def link_strengths(
     ((type, key), no ids in ``found``) they mention too; those add their weight, so of the
     memories naming "pottery" the ones that also name the query's "Melanie" link stronger.
     A broad entity still links nothing on its own."""
-    if total <= 0 or not found:
-        return {}
-    weights = {(e.type, e.key): math.log1p(total / max(1, e.df)) for e in found}
+    weights = entity_weights(total, found)
     denom = sum(weights.values())
     if denom <= 0:
         return {}
@@ -131,6 +161,8 @@ class GraphLinker:
         ngrams: bool = True,
         total_ttl_s: float = 60.0,
         also_pool: int | None = None,
+        typed: bool = True,
+        typed_max_df: int = 500,
     ) -> None:
         self.graph = graph
         self.extractor = extractor
@@ -144,6 +176,11 @@ class GraphLinker:
         self.ngrams = ngrams
         # Candidates checked for the query's broad entities (default 3 × max_links).
         self.also_pool = also_pool or 3 * max_links
+        # Type words in the query ("which cities ...") ask for the memories that name one
+        # of its entities and an entity of that type; entities in more memories than
+        # `typed_max_df` are not walked (the graph's cost grows with their df).
+        self.typed = typed
+        self.typed_max_df = typed_max_df
         self._cache: OrderedDict[str, list[str]] = OrderedDict()
         self._cache_size = cache_size
         self._down_until = 0.0
@@ -182,14 +219,20 @@ class GraphLinker:
                 # The df cap needs N, which comes back with the same answer (or from the
                 # recent count): ask with the absolute cap, then apply the share below.
                 known = self._recent_total(tenant)
+                types = query_types(query) if self.typed else []
                 total, found = await self.graph.entity_links(
-                    tenant, names, max_df=self.max_df, count=known is None
+                    tenant,
+                    names,
+                    max_df=self.max_df,
+                    count=known is None,
+                    types=types,
+                    typed_max_df=self.typed_max_df,
                 )
                 if known is None:
                     self._remember_total(tenant, total)
                 else:
                     total = known
-                usable = self._usable(total, found)
+                usable = self._usable(total, found) + self._typed(total, found, types)
                 also = await self._broad_mentions(tenant, total, usable)
         except TimeoutError:
             self._down_until = time.monotonic() + self.cooldown_s
@@ -202,16 +245,36 @@ class GraphLinker:
         links = link_strengths(
             total, usable, max_links=self.max_links, min_link=self.min_link, also=also
         )
-        return GraphLinks(links=links, entities=[e.key for e in usable], ms=_ms(t0))
+        return GraphLinks(
+            links=links,
+            entities=[e.key for e in usable],
+            broad=broad_shares(total, usable),
+            ms=_ms(t0),
+        )
+
+    def _cap(self, total: int) -> int:
+        """The most memories a link entity may name and still link them."""
+        return max(1, min(self.max_df, math.ceil(self.max_df_share * total)))
 
     def _usable(self, total: int, found: Sequence[EntityLinks]) -> list[EntityLinks]:
         """Link-type entities; those above the df cap keep their df but lose their ids."""
-        cap = max(1, min(self.max_df, math.ceil(self.max_df_share * total)))
+        cap = self._cap(total)
         return [
             e if e.df <= cap else EntityLinks(e.key, e.type, e.df, ())
             for e in found
             if e.type in self.link_types
         ]
+
+    def _typed(
+        self, total: int, found: Sequence[EntityLinks], types: Sequence[str]
+    ) -> list[EntityLinks]:
+        """The memories naming one of the query's entities and an entity of a type the
+        query asks for, as one more link entity: weighed like an entity by how few they
+        are, and linking nothing when they are too many to be specific (the df cap)."""
+        mids = tuple(dict.fromkeys(m for e in found if e.type in self.link_types for m in e.typed))
+        if not types or not mids or len(mids) > self._cap(total):
+            return []
+        return [EntityLinks(f"type:{'|'.join(types)}", "|".join(types), len(mids), mids)]
 
     async def _broad_mentions(
         self, tenant: str, total: int, usable: Sequence[EntityLinks]

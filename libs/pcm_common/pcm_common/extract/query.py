@@ -143,6 +143,11 @@ def _ngrams(words: list[str]) -> Iterator[list[str]]:
             yield gram
 
 
+def query_words(text: str) -> list[str]:
+    """The words of ``text`` as entity keys are made of (case-folded)."""
+    return [w.casefold() for w in _WORD.findall(text)]
+
+
 def query_keys(text: str, limit: int = 64) -> list[str]:
     """Canonical (case-folded, single-spaced) candidate entity keys of ``text``, at most
     ``limit``, longest n-grams of the query first so a cap keeps the specific ones."""
@@ -155,3 +160,38 @@ def query_keys(text: str, limit: int = 64) -> list[str]:
             if len(key) >= MIN_CHARS or not key.isalpha():
                 keys.append(key)
     return list(dict.fromkeys(keys))[:limit]
+
+
+# Words by which a question asks for things of one entity type ("which cities has Jon
+# visited?"): the answer is a memory that names such an entity next to the query's own,
+# though it shares no word with the query ("Took a short trip to Rome"). Only the graph's
+# types an extractor tags by name; Person is left out (in a conversation nearly every
+# memory names a person) and so is Time (every memory has a date).
+TYPE_WORDS: dict[str, frozenset[str]] = {
+    "Place": frozenset(
+        """city cities town towns village villages country countries state states place
+        places where location locations destination destinations region regions continent
+        continents island islands""".split()
+    ),
+    "Organization": frozenset(
+        """company companies organization organizations organisation organisations
+        employer employers charity charities nonprofit nonprofits""".split()
+    ),
+    "Work": frozenset(
+        """book books novel novels movie movies film films song songs album albums
+        artwork artworks""".split()
+    ),
+    "Event": frozenset("event events festival festivals concert concerts".split()),
+    "Animal": frozenset("pet pets animal animals".split()),
+    "Product": frozenset("product products device devices gadget gadgets brand brands".split()),
+    "Technology": frozenset(
+        """tool tools library libraries framework frameworks database databases
+        language languages""".split()
+    ),
+}
+
+
+def query_types(text: str) -> list[str]:
+    """Entity types the query asks for by a type word, sorted (see ``TYPE_WORDS``)."""
+    words = {w.casefold() for w in _WORD.findall(text)}
+    return sorted(t for t, names in TYPE_WORDS.items() if words & names)

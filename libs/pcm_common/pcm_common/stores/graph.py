@@ -40,6 +40,9 @@ class EntityLinks:
     type: str
     df: int
     memory_ids: tuple[str, ...]
+    # Asked with entity types: memories that mention this entity and one of those types
+    # (any df up to the caller's typed cap; the caller caps their number itself).
+    typed: tuple[str, ...] = ()
 
 
 class GraphStore(ABC):
@@ -76,14 +79,23 @@ class GraphStore(ABC):
 
     @abstractmethod
     async def entity_links(
-        self, tenant: str, names: Sequence[str], *, max_df: int, count: bool = True
+        self,
+        tenant: str,
+        names: Sequence[str],
+        *,
+        max_df: int,
+        count: bool = True,
+        types: Sequence[str] = (),
+        typed_max_df: int = 0,
     ) -> tuple[int, list[EntityLinks]]:
         """One round trip for recall: (memories in the tenant, the named entities found).
 
         Entities mentioned by more than ``max_df`` memories come back with their ``df``
         but without memory ids (too broad to link; the caller still weighs them). With
         ``count=False`` the tenant's memories are not counted (the caller has a recent
-        count; counting costs more than the lookup) and the total is -1."""
+        count; counting costs more than the lookup) and the total is -1. With ``types``,
+        each entity mentioned by at most ``typed_max_df`` memories also lists, in
+        ``typed``, those of its memories that mention an entity of one of the types."""
 
     @abstractmethod
     async def mentions_among(

@@ -200,6 +200,20 @@ WITH e, collect(m.id) AS mids
 RETURN e.key AS key, e.type AS type, size(mids) AS df,
        CASE WHEN size(mids) <= $max_df THEN mids ELSE [] END AS mids
 """
+# The same, plus each entity's memories that also mention an entity of one of $types
+# (bounded by $typed_max_df: a broad entity's memories would be a long walk). A separate
+# text so that queries without a type word keep the cheaper plan.
+_ENTITY_LINKS_TYPED = f"""
+UNWIND $keys AS k
+OPTIONAL MATCH (e:{ENTITY_LABEL} {{tenant: $tenant, key: k}})
+OPTIONAL MATCH (m:{MEMORY_LABEL})-[:{MENTIONS}]->(e)
+WITH e, collect(m.id) AS mids
+OPTIONAL MATCH (e)<-[:{MENTIONS}]-(t:{MEMORY_LABEL})-[:{MENTIONS}]->(x:{ENTITY_LABEL})
+WHERE size(mids) <= $typed_max_df AND x.type IN $types AND x.key <> e.key
+WITH e, mids, collect(DISTINCT t.id) AS typed
+RETURN e.key AS key, e.type AS type, size(mids) AS df,
+       CASE WHEN size(mids) <= $max_df THEN mids ELSE [] END AS mids, typed
+"""
 _MENTIONS_AMONG = f"""
 UNWIND $mids AS mid
 MATCH (m:{MEMORY_LABEL} {{tenant: $tenant, id: mid}})-[:{MENTIONS}]->(e:{ENTITY_LABEL})
@@ -414,7 +428,14 @@ class Neo4jGraphStore(GraphStore):
             return await session.execute_read(unit_of_work(timeout=self._timeout_s)(work))
 
     async def entity_links(
-        self, tenant: str, names: Sequence[str], *, max_df: int, count: bool = True
+        self,
+        tenant: str,
+        names: Sequence[str],
+        *,
+        max_df: int,
+        count: bool = True,
+        types: Sequence[str] = (),
+        typed_max_df: int = 0,
     ) -> tuple[int, list[EntityLinks]]:
         keys = sorted({k for k in (canonical_key(n) for n in names) if k})
         if not keys:
@@ -432,10 +453,12 @@ class Neo4jGraphStore(GraphStore):
                 )
                 total = int((await counted.single(strict=True))["total"])
             result = await session.run(
-                Query(_ENTITY_LINKS, timeout=self._timeout_s),
+                Query(_ENTITY_LINKS_TYPED if types else _ENTITY_LINKS, timeout=self._timeout_s),
                 tenant=tenant,
                 keys=keys,
                 max_df=max_df,
+                types=sorted(set(types)),
+                typed_max_df=typed_max_df,
             )
             rows = [record.data() async for record in result]
         links = [
@@ -444,6 +467,7 @@ class Neo4jGraphStore(GraphStore):
                 type=str(r["type"]),
                 df=int(r["df"]),
                 memory_ids=tuple(str(m) for m in r["mids"]),
+                typed=tuple(str(m) for m in r.get("typed") or ()),
             )
             for r in rows
             if r["key"] is not None

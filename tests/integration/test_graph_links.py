@@ -16,9 +16,7 @@ from pcm_common.stores.neo4j_graph import Neo4jGraphStore
 from pcm_common.stores.vectors import Filter
 from pcm_recall.graph_links import (
     GraphLinker,
-    broad_shares,
     link_strengths,
-    names_share,
     payload_matches,
 )
 
@@ -258,14 +256,3 @@ def test_link_strengths_broad_entity_strengthens_co_mentions() -> None:
     got = link_strengths(1000, [broad, ADOPTION], max_links=10, also=also)
     assert got["m3"] == 1.0 and got["m2"] == plain["m2"] < 1.0  # names both query entities
     assert "c7" not in got  # the broad entity alone still links nothing
-
-
-def test_broad_shares_and_names_share() -> None:
-    broad = EntityLinks("caroline", "Person", 300, ())
-    shares = broad_shares(1000, [broad, ADOPTION])
-    assert set(shares) == {"caroline"} and 0.0 < shares["caroline"] < 0.5  # rare weighs more
-    assert names_share("Caroline: we went hiking", shares) == shares["caroline"]
-    assert names_share("Carolines are nice", shares) == 0.0  # whole words only
-    assert names_share("anything", {}) == 0.0
-    two = {"grand canyon": 0.3, "mel": 0.2}
-    assert names_share("Mel saw the Grand  Canyon!", two) == 0.5

@@ -47,7 +47,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from pcm_common.extract import Extractor
-from pcm_common.extract.query import query_keys, query_types, query_words
+from pcm_common.extract.query import query_keys, query_types
 from pcm_common.stores.graph import EntityLinks, GraphStore
 from pcm_common.stores.graph_schema import ENTITY_TYPES
 from pcm_common.stores.vectors import Filter, ScoredPoint, VectorStore
@@ -66,9 +66,6 @@ class GraphLinks:
     ok: bool = True  # False: graph slow/down or extraction failed; links is empty
     reason: str = ""  # why not ok ("timeout", "error: ...", "cooldown")
     entities: list[str] = field(default_factory=list)  # query entity keys looked up
-    # The query's broad entities (too many memories to link them) -> their share of the
-    # query's entity weight: a candidate naming one may get a small part of a link.
-    broad: dict[str, float] = field(default_factory=dict)
     ms: float = 0.0  # time spent (extraction + graph)
 
     def timings(self) -> dict[str, float]:
@@ -78,35 +75,6 @@ class GraphLinks:
             "graph_ok": 1.0 if self.ok else 0.0,
             "graph_links": float(len(self.links)),
         }
-
-
-def entity_weights(total: int, found: Sequence[EntityLinks]) -> dict[tuple[str, str], float]:
-    """idf(e) = ln(1 + N/df(e)) per (type, key); empty without a tenant count."""
-    if total <= 0:
-        return {}
-    return {(e.type, e.key): math.log1p(total / max(1, e.df)) for e in found}
-
-
-def broad_shares(total: int, found: Sequence[EntityLinks]) -> dict[str, float]:
-    """Each broad entity's (no ids) share of the query's entity weight, by key."""
-    weights = entity_weights(total, found)
-    denom = sum(weights.values())
-    if denom <= 0:
-        return {}
-    out: dict[str, float] = {}
-    for e in found:
-        if not e.memory_ids:
-            out[e.key] = out.get(e.key, 0.0) + weights[(e.type, e.key)] / denom
-    return out
-
-
-def names_share(text: str, shares: Mapping[str, float]) -> float:
-    """The summed share of the entities in ``shares`` that ``text`` names (as whole words,
-    case-folded): checked on the candidate's text, with no graph round trip."""
-    if not shares:
-        return 0.0
-    words = f" {' '.join(query_words(text))} "
-    return min(1.0, sum(v for k, v in shares.items() if f" {k} " in words))
 
 
 def link_strengths(
@@ -123,7 +91,9 @@ def link_strengths(
     ((type, key), no ids in ``found``) they mention too; those add their weight, so of the
     memories naming "pottery" the ones that also name the query's "Melanie" link stronger.
     A broad entity still links nothing on its own."""
-    weights = entity_weights(total, found)
+    if total <= 0 or not found:
+        return {}
+    weights = {(e.type, e.key): math.log1p(total / max(1, e.df)) for e in found}
     denom = sum(weights.values())
     if denom <= 0:
         return {}
@@ -245,12 +215,7 @@ class GraphLinker:
         links = link_strengths(
             total, usable, max_links=self.max_links, min_link=self.min_link, also=also
         )
-        return GraphLinks(
-            links=links,
-            entities=[e.key for e in usable],
-            broad=broad_shares(total, usable),
-            ms=_ms(t0),
-        )
+        return GraphLinks(links=links, entities=[e.key for e in usable], ms=_ms(t0))
 
     def _cap(self, total: int) -> int:
         """The most memories a link entity may name and still link them."""

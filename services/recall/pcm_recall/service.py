@@ -22,7 +22,7 @@ from pcm_common.resources import Resources
 from pcm_common.stores.vectors import Filter, ScoredPoint
 from pcm_common.telemetry import RECALL_STAGE_SECONDS, RERANK_OUTCOMES, get_logger
 from pcm_recall import flags as anomaly
-from pcm_recall.graph_links import GraphLinker, GraphLinks, fetch_linked, names_share
+from pcm_recall.graph_links import GraphLinker, GraphLinks, fetch_linked
 from pcm_recall.pinned import PinnedCache
 from pcm_recall.prompt import render
 from pcm_recall.schemas import AnomalyFlag, ContextItem, RecallIn, RecallOut
@@ -133,7 +133,7 @@ class RecallService:
             )
         timer.lap("graph_join")
         rel = await self._relevance(req.query, hits, timer)
-        ranked = self._score(hits, rel, now, req, graph.links, graph.broad)
+        ranked = self._score(hits, rel, now, req, graph.links)
         timer.lap("score")
         top = await self._with_episode_records(tenant, ranked, k)
         whole = {c.episode for c in top if c.metadata.get("sources")}
@@ -247,7 +247,6 @@ class RecallService:
         now: datetime,
         req: RecallIn,
         links: dict[str, float],
-        broad: dict[str, float] | None = None,
     ) -> list[ContextItem]:
         if rel.reranked and self.reranker is not None:
             floor = link_floor = self.reranker.floor
@@ -257,15 +256,8 @@ class RecallService:
             # lower for it (the reranker's floor is a probability and stays as it is).
             link_floor = min(floor, self.settings.graph_link_floor)
         cue = self._cue(rel.reranked)
-        # A candidate naming only the query's broad entities gets a part of a link.
-        part = self.settings.graph_broad_weight
-        shares = broad if broad and part > 0 else {}
-
-        def link(h: ScoredPoint) -> float:
-            return links.get(h.id) or part * names_share(h.payload.get("text", ""), shares)
-
         items = [
-            self._item(h, now, rel=r, score=None, req=req, link=link(h), cue=cue)
+            self._item(h, now, rel=r, score=None, req=req, link=links.get(h.id, 0.0), cue=cue)
             for h, r, f in zip(hits, rel.scores, rel.floors, strict=True)
             if scoring.passes_floor(f, link_floor if h.id in links else floor)
             and self._reachable(h, r, req)

@@ -53,9 +53,6 @@ class RecallSettings(PcmSettings, RerankerSettings):
     # A type word in the query ("which cities has Jon visited?") links the memories that
     # name one of the query's entities and an entity of that type ("a trip to Rome"),
     # walking only entities named in at most `graph_typed_max_df` memories.
-    # Part of a link (times the share of the query's entity weight) for a candidate that
-    # names only the query's broad entities ("Melanie" in half the memories); 0: none.
-    graph_broad_weight: float = 0.0
     graph_typed_links: bool = True
     graph_typed_max_df: int = 500
     # Cosine floor for graph-linked memories: sharing a rare entity with the query is

@@ -143,11 +143,6 @@ def _ngrams(words: list[str]) -> Iterator[list[str]]:
             yield gram
 
 
-def query_words(text: str) -> list[str]:
-    """The words of ``text`` as entity keys are made of (case-folded)."""
-    return [w.casefold() for w in _WORD.findall(text)]
-
-
 def query_keys(text: str, limit: int = 64) -> list[str]:
     """Canonical (case-folded, single-spaced) candidate entity keys of ``text``, at most
     ``limit``, longest n-grams of the query first so a cap keeps the specific ones."""

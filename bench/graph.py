@@ -186,6 +186,7 @@ async def cmd_graph(args: argparse.Namespace) -> None:
     """Real graph: write every conversation through the handler's batch path, then time
     one GraphLinker.links call per question."""
     from pcm_common.extract.local import LocalExtractor
+    from pcm_common.extract.query import query_types
     from pcm_common.stores.neo4j_graph import Neo4jGraphStore
     from pcm_recall.graph_links import GraphLinker
 
@@ -194,7 +195,12 @@ async def cmd_graph(args: argparse.Namespace) -> None:
     await graph.ensure_schema()
     run = uuid.uuid4().hex[:6]
     linker = GraphLinker(graph, LocalExtractor(), timeout_s=2.0, cache_size=0, cooldown_s=0.0)
+    untyped = GraphLinker(
+        graph, LocalExtractor(), timeout_s=2.0, cache_size=0, cooldown_s=0.0, typed=False
+    )
     lat: list[float] = []
+    # Questions with a type word, timed with and without the typed walk, alternately.
+    typed_ms: dict[bool, list[float]] = {True: [], False: []}
     try:
         t0 = time.perf_counter()
         for c in convs:
@@ -213,12 +219,23 @@ async def cmd_graph(args: argparse.Namespace) -> None:
                 res = await linker.links(tenant, q.text)
                 lat.append((time.perf_counter() - t) * 1000)
                 ok += res.ok
+                if query_types(q.text):
+                    for typed, lk in ((False, untyped), (True, linker)):
+                        t = time.perf_counter()
+                        await lk.links(tenant, q.text)
+                        typed_ms[typed].append((time.perf_counter() - t) * 1000)
         lat.sort()
         print(
             f"links latency over {len(lat)} questions (extraction + one graph round trip): "
             f"median {statistics.median(lat):.1f} ms, p95 {lat[int(0.95 * len(lat))]:.1f} ms; "
             f"ok {ok}/{len(lat)}"
         )
+        if typed_ms[True]:
+            print(
+                f"{len(typed_ms[True])} questions with a type word, median links latency: "
+                f"{statistics.median(typed_ms[True]):.1f} ms with the typed walk, "
+                f"{statistics.median(typed_ms[False]):.1f} ms without"
+            )
     finally:
         for c in convs:
             await graph.delete_memories(

@@ -91,3 +91,20 @@ async def test_episode_context_stays_within_what_the_request_sees() -> None:
     ana = Filter(must={"state": ["active"], "user_id": "ana"}, should=[{"scope": "global"}])
     got = await svc._episode_context("t", [seed], 10, exclude={"m1"}, visible=ana)
     assert [c.memory_id for c in got] == ["m3", "m5"]
+
+
+async def test_a_question_in_the_answer_brings_the_memory_after_it() -> None:
+    turns = [record(i) for i in range(1, 9)]
+    turns[4].text = "Can you share the recipe?"  # m5
+    svc = service(turns, episode_neighbours=1, graph_seeds=0, episode_answer_seeds=10)
+    top = [item(turns[0]), item(turns[1]), item(turns[2]), item(turns[4])]  # 3 seeds + m5
+    got = await svc._episode_context(
+        "t", top, 10, exclude={"m1", "m2", "m3", "m5"}, visible=Filter()
+    )
+    # Seeds m1-m3 bring ±1 (m4); the question m5 brings only the turn after it (m6).
+    assert [c.memory_id for c in got] == ["m4", "m6"]
+    off = service(turns, episode_neighbours=1, graph_seeds=0, episode_answer_seeds=0)
+    got = await off._episode_context(
+        "t", top, 10, exclude={"m1", "m2", "m3", "m5"}, visible=Filter()
+    )
+    assert [c.memory_id for c in got] == ["m4"]

@@ -387,14 +387,24 @@ class RecallService:
     ) -> list[ContextItem]:
         """Up to `episode_neighbours` memories on each side of the seeds (`_seeds`), from
         the same episode and within the window, in time order, not already in the answer,
-        and visible to the request (an episode id does not cross scopes or users)."""
+        and visible to the request (an episode id does not cross scopes or users). Of the
+        best-ranked `episode_answer_seeds` memories, one that asks a question also brings
+        the memory after it (its answer: "Sure, I'll bring it tomorrow" names nothing the
+        query does)."""
         window = timedelta(minutes=self.settings.episode_window_min).total_seconds()
         n = self.settings.episode_neighbours
         linked_n = self.settings.graph_seed_neighbours
-        seeds = self._seeds(top, k, links or {})
+        # Seed -> (neighbours before, neighbours after).
+        spans: dict[str, tuple[int, int]] = {}
         by_episode: dict[str, list[ContextItem]] = defaultdict(list)
-        for seed in seeds:
+        for seed in self._seeds(top, k, links or {}):
+            m = linked_n if seed.memory_id in (links or {}) else n
+            spans[seed.memory_id] = (m, m)
             by_episode[str(seed.episode)].append(seed)
+        for c in top[: self.settings.episode_answer_seeds]:
+            if c.episode and c.memory_id not in spans and _asks(c.text):
+                spans[c.memory_id] = (0, 1)
+                by_episode[str(c.episode)].append(c)
 
         async def read(episode: str, group: list[ContextItem]) -> list[ScoredPoint]:
             # One read per episode covering every seed's window. The episode's consolidated
@@ -423,8 +433,8 @@ class RecallService:
                 if i is None:
                     continue
                 t = seed.created_at.timestamp()
-                m = linked_n if seed.memory_id in (links or {}) else n
-                for p in points[max(0, i - m) : i] + points[i + 1 : i + 1 + m]:
+                before, after = spans[seed.memory_id]
+                for p in points[max(0, i - before) : i] + points[i + 1 : i + 1 + after]:
                     if p.id in taken or p.id in out or abs(_time_order(p)[0] - t) > window:
                         continue
                     r = MemoryRecord.from_payload(p.payload)
@@ -442,6 +452,11 @@ class _Relevance:
     scores: list[float]
     floors: list[float]
     reranked: bool
+
+
+def _asks(text: str) -> bool:
+    """Whether a memory ends by asking (a closing quote mark after the "?" still counts)."""
+    return text.rstrip().rstrip("\"'\u201d\u2019").endswith("?")
 
 
 def _time_order(p: ScoredPoint) -> tuple[float, int]:

@@ -38,6 +38,11 @@ class RecallSettings(PcmSettings, RerankerSettings):
     # ±2 around more seeds beats ±3 around fewer at the same prompt size (LoCoMo dev, k=50:
     # evidence next to a seed is mostly one or two turns away).
     episode_neighbours: int = 2
+    # Of the best-ranked memories, those asking a question bring the next memory of their
+    # episode (the answer often names nothing the query does); 0: off. LoCoMo dev, k=50,
+    # one run each (session 4): 0 -> 0.901 at 2,680 tokens, 10 -> 0.905 at 2,709, 20 ->
+    # 0.908 at 2,788 (too close to the 2,800-token budget).
+    episode_answer_seeds: int = 10
     scope_bonus_project: float = 0.02
     scope_bonus_workspace: float = 0.01
     max_pinned: int = 5

@@ -14,7 +14,7 @@ from pcm_common.extract import Extractor
 from pcm_common.stores.graph import Entity, EntityLinks, Extraction
 from pcm_common.stores.neo4j_graph import Neo4jGraphStore
 from pcm_common.stores.vectors import Filter
-from pcm_recall.graph_links import GraphLinker, link_strengths, payload_matches
+from pcm_recall.graph_links import GraphLinker, GraphLinks, link_strengths, payload_matches
 
 
 class FixedExtractor(Extractor):
@@ -82,6 +82,19 @@ def test_link_strengths_idf_and_caps() -> None:
     broad = EntityLinks("caroline", "Person", 300, ())
     diluted = link_strengths(1000, [broad, SWEDEN], max_links=10)
     assert set(diluted) == {"m1", "m2"} and 0.5 < diluted["m1"] < 1.0
+
+
+def test_ties_at_the_cap_go_to_the_memories_closer_to_the_query() -> None:
+    # m2..m4 mention only "adoption": equally linked. Cut at two, the tie at the cut comes
+    # back whole (tie_room) and the query's cosines break it, not the random memory ids.
+    tied = link_strengths(1000, [SWEDEN, ADOPTION], max_links=3, tie_room=5)
+    assert set(tied) == {"m1", "m2", "m3", "m4"}
+    assert len(link_strengths(1000, [SWEDEN, ADOPTION], max_links=3)) == 3
+    links = GraphLinks(links=tied, cap=3)
+    kept = links.closest({"m1": 0.2, "m2": 0.3, "m3": 0.1, "m4": 0.5})
+    assert list(kept) == ["m2", "m1", "m4"]  # the strongest, then the closer of the tied
+    assert links.closest({"m3": 0.9}) == {"m2": 1.0, "m1": tied["m1"], "m3": tied["m3"]}
+    assert GraphLinks(links=tied).closest({}) == tied  # no cap: all kept
 
 
 async def test_linker_caps_broad_entities_and_caches_query() -> None:

@@ -7,6 +7,7 @@ from __future__ import annotations
 import asyncio
 import time
 from collections import defaultdict
+from dataclasses import replace
 from datetime import datetime, timedelta
 from typing import Any
 
@@ -120,7 +121,7 @@ class RecallService:
         timer.lap("search")
         graph = await graph_task if graph_task else GraphLinks(ok=False, reason="disabled")
         if graph.links:
-            hits = hits + await fetch_linked(
+            linked = await fetch_linked(
                 self.res.vectors,
                 tenant,
                 qvec,
@@ -128,6 +129,10 @@ class RecallService:
                 exclude={h.id for h in hits},
                 visible=flt,
             )
+            # Memories linked as strongly as the last kept one: the closer ones win.
+            cosines = {p.id: p.score for p in [*hits, *linked]}
+            graph = replace(graph, links=graph.closest(cosines))
+            hits = hits + [p for p in linked if p.id in graph.links]
         timer.lap("graph_join")
         rels, floor = await self._relevance(req.query, hits, timer)
         ranked = self._score(hits, rels, floor, now, req, graph.links)

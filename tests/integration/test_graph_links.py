@@ -13,8 +13,14 @@ import pytest
 from pcm_common.extract import Extractor
 from pcm_common.stores.graph import Entity, EntityLinks, Extraction
 from pcm_common.stores.neo4j_graph import Neo4jGraphStore
-from pcm_common.stores.vectors import Filter
-from pcm_recall.graph_links import GraphLinker, GraphLinks, link_strengths, payload_matches
+from pcm_common.stores.vectors import Filter, ScoredPoint
+from pcm_recall.graph_links import (
+    GraphLinker,
+    GraphLinks,
+    fetch_linked,
+    link_strengths,
+    payload_matches,
+)
 
 
 class FixedExtractor(Extractor):
@@ -95,6 +101,29 @@ def test_ties_at_the_cap_go_to_the_memories_closer_to_the_query() -> None:
     assert list(kept) == ["m2", "m1", "m4"]  # the strongest, then the closer of the tied
     assert links.closest({"m3": 0.9}) == {"m2": 1.0, "m1": tied["m1"], "m3": tied["m3"]}
     assert GraphLinks(links=tied).closest({}) == tied  # no cap: all kept
+
+
+async def test_fetch_linked_scores_by_cosine_and_drops_hidden_or_vectorless() -> None:
+    class Points:
+        async def get(
+            self, tenant: str, ids: Sequence[str], with_vectors: bool = False
+        ) -> list[ScoredPoint]:
+            return [
+                ScoredPoint("a", 0.0, {"state": "active"}, vector=[3.0, 4.0]),
+                ScoredPoint("b", 0.0, {"state": "archived"}, vector=[1.0, 0.0]),
+                ScoredPoint("c", 0.0, {"state": "active"}, vector=None),
+                ScoredPoint("d", 0.0, {"state": "active"}, vector=[0.0, -2.0]),
+            ]
+
+    got = await fetch_linked(
+        Points(),  # type: ignore[arg-type]
+        "t",
+        [1.0, 0.0],
+        {"a": 1.0, "b": 1.0, "c": 1.0, "d": 1.0, "e": 1.0},
+        exclude={"e"},
+        visible=lambda payload: payload["state"] == "active",
+    )
+    assert [(p.id, round(p.score, 6)) for p in got] == [("a", 0.6), ("d", 0.0)]
 
 
 async def test_linker_caps_broad_entities_and_caches_query() -> None:

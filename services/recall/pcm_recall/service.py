@@ -268,7 +268,8 @@ class RecallService:
         """Demoted (archived) memories no longer compete on weak cues, but a strong cue
         reactivates one: a cosine of `archived_recall_min_cos`, or a relevance (the fused
         rank score: near the top of both the dense and the lexical list) of
-        `archived_recall_min_rel`. `include_archived` admits them all."""
+        `archived_recall_min_rel`. `include_archived` admits them all. A recall that returns
+        one reinforces it, and that makes it active again (strength.reactivates)."""
         if req.include_archived or h.payload.get("state") != "archived":
             return True
         s = self.settings

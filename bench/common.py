@@ -144,8 +144,14 @@ def _quiet_faststream() -> None:
 
 
 def client(url: str, key: str) -> httpx.AsyncClient:
+    # Idle connections are dropped before uvicorn's 5 s keep-alive closes them: reusing one
+    # the server had just closed failed a request with ReadError (a 30-minute lifecycle run
+    # lost: one conversation's client sat idle while the others worked).
     return httpx.AsyncClient(
-        base_url=url, headers={"Authorization": f"Bearer {key}"}, timeout=600.0
+        base_url=url,
+        headers={"Authorization": f"Bearer {key}"},
+        timeout=600.0,
+        limits=httpx.Limits(keepalive_expiry=2.0),
     )
 
 

@@ -13,9 +13,11 @@ import pytest
 from pcm_common.extract import Extractor
 from pcm_common.stores.graph import Entity, EntityLinks, Extraction
 from pcm_common.stores.neo4j_graph import Neo4jGraphStore
-from pcm_common.stores.vectors import Filter
+from pcm_common.stores.vectors import Filter, ScoredPoint
 from pcm_recall.graph_links import (
     GraphLinker,
+    GraphLinks,
+    fetch_linked,
     link_strengths,
     payload_matches,
 )
@@ -103,6 +105,42 @@ def test_link_strengths_idf_and_caps() -> None:
     broad = EntityLinks("caroline", "Person", 300, ())
     diluted = link_strengths(1000, [broad, SWEDEN], max_links=10)
     assert set(diluted) == {"m1", "m2"} and 0.5 < diluted["m1"] < 1.0
+
+
+def test_ties_at_the_cap_go_to_the_memories_closer_to_the_query() -> None:
+    # m2..m4 mention only "adoption": equally linked. Cut at two, the tie at the cut comes
+    # back whole (tie_room) and the query's cosines break it, not the random memory ids.
+    tied = link_strengths(1000, [SWEDEN, ADOPTION], max_links=3, tie_room=5)
+    assert set(tied) == {"m1", "m2", "m3", "m4"}
+    assert len(link_strengths(1000, [SWEDEN, ADOPTION], max_links=3)) == 3
+    links = GraphLinks(links=tied, cap=3)
+    kept = links.closest({"m1": 0.2, "m2": 0.3, "m3": 0.1, "m4": 0.5})
+    assert list(kept) == ["m2", "m1", "m4"]  # the strongest, then the closer of the tied
+    assert links.closest({"m3": 0.9}) == {"m2": 1.0, "m1": tied["m1"], "m3": tied["m3"]}
+    assert GraphLinks(links=tied).closest({}) == tied  # no cap: all kept
+
+
+async def test_fetch_linked_scores_by_cosine_and_drops_hidden_or_vectorless() -> None:
+    class Points:
+        async def get(
+            self, tenant: str, ids: Sequence[str], with_vectors: bool = False
+        ) -> list[ScoredPoint]:
+            return [
+                ScoredPoint("a", 0.0, {"state": "active"}, vector=[3.0, 4.0]),
+                ScoredPoint("b", 0.0, {"state": "archived"}, vector=[1.0, 0.0]),
+                ScoredPoint("c", 0.0, {"state": "active"}, vector=None),
+                ScoredPoint("d", 0.0, {"state": "active"}, vector=[0.0, -2.0]),
+            ]
+
+    got = await fetch_linked(
+        Points(),  # type: ignore[arg-type]
+        "t",
+        [1.0, 0.0],
+        {"a": 1.0, "b": 1.0, "c": 1.0, "d": 1.0, "e": 1.0},
+        exclude={"e"},
+        visible=lambda payload: payload["state"] == "active",
+    )
+    assert [(p.id, round(p.score, 6)) for p in got] == [("a", 0.6), ("d", 0.0)]
 
 
 async def test_linker_caps_broad_entities_and_caches_query() -> None:

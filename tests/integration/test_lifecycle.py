@@ -102,6 +102,11 @@ async def recall(c: httpx.AsyncClient, query: str, now: datetime, **extra: Any) 
     return [item["memory_id"] for item in r.json()["situational_context"]]
 
 
+async def set_state(c: httpx.AsyncClient, mid: str, state: str) -> None:
+    r = await c.patch(f"/v1/memories/{mid}", json={"state": state})
+    assert r.status_code == 200 and r.json()["state"] == state, r.text
+
+
 async def job(c: httpx.AsyncClient, name: str, now: datetime) -> int:
     r = await c.post(f"/v1/jobs/{name}", json={"now": iso(now)})
     assert r.status_code == 200, r.text
@@ -140,15 +145,29 @@ async def test_recalled_memory_keeps_strength_unrecalled_one_is_archived(
 
         # A weak cue (cosine ~0.38, no word in common, and another memory matches it
         # better) no longer reaches the demoted memory unless archived memories are asked
-        # for; a strong cue (close, or the best match of the dense or the lexical list)
-        # reactivates it.
+        # for, and leaves it archived; a strong cue (close, or the best match of the dense
+        # or the lexical list) reaches it.
         await store(c, "Grandpa restored an old wall clock at home.", at(days=100))
         await settle(c)
         vague = "Who fixed something old at home?"
         assert faded not in await recall(c, vague, end)
+        await settle(c)
+        assert (await get(c, faded))["state"] == "archived"
         assert faded in await recall(c, vague, end, include_archived=True)
-        assert faded in await recall(c, "Who repaired the motorcycle engine?", end)
-        assert faded in await recall(c, "What has been happening in the garage?", end)
+        for strong in (
+            "Who repaired the motorcycle engine?",
+            "What has been happening in the garage?",
+        ):
+            # Each recall that returns it reactivates it (below): archive it again first,
+            # so that the cue alone is what reaches it.
+            await settle(c)
+            await set_state(c, faded, "archived")
+            assert faded in await recall(c, strong, end)
+        # Recalled, it is in use again: reinforced back above the demotion threshold it is
+        # active, and even the weak cue reaches it now.
+        await settle(c)
+        assert (await get(c, faded))["state"] == "active"
+        assert faded in await recall(c, vague, end)
 
 
 async def test_recall_side_effects_reinforce_and_spread_to_neighbours(life: Lifecycle) -> None:

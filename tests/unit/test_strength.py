@@ -6,9 +6,12 @@ from datetime import UTC, datetime, timedelta
 from hypothesis import given
 from hypothesis import strategies as st
 
+from pcm_common.domain.memory import MemoryRecord, State, Strength
 from pcm_common.domain.strength import (
+    DEMOTE_BELOW,
     decayed,
     initial_strength,
+    reactivates,
     reinforce,
     should_demote,
     tau_days,
@@ -98,3 +101,31 @@ def test_demotion_rule() -> None:
     assert should_demote(0.01, None, T0, now, ingested_at=now - timedelta(days=91))
     # A simulated clock before ingestion (a replay) judges by event time alone.
     assert should_demote(0.01, None, T0, now, ingested_at=now + timedelta(days=365))
+
+
+def test_reactivation_reverses_demotion() -> None:
+    assert reactivates(DEMOTE_BELOW) and not reactivates(DEMOTE_BELOW - 1e-9)
+    now = T0 + timedelta(days=200)
+    weak = Strength(s_ref=0.01, t_ref=T0)
+    rec = MemoryRecord(
+        id="m",
+        tenant="t",
+        text="x",
+        text_hash="h",
+        created_at=T0,
+        ingested_at=T0,
+        state=State.ARCHIVED,
+        strength=weak,
+    )
+    # Recalled again: reinforced far above the threshold, so active in the same write.
+    recalled = weak.reinforced(now, recalled=True)
+    assert rec.strength_patch(recalled, now) == {
+        "strength": recalled.model_dump(mode="json"),
+        "state": "active",
+    }
+    # A gain that leaves it under the threshold (a faint spread) leaves it archived.
+    faint = weak.model_copy(update={"s_ref": 0.02, "t_ref": now})
+    assert "state" not in rec.strength_patch(faint, now)
+    # Only archived memories change state: superseded ones stay superseded.
+    old = rec.model_copy(update={"state": State.SUPERSEDED})
+    assert "state" not in old.strength_patch(recalled, now)

@@ -87,9 +87,17 @@ class MemoryRecalled(Event):
 class MemoryChanged(Event):
     type: Literal["memory.changed"] = "memory.changed"
     memory_id: str
-    # "repeated": a duplicate was merged into the memory and recorded as a repeat.
+    # "repeated": a duplicate was merged into the memory and recorded as a repeat;
+    # "reactivated": an archived memory a recall, repeat or spread lifted back to active.
     change: Literal[
-        "pinned", "unpinned", "updated", "deleted", "archived", "superseded", "repeated"
+        "pinned",
+        "unpinned",
+        "updated",
+        "deleted",
+        "archived",
+        "reactivated",
+        "superseded",
+        "repeated",
     ]
 
 

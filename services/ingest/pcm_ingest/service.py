@@ -220,14 +220,14 @@ class IngestService:
         strength = rec.strength.reinforced(at)
         at = max(at, rec.strength.t_ref)
         repeats = [*rec.repeats, at]
-        await self.res.vectors.set_payload(
-            tenant,
-            rec.id,
-            {
-                "strength": strength.model_dump(mode="json"),
-                "repeats": [d.isoformat() for d in repeats],
-            },
-        )
+        # A repeat of an archived memory reactivates it (strength.reactivates).
+        patch = {**rec.strength_patch(strength, at), "repeats": [d.isoformat() for d in repeats]}
+        await self.res.vectors.set_payload(tenant, rec.id, patch)
+        if "state" in patch:
+            await self.res.bus.publish(
+                STREAM_CHANGED,
+                MemoryChanged(tenant=tenant, memory_id=rec.id, change="reactivated"),
+            )
         # The sweeper adds the repeat to the memory's routine (absence flags count it).
         await self.res.bus.publish(
             STREAM_CHANGED, MemoryChanged(tenant=tenant, memory_id=rec.id, change="repeated")

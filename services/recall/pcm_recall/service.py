@@ -7,7 +7,7 @@ from __future__ import annotations
 import asyncio
 import time
 from collections import defaultdict
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 from typing import Any
 
@@ -123,7 +123,7 @@ class RecallService:
         timer.lap("search")
         graph = await graph_task if graph_task else GraphLinks(ok=False, reason="disabled")
         if graph.links:
-            hits = hits + await fetch_linked(
+            linked = await fetch_linked(
                 self.res.vectors,
                 tenant,
                 qvec,
@@ -131,6 +131,10 @@ class RecallService:
                 exclude={h.id for h in hits},
                 visible=flt,
             )
+            # Memories linked as strongly as the last kept one: the closer ones win.
+            cosines = {p.id: p.score for p in [*hits, *linked]}
+            graph = replace(graph, links=graph.closest(cosines))
+            hits = hits + [p for p in linked if p.id in graph.links]
         timer.lap("graph_join")
         rel = await self._relevance(req.query, hits, timer)
         ranked = self._score(hits, rel, now, req, graph.links)
@@ -269,7 +273,8 @@ class RecallService:
         """Demoted (archived) memories no longer compete on weak cues, but a strong cue
         reactivates one: a cosine of `archived_recall_min_cos`, or a relevance (the fused
         rank score: near the top of both the dense and the lexical list) of
-        `archived_recall_min_rel`. `include_archived` admits them all."""
+        `archived_recall_min_rel`. `include_archived` admits them all. A recall that returns
+        one reinforces it, and that makes it active again (strength.reactivates)."""
         if req.include_archived or h.payload.get("state") != "archived":
             return True
         s = self.settings

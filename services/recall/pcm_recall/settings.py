@@ -22,6 +22,11 @@ class RecallSettings(PcmSettings, RerankerSettings):
     # ... or this relevance: the fused rank score, 1.0 near the top of both the dense and
     # the lexical list, 0.55 first of one list: the best match in the whole store for this
     # query; above 1 turns it off. Lifecycle sim, 4 conversations: see configuration.md.
+    # Both stay (session 4): what they cost the lifecycle sim was memories used again since
+    # their demotion, which are now active again (strength.reactivates); looser gates
+    # (cosine 0.35, relevance 0.40, top-N dense, relative to the best active cosine) gained
+    # no more than that and some admit the weak cue a vague query gives a memory nobody used
+    # (tests/integration/test_lifecycle.py: cosine ~0.38, no shared word, 2nd dense place).
     archived_recall_min_rel: float = 0.55
     # Archived memories next to a recalled seed (same episode, within the window) come back
     # in its episode context; false: only active ones (include_archived always admits them).

@@ -8,8 +8,14 @@ from datetime import datetime, timedelta
 from typing import TypeVar
 
 from pcm_common.domain import activation
-from pcm_common.domain.memory import MemoryRecord, as_utc
-from pcm_common.events import MemoryExtracted, MemoryRecalled, MemoryWritten
+from pcm_common.domain.memory import MemoryRecord, Strength, as_utc
+from pcm_common.events import (
+    STREAM_CHANGED,
+    MemoryChanged,
+    MemoryExtracted,
+    MemoryRecalled,
+    MemoryWritten,
+)
 from pcm_common.extract.local import SHARED_DOCS
 from pcm_common.resources import Resources
 from pcm_common.stores.vectors import Filter, ScoredPoint
@@ -136,11 +142,24 @@ class SweeperHandlers:
             return 0.0
         strength = rec.strength.reinforced(now, recalled=True)
         delta = strength.s_ref - rec.strength.at(strength.t_ref)
-        await self.res.vectors.set_payload(
-            tenant, rec.id, {"strength": strength.model_dump(mode="json")}
-        )
+        await self._set_strength(tenant, rec, strength, now)
         log.debug("memory_reinforced", tenant=tenant, memory_id=rec.id, s_ref=strength.s_ref)
         return delta
+
+    async def _set_strength(
+        self, tenant: str, rec: MemoryRecord, strength: Strength, now: datetime
+    ) -> None:
+        """Writes the new strength; an archived memory it lifts back to the demotion
+        threshold is reactivated in the same write, and the change is announced like its
+        demotion was."""
+        patch = rec.strength_patch(strength, now)
+        await self.res.vectors.set_payload(tenant, rec.id, patch)
+        if "state" in patch:
+            await self.res.bus.publish(
+                STREAM_CHANGED,
+                MemoryChanged(tenant=tenant, memory_id=rec.id, change="reactivated"),
+            )
+            log.debug("memory_reactivated", tenant=tenant, memory_id=rec.id)
 
     async def _spread(
         self, event: MemoryRecalled, now: datetime, ranked: list[str], deltas: dict[str, float]
@@ -168,9 +187,7 @@ class SweeperHandlers:
                 st = rec.strength
                 s_ref, t_ref = activation.activate(st.s_ref, st.t_ref, st.n, now, total[point.id])
                 strength = st.model_copy(update={"s_ref": s_ref, "t_ref": t_ref})
-                await self.res.vectors.set_payload(
-                    tenant, rec.id, {"strength": strength.model_dump(mode="json")}
-                )
+                await self._set_strength(tenant, rec, strength, now)
                 log.debug("memory_activated", tenant=tenant, memory_id=rec.id, s_ref=s_ref)
             await self.res.redis.set(marker, 1, ex=APPLIED_TTL_S)
 

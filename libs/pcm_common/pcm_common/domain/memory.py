@@ -10,7 +10,7 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
-from pcm_common.domain.strength import decayed, reinforce
+from pcm_common.domain.strength import decayed, reactivates, reinforce
 
 
 class Scope(StrEnum):
@@ -127,6 +127,15 @@ class MemoryRecord(BaseModel):
     @classmethod
     def from_payload(cls, payload: dict[str, Any]) -> MemoryRecord:
         return cls.model_validate({k: v for k, v in payload.items() if k != "created_ts"})
+
+    def strength_patch(self, strength: Strength, now: datetime) -> dict[str, Any]:
+        """Payload patch for a new strength; it also reactivates the memory (state back to
+        active) when the memory was archived and the new strength reaches the demotion
+        threshold again (strength.reactivates)."""
+        patch: dict[str, Any] = {"strength": strength.model_dump(mode="json")}
+        if self.state == State.ARCHIVED and reactivates(strength.at(now, self.pinned)):
+            patch["state"] = State.ACTIVE.value
+        return patch
 
 
 def utcnow() -> datetime:

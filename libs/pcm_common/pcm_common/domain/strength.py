@@ -87,3 +87,11 @@ def should_demote(
         return False
     last = last_recalled_at or t_ref
     return now - last >= DEMOTE_AFTER
+
+
+def reactivates(strength: float) -> bool:
+    """Demotion reversed: an archived memory that a recall, a repeat or spreading activation
+    lifts back to the demotion threshold is active again. Archived means weak and unused;
+    once used it is neither, and a cue that reached it once should not have to be strong
+    enough to reach it again every time."""
+    return strength >= DEMOTE_BELOW

@@ -11,7 +11,7 @@ from typing import Any
 
 from pcm_common.domain import surprisal as sp
 from pcm_common.domain.memory import MemoryRecord
-from pcm_common.judge import Judge, Verdict
+from pcm_common.judge import Earlier, Judge, Verdict
 from pcm_common.text import brief
 
 _TIME_LABELS = frozenset({"DATE", "TIME"})
@@ -226,7 +226,7 @@ def judge_texts(text: str, family: Sequence[str]) -> Verdict:
     return best
 
 
-def family_texts(memory: MemoryRecord, family: Sequence[MemoryRecord]) -> list[str]:
+def family_texts(memory: MemoryRecord, family: Sequence[Earlier]) -> list[str]:
     """One text per earlier event: a member stored once with repeats (exact or near
     duplicates) stands for each of its earlier repeats too."""
     out: list[str] = []
@@ -239,15 +239,13 @@ class LocalJudge(Judge):
     def __init__(self) -> None:
         _PARSER.listen()
 
-    async def prepare(
-        self, judgements: Sequence[tuple[MemoryRecord, Sequence[MemoryRecord]]]
-    ) -> None:
+    async def prepare(self, judgements: Sequence[tuple[MemoryRecord, Sequence[Earlier]]]) -> None:
         texts: list[str] = []
         for memory, family in judgements:
             if family:  # judge_texts parses nothing for an empty family
                 texts += [memory.text, *family_texts(memory, family)]
         await asyncio.to_thread(_PARSER.warm, texts)
 
-    async def judge(self, memory: MemoryRecord, family: Sequence[MemoryRecord]) -> Verdict:
+    async def judge(self, memory: MemoryRecord, family: Sequence[Earlier]) -> Verdict:
         # spaCy is CPU work: off the event loop.
         return await asyncio.to_thread(judge_texts, memory.text, family_texts(memory, family))

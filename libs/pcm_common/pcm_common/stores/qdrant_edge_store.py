@@ -46,6 +46,7 @@ from pcm_common.stores.vectors import (
     KEYWORD_INDEXES,
     Filter,
     ScoredPoint,
+    SearchQuery,
     SparseVec,
     VectorPoint,
     VectorStore,
@@ -370,6 +371,47 @@ class EdgeVectorStore(VectorStore):
                 for p in out:
                     p.vector = None
         return out
+
+    async def search_many(
+        self,
+        queries: Sequence[SearchQuery],
+        *,
+        fields: Sequence[str] | None = None,
+        concurrency: int = 4,
+    ) -> list[list[ScoredPoint]]:
+        """One `query_batch` for all `queries` (one pass over the segments, one worker
+        thread hop); `fields` go to the engine as a payload selector: turning unread
+        payload fields into Python objects was most of a family search's cost (1.9 against
+        0.4 ms for 12 hits at 10k memories)."""
+        if not queries:
+            return []
+        payload: Any = True if fields is None else qe.PayloadSelector.Include(list(fields))
+        requests = [
+            qe.QueryRequest(
+                limit=max(1, q.limit),
+                query=qe.Query.Nearest([float(x) for x in q.vector], using=DENSE),
+                filter=to_edge_filter(q.tenant, q.flt),
+                with_payload=payload,
+                with_vector=[DENSE] if q.with_vectors else False,
+            )
+            for q in queries
+        ]
+        batch = qe.QueryBatchRequest(requests)
+        results = await self._run(lambda: self._read(lambda s: s.query_batch(batch)))
+        return [
+            [
+                ScoredPoint(
+                    id=str(h.id),
+                    score=float(h.score),
+                    payload=dict(h.payload or {}),
+                    vector=dense_of(h.vector) if q.with_vectors else None,
+                )
+                for h in hits
+            ]
+            if q.limit > 0
+            else []
+            for q, hits in zip(queries, results, strict=True)
+        ]
 
     async def scroll(
         self,

@@ -21,6 +21,7 @@ from pcm_common.domain.memory import (
 from pcm_common.domain.strength import decayed, initial_strength
 from pcm_common.domain.surprisal import distinct_events
 from pcm_common.events import STREAM_CHANGED, STREAM_WRITTEN, MemoryChanged, MemoryWritten
+from pcm_common.judge.features import FEATURES_FIELD
 from pcm_common.models.sparse import encode_document
 from pcm_common.resources import TENANTS_KEY, Resources
 from pcm_common.stores.vectors import Filter, ScoredPoint, SearchQuery, VectorPoint
@@ -308,9 +309,13 @@ class IngestService:
         return True
 
 
+# Payload fields for the services' own use: not part of a memory's public view.
+_INTERNAL_FIELDS = frozenset({"created_ts", FEATURES_FIELD})
+
+
 def present(payload: dict[str, Any], now: datetime | None = None) -> dict[str, Any]:
     """The public view of a record: payload plus its current (lazily decayed) strength."""
-    out = {k: v for k, v in payload.items() if k not in ("created_ts",)}
+    out = {k: v for k, v in payload.items() if k not in _INTERNAL_FIELDS}
     rec = MemoryRecord.from_payload(payload)
     st = rec.strength
     out["current_strength"] = round(

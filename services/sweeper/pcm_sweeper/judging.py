@@ -247,7 +247,9 @@ class Judging:
         # ids are kept (routines use them). The routine index is written first: if it
         # fails the event is retried, and a stored verdict would make the retry skip it.
         await self.index_routine(tenant, point, j.family)
-        await self.res.vectors.set_payload(tenant, point.id, {"surprisal": surprisal})
+        # With what the judge keeps for later judgements of this memory's family.
+        patch = {"surprisal": surprisal, **self.judge.stored_features(j.memory)}
+        await self.res.vectors.set_payload(tenant, point.id, patch)
         log.info(
             "memory_judged",
             tenant=tenant,

@@ -15,6 +15,7 @@ from typing import Any, Protocol
 from pydantic import BaseModel, Field
 
 from pcm_common.domain.memory import MemoryRecord, as_utc
+from pcm_common.judge.features import FEATURES_FIELD
 
 
 class Earlier(Protocol):
@@ -31,8 +32,9 @@ class Earlier(Protocol):
     def repeats(self) -> list[datetime]: ...
 
 
-# The payload fields a `FamilyMember` is made of.
-MEMBER_FIELDS = ("text", "created_at", "repeats")
+# The payload fields a `FamilyMember` is made of (`judge_toks`: the local judge's stored
+# token features, `pcm_common.judge.features`).
+MEMBER_FIELDS = ("text", "created_at", "repeats", FEATURES_FIELD)
 
 
 @dataclass(frozen=True)
@@ -44,6 +46,8 @@ class FamilyMember:
     text: str
     created_at: datetime
     repeats: list[datetime] = field(default_factory=list)
+    # What a judge stored with the member when it was judged (`Judge.stored_features`).
+    features: Any = None
 
     @classmethod
     def of_payload(cls, payload: dict[str, Any]) -> FamilyMember:
@@ -52,6 +56,7 @@ class FamilyMember:
             text=str(payload["text"]),
             created_at=as_utc(datetime.fromisoformat(str(payload["created_at"]))),
             repeats=[as_utc(datetime.fromisoformat(str(r))) for r in payload.get("repeats") or []],
+            features=payload.get(FEATURES_FIELD),
         )
 
 
@@ -69,6 +74,11 @@ class Judge(ABC):
     async def judge(self, memory: MemoryRecord, family: Sequence[Earlier]) -> Verdict:
         """Judge `memory` against its family (earlier memories, nearest first). Raises on a
         model error or timeout: the caller leaves the memory unjudged and retries later."""
+
+    def stored_features(self, memory: MemoryRecord) -> dict[str, Any]:
+        """Payload fields to keep with `memory` once judged, which this judge reads back
+        from family members (`FamilyMember.features`) to save work; none by default."""
+        return {}
 
     async def prepare(  # noqa: B027 - optional hook: most judges have nothing to share
         self, judgements: Sequence[tuple[MemoryRecord, Sequence[Earlier]]]

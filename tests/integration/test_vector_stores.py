@@ -14,7 +14,7 @@ import pytest
 from pcm_common.models.sparse import encode_document, encode_query
 from pcm_common.stores.qdrant_edge_store import EdgeVectorStore
 from pcm_common.stores.qdrant_server_store import ServerVectorStore
-from pcm_common.stores.vectors import Filter, VectorPoint, VectorStore
+from pcm_common.stores.vectors import Filter, SearchQuery, VectorPoint, VectorStore
 
 DIM = 16
 RNG = np.random.default_rng(7)
@@ -228,6 +228,36 @@ async def test_dense_search_order_and_cosine(store: VectorStore) -> None:
     scaled = [3.0 * x for x in q]
     res2 = await store.search("A", scaled, limit=5)
     assert [r.score for r in res2] == pytest.approx([r.score for r in res], abs=1e-4)
+
+
+async def test_search_many_matches_single_searches(store: VectorStore) -> None:
+    """A batch gives each query what its own search gives (filters, tenants, limits), in
+    order; `fields` cuts the payloads down to those keys."""
+    pts = [make_point("A", created_ts=float(i), user_id=f"u{i % 2}") for i in range(40)]
+    pts += [make_point("B") for _ in range(5)]
+    await store.upsert(pts)
+    queries = [
+        SearchQuery("A", rand_vec(), limit=5),
+        SearchQuery("A", rand_vec(), limit=12, flt=Filter(ranges={"created_ts": (None, 20.0)})),
+        SearchQuery("A", rand_vec(), limit=3, flt=Filter(must={"user_id": "u1"})),
+        SearchQuery("B", rand_vec(), limit=10, with_vectors=True),
+        SearchQuery("A", rand_vec(), limit=0),
+    ]
+    batch = await store.search_many(queries, fields=["created_ts", "user_id"])
+    assert len(batch) == len(queries)
+    for q, hits in zip(queries, batch, strict=True):
+        alone = await store.search(
+            q.tenant, q.vector, limit=q.limit, flt=q.flt, with_vectors=q.with_vectors
+        )
+        assert [h.id for h in hits] == [h.id for h in alone]
+        assert [h.score for h in hits] == pytest.approx([h.score for h in alone], abs=1e-5)
+        for h, a in zip(hits, alone, strict=True):
+            assert h.payload == {k: a.payload[k] for k in ("created_ts", "user_id")}
+            assert (h.vector is not None) == q.with_vectors
+    assert len(batch[3]) == 5 and not batch[4]
+    full = await store.search_many(queries[:1])
+    assert full[0][0].payload.keys() == pts[0].payload.keys()
+    assert await store.search_many([]) == []
 
 
 async def test_hybrid_finds_lexical_only_match(store: VectorStore) -> None:

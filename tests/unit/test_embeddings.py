@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
 import pytest
 
@@ -106,3 +108,26 @@ def test_dims_and_config() -> None:
 async def test_unknown_local_model_rejected() -> None:
     with pytest.raises(Exception, match="unknown"):
         await Embedder(f"{LOCAL_PROVIDER}/nope").embed(["x"])
+
+
+def test_int8_copy_is_made_once_and_stays_close(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """minilm-q8: an int8 copy of the packaged graph, made into the cache folder once; a
+    text gets the same vector alone or among others, close to the float model's."""
+    from pcm_common.models import minilm_q8
+
+    monkeypatch.setenv("PCM_MODEL_CACHE", str(tmp_path))
+    monkeypatch.setattr(local_minilm, "_models", {})
+    path = minilm_q8.quantized_path(local_minilm._onnx_path())
+    assert path.parent == tmp_path and path.exists()
+    assert [p.name for p in tmp_path.iterdir()] == [path.name]  # no leftovers
+    stamp = path.stat().st_mtime_ns
+    assert minilm_q8.quantized_path(local_minilm._onnx_path()) == path
+    assert path.stat().st_mtime_ns == stamp  # reused, not made again
+    q8 = local_minilm.embed(SENTS[:5], quantized=True)
+    alone = np.stack([local_minilm.embed([s], quantized=True)[0] for s in SENTS[:5]])
+    np.testing.assert_allclose(q8, alone, atol=1e-6)
+    cos = (q8 * local_minilm.embed(SENTS[:5])).sum(axis=1)
+    assert cos.min() > 0.97
+    assert known_dim(f"{LOCAL_PROVIDER}/minilm-q8") == 384

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import random
 from collections import Counter
 
 from pcm_common.domain import surprisal as sp
@@ -191,6 +192,23 @@ def test_routine_join_is_idempotent_for_a_memory_judged_again() -> None:
     routine_of = {"e1": "R", "e2": "R", "e3": "R"}
     first = sp.routine_join("e3", ["e1", "e2"], routine_of, {"R": 3})
     assert first.target == "R" and first.merge == () and first.adopt == ()
+
+
+def test_routine_join_reads_only_the_sizes_it_names() -> None:
+    """`routines_to_rank` names every size the rule reads: plans from those sizes alone
+    equal plans from all sizes (random families over a few routines)."""
+    rng = random.Random(5)
+    ids = [f"m{i}" for i in range(30)]
+    for _ in range(500):
+        routine_of = {m: rng.choice("ABCD") for m in ids if rng.random() < 0.6}
+        sizes = dict(Counter(routine_of.values()))
+        mid = rng.choice(ids)
+        fam = rng.sample(ids, rng.randint(0, 12))
+        ranked = sp.routines_to_rank(mid, fam, routine_of)
+        few = {r: sizes[r] for r in ranked}
+        assert sp.routine_join(mid, fam, routine_of, few) == sp.routine_join(
+            mid, fam, routine_of, sizes
+        )
 
 
 def test_distinct_events_for_near_duplicates() -> None:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import time
 import uuid
 from datetime import datetime
@@ -22,9 +21,10 @@ from pcm_common.domain.memory import (
 from pcm_common.domain.strength import decayed, initial_strength
 from pcm_common.domain.surprisal import distinct_events
 from pcm_common.events import STREAM_CHANGED, STREAM_WRITTEN, MemoryChanged, MemoryWritten
+from pcm_common.judge.features import FEATURES_FIELD
 from pcm_common.models.sparse import encode_document
 from pcm_common.resources import TENANTS_KEY, Resources
-from pcm_common.stores.vectors import Filter, ScoredPoint, VectorPoint
+from pcm_common.stores.vectors import Filter, ScoredPoint, SearchQuery, VectorPoint
 from pcm_common.telemetry import MEMORIES_WRITTEN, get_logger
 from pcm_ingest.schemas import MemoryIn, MemoryPatch, StoreResult
 from pcm_ingest.settings import IngestSettings
@@ -190,22 +190,27 @@ class IngestService:
         vectors: list[list[float]],
         figures_of: dict[int, list[str]],
     ) -> list[ScoredPoint | None]:
-        """The stored twin of each new item (or None), looked up a few at a time: each
-        lookup is a vector search in a worker thread, and overlapping them keeps both
-        cores busy (one after the other they were ~2 ms of mostly Python each)."""
-        gate = asyncio.Semaphore(max(1, self.settings.near_duplicate_lookups))
+        """The stored twin of each new item (or None): the nearest active memory of its
+        scope and user, all looked up as one batch of searches (one call into the store
+        instead of one worker-thread hop each)."""
+        queries = [
+            SearchQuery(
+                tenant, vec, limit=1, flt=Filter(must={"state": "active", **scope_filter(items[i])})
+            )
+            for i, vec in zip(fresh, vectors, strict=True)
+        ]
+        found = await self.res.vectors.search_many(
+            queries, concurrency=self.settings.near_duplicate_lookups
+        )
+        return [
+            self._twin(items[i], figures_of[i], hits) for i, hits in zip(fresh, found, strict=True)
+        ]
 
-        async def one(i: int, vec: list[float]) -> ScoredPoint | None:
-            async with gate:
-                return await self._near_duplicate(tenant, items[i], vec, figures_of[i])
-
-        return list(await asyncio.gather(*(one(i, v) for i, v in zip(fresh, vectors, strict=True))))
-
-    async def _near_duplicate(
-        self, tenant: str, item: MemoryIn, vec: list[float], figures: list[str]
+    def _twin(
+        self, item: MemoryIn, figures: list[str], hits: list[ScoredPoint]
     ) -> ScoredPoint | None:
-        flt = Filter(must={"state": "active", **scope_filter(item)})
-        hits = await self.res.vectors.search(tenant, vec, limit=1, flt=flt)
+        """The nearest hit when it is the same event as `item`: cos >= the near-duplicate
+        threshold, the same figures, no other name or added clause."""
         if not hits or hits[0].score < self.settings.near_duplicate_cos:
             return None
         if not same_figures(hits[0].payload.get("figures", []), figures):
@@ -304,9 +309,13 @@ class IngestService:
         return True
 
 
+# Payload fields for the services' own use: not part of a memory's public view.
+_INTERNAL_FIELDS = frozenset({"created_ts", FEATURES_FIELD})
+
+
 def present(payload: dict[str, Any], now: datetime | None = None) -> dict[str, Any]:
     """The public view of a record: payload plus its current (lazily decayed) strength."""
-    out = {k: v for k, v in payload.items() if k not in ("created_ts",)}
+    out = {k: v for k, v in payload.items() if k not in _INTERNAL_FIELDS}
     rec = MemoryRecord.from_payload(payload)
     st = rec.strength
     out["current_strength"] = round(

@@ -5,5 +5,6 @@ class IngestSettings(PcmSettings):
     max_text_chars: int = 100_000
     max_batch: int = 1_000
     near_duplicate_cos: float = 0.94  # DESIGN §3: merge only at or above, with equal figures
-    # Near-duplicate lookups (vector searches) in flight per batch request.
+    # Near-duplicate lookups (vector searches) in flight per batch request, for stores
+    # that search one query at a time (Qdrant Edge runs a request's lookups as one batch).
     near_duplicate_lookups: int = 4

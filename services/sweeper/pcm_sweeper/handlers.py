@@ -54,7 +54,7 @@ class SweeperHandlers:
     async def on_written_batch(self, events: list[MemoryWritten]) -> list[Outcome]:
         """A batch read from the stream: the texts are parsed together first where this
         process also runs the local extractor (one `nlp.pipe` serves both the judge and
-        the extractor); then every memory's family is searched, the judge prepares all
+        the extractor); then the families are searched in one batch, the judge prepares all
         the verdicts at once (the local judge parses the family members it has not seen
         in one batch: ~a third of them are stored but not yet reached by either consumer,
         and parsing them a few at a time cost twice as much per text), and up to
@@ -74,14 +74,19 @@ class SweeperHandlers:
             # Deleted meanwhile, or a redelivery or merged duplicate: nothing to judge.
             if point is not None and not (point.payload.get("surprisal") or {}).get("judged_at"):
                 todo[(ev.tenant, ev.memory_id)] = point
-        gate = asyncio.Semaphore(max(1, self.settings.surprisal_concurrency))
-
-        async def plan(key: tuple[str, str], point: ScoredPoint) -> Judgement:
-            async with gate:
-                return self.judging.plan(point, await self.judging.family(key[0], point))
-
-        plans = await asyncio.gather(*(plan(k, p) for k, p in todo.items()), return_exceptions=True)
-        planned = dict(zip(todo, plans, strict=True))
+        planned: dict[tuple[str, str], Judgement | BaseException] = {}
+        try:
+            found = await self.judging.families([(k[0], p) for k, p in todo.items()])
+        except Exception as exc:  # the batch's family searches failed: each event retries
+            planned = dict.fromkeys(todo, exc)
+        else:
+            for (key, point), family in zip(todo.items(), found, strict=True):
+                try:
+                    if isinstance(family, Exception):
+                        raise family
+                    planned[key] = self.judging.plan(point, family)
+                except Exception as exc:  # a malformed payload fails its own event only
+                    planned[key] = exc
         await self.judging.prepare([j for j in planned.values() if isinstance(j, Judgement)])
 
         async def judge(event: MemoryWritten) -> None:

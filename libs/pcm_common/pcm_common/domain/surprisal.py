@@ -539,9 +539,8 @@ def routine_join(
     Judging memories in time order and applying each result builds the same partition as
     taking every memory's family as an edge of that rule, without reading any family again
     at recall time."""
-    members = list(dict.fromkeys(f for f in family if f != memory_id))
-    shared = Counter(routine_of[f] for f in members if f in routine_of)
-    passing = [r for r, n in shared.items() if n >= ROUTINE_SHARED and n * 2 >= len(members)]
+    members = _members(memory_id, family)
+    passing = _passing(members, routine_of)
     adopt = tuple(f for f in members if f not in routine_of)
     if not passing:
         if not adopt:
@@ -552,6 +551,26 @@ def routine_join(
     if own is not None and own not in passing:
         passing.append(own)  # judged again after joining elsewhere: keep its entries together
     return RoutineJoin(target=passing[0], merge=tuple(passing[1:]), adopt=adopt)
+
+
+def _members(memory_id: str, family: Sequence[str]) -> list[str]:
+    return list(dict.fromkeys(f for f in family if f != memory_id))
+
+
+def _passing(members: Sequence[str], routine_of: Mapping[str, str]) -> list[str]:
+    """The routines that enough of the family members belong to (see `routine_join`)."""
+    shared = Counter(routine_of[f] for f in members if f in routine_of)
+    return [r for r, n in shared.items() if n >= ROUTINE_SHARED and n * 2 >= len(members)]
+
+
+def routines_to_rank(
+    memory_id: str, family: Sequence[str], routine_of: Mapping[str, str]
+) -> list[str]:
+    """The routines whose sizes `routine_join` reads for these arguments: the passing
+    ones, when there are two or more to choose the target from (none otherwise), so a
+    caller need not look up the size of every routine the family touches."""
+    passing = _passing(_members(memory_id, family), routine_of)
+    return passing if len(passing) > 1 else []
 
 
 @dataclass(frozen=True)

@@ -8,10 +8,56 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from collections.abc import Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any, Protocol
 
 from pydantic import BaseModel, Field
 
-from pcm_common.domain.memory import MemoryRecord
+from pcm_common.domain.memory import MemoryRecord, as_utc
+from pcm_common.judge.features import FEATURES_FIELD
+
+
+class Earlier(Protocol):
+    """What a judge reads of a family member. A `MemoryRecord` has it; so does the
+    lighter `FamilyMember` that the sweeper reads from a few payload fields."""
+
+    @property
+    def text(self) -> str: ...
+
+    @property
+    def created_at(self) -> datetime: ...
+
+    @property
+    def repeats(self) -> list[datetime]: ...
+
+
+# The payload fields a `FamilyMember` is made of (`judge_toks`: the local judge's stored
+# token features, `pcm_common.judge.features`).
+MEMBER_FIELDS = ("text", "created_at", "repeats", FEATURES_FIELD)
+
+
+@dataclass(frozen=True)
+class FamilyMember:
+    """A family member as judges see it: its text, its date and its recorded repeats.
+    Building a whole `MemoryRecord` per member (12 per judged memory) validated every
+    field of its payload only for these three to be read."""
+
+    text: str
+    created_at: datetime
+    repeats: list[datetime] = field(default_factory=list)
+    # What a judge stored with the member when it was judged (`Judge.stored_features`).
+    features: Any = None
+
+    @classmethod
+    def of_payload(cls, payload: dict[str, Any]) -> FamilyMember:
+        """From a stored payload (ISO dates, as `MemoryRecord.to_payload` writes them)."""
+        return cls(
+            text=str(payload["text"]),
+            created_at=as_utc(datetime.fromisoformat(str(payload["created_at"]))),
+            repeats=[as_utc(datetime.fromisoformat(str(r))) for r in payload.get("repeats") or []],
+            features=payload.get(FEATURES_FIELD),
+        )
 
 
 class Verdict(BaseModel):
@@ -25,12 +71,17 @@ class Verdict(BaseModel):
 
 class Judge(ABC):
     @abstractmethod
-    async def judge(self, memory: MemoryRecord, family: Sequence[MemoryRecord]) -> Verdict:
+    async def judge(self, memory: MemoryRecord, family: Sequence[Earlier]) -> Verdict:
         """Judge `memory` against its family (earlier memories, nearest first). Raises on a
         model error or timeout: the caller leaves the memory unjudged and retries later."""
 
+    def stored_features(self, memory: MemoryRecord) -> dict[str, Any]:
+        """Payload fields to keep with `memory` once judged, which this judge reads back
+        from family members (`FamilyMember.features`) to save work; none by default."""
+        return {}
+
     async def prepare(  # noqa: B027 - optional hook: most judges have nothing to share
-        self, judgements: Sequence[tuple[MemoryRecord, Sequence[MemoryRecord]]]
+        self, judgements: Sequence[tuple[MemoryRecord, Sequence[Earlier]]]
     ) -> None:
         """A hint that `judge` will be called for these (memory, family) pairs next: a judge
         whose verdicts share work (parsing the same family texts) can do it once, for all
@@ -50,4 +101,4 @@ def make_judge(kind: str = "local", **kwargs: object) -> Judge:
     raise ValueError(f"unknown judge {kind!r}: local or llm")
 
 
-__all__ = ["Judge", "Verdict", "make_judge"]
+__all__ = ["MEMBER_FIELDS", "Earlier", "FamilyMember", "Judge", "Verdict", "make_judge"]

@@ -20,7 +20,7 @@ import litellm
 from pydantic import BaseModel, ConfigDict, Field
 
 from pcm_common.domain.memory import MemoryRecord
-from pcm_common.judge import Judge, Verdict
+from pcm_common.judge import Earlier, Judge, Verdict
 
 SYSTEM = """You judge whether a new personal memory departs from the pattern of earlier, \
 similar memories. Departures: an unusual value (amount, duration, count, time of day), a \
@@ -61,7 +61,7 @@ def _quote(text: str, limit: int = 2000) -> str:
     return _TAG.sub("", text[:limit])
 
 
-def build_messages(memory: MemoryRecord, family: Sequence[MemoryRecord]) -> list[dict[str, str]]:
+def build_messages(memory: MemoryRecord, family: Sequence[Earlier]) -> list[dict[str, str]]:
     earlier = sorted(family, key=lambda r: r.created_at)
     lines = ["Earlier similar memories (oldest first):"]
     lines += [
@@ -105,7 +105,7 @@ class LlmJudge(Judge):
         self.temperature = temperature
         self.kwargs = litellm_kwargs
 
-    async def judge(self, memory: MemoryRecord, family: Sequence[MemoryRecord]) -> Verdict:
+    async def judge(self, memory: MemoryRecord, family: Sequence[Earlier]) -> Verdict:
         extra: dict[str, Any] = dict(self.kwargs)
         if self.json_mode:
             extra["response_format"] = {

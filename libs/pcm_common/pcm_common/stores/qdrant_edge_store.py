@@ -46,6 +46,7 @@ from pcm_common.stores.vectors import (
     KEYWORD_INDEXES,
     Filter,
     ScoredPoint,
+    SearchQuery,
     SparseVec,
     VectorPoint,
     VectorStore,
@@ -251,12 +252,25 @@ class EdgeVectorStore(VectorStore):
 
         await self._run(lambda: self._write(op))
 
-    def _owned(self, shard: qe.EdgeShard, tenant: str, ids: Sequence[str], vectors: bool) -> list:
+    def _owned(
+        self,
+        shard: qe.EdgeShard,
+        tenant: str,
+        ids: Sequence[str],
+        vectors: bool,
+        *,
+        payload: bool = True,
+    ) -> list:
+        """The records of `ids` that belong to `tenant`. Without `payload` only the tenant
+        field is read (an ownership check before a write): a whole payload costs ~30
+        field conversions into Python objects."""
         valid: list[qe.PointId] = [i for i in dict.fromkeys(ids) if is_uuid(i)]
         if not valid:
             return []
         records = shard.retrieve(
-            valid, with_payload=True, with_vector=[DENSE] if vectors else False
+            valid,
+            with_payload=True if payload else qe.PayloadSelector.Include(["tenant"]),
+            with_vector=[DENSE] if vectors else False,
         )
         return [r for r in records if (r.payload or {}).get("tenant") == tenant]
 
@@ -273,7 +287,7 @@ class EdgeVectorStore(VectorStore):
             raise ValueError("set_payload cannot move a point to another tenant")
 
         def op(shard: qe.EdgeShard) -> bool:
-            if not self._owned(shard, tenant, [point_id], False):
+            if not self._owned(shard, tenant, [point_id], False, payload=False):
                 return False
             # Filtered write as a second guard: only this tenant's point can change.
             guard = qe.Filter(
@@ -289,7 +303,7 @@ class EdgeVectorStore(VectorStore):
 
     async def delete(self, tenant: str, ids: Sequence[str]) -> int:
         def op(shard: qe.EdgeShard) -> int:
-            owned = [str(r.id) for r in self._owned(shard, tenant, ids, False)]
+            owned = [str(r.id) for r in self._owned(shard, tenant, ids, False, payload=False)]
             if not owned:
                 return 0
             guard = qe.Filter(
@@ -370,6 +384,47 @@ class EdgeVectorStore(VectorStore):
                 for p in out:
                     p.vector = None
         return out
+
+    async def search_many(
+        self,
+        queries: Sequence[SearchQuery],
+        *,
+        fields: Sequence[str] | None = None,
+        concurrency: int = 4,
+    ) -> list[list[ScoredPoint]]:
+        """One `query_batch` for all `queries` (one pass over the segments, one worker
+        thread hop); `fields` go to the engine as a payload selector: turning unread
+        payload fields into Python objects was most of a family search's cost (1.9 against
+        0.4 ms for 12 hits at 10k memories)."""
+        if not queries:
+            return []
+        payload: Any = True if fields is None else qe.PayloadSelector.Include(list(fields))
+        requests = [
+            qe.QueryRequest(
+                limit=max(1, q.limit),
+                query=qe.Query.Nearest([float(x) for x in q.vector], using=DENSE),
+                filter=to_edge_filter(q.tenant, q.flt),
+                with_payload=payload,
+                with_vector=[DENSE] if q.with_vectors else False,
+            )
+            for q in queries
+        ]
+        batch = qe.QueryBatchRequest(requests)
+        results = await self._run(lambda: self._read(lambda s: s.query_batch(batch)))
+        return [
+            [
+                ScoredPoint(
+                    id=str(h.id),
+                    score=float(h.score),
+                    payload=dict(h.payload or {}),
+                    vector=dense_of(h.vector) if q.with_vectors else None,
+                )
+                for h in hits
+            ]
+            if q.limit > 0
+            else []
+            for q, hits in zip(queries, results, strict=True)
+        ]
 
     async def scroll(
         self,

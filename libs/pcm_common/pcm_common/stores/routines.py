@@ -29,7 +29,7 @@ from typing import Any
 from redis.asyncio import Redis
 from redis.exceptions import WatchError
 
-from pcm_common.domain.surprisal import routine_join
+from pcm_common.domain.surprisal import routine_join, routines_to_rank
 
 MAX_TRIES = 50  # optimistic retries under contention before giving up on one update
 
@@ -96,9 +96,11 @@ class RoutineIndex:
                     ids = [memory_id, *family]
                     found = await pipe.hmget(of, ids)
                     routine_of = {i: _text(r) for i, r in zip(ids, found, strict=True) if r}
+                    # Sizes only where the rule ranks routines (rarely): one round trip
+                    # per routine the family touched was most of this update's cost.
                     sizes = {
                         r: int(await pipe.zcard(_entries_key(tenant, r)))
-                        for r in set(routine_of.values())
+                        for r in routines_to_rank(memory_id, list(family), routine_of)
                     }
                     plan = routine_join(memory_id, list(family), routine_of, sizes)
                     if plan.target is None:

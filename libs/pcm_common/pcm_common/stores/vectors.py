@@ -8,6 +8,7 @@ another tenant's points.
 
 from __future__ import annotations
 
+import asyncio
 from abc import ABC, abstractmethod
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -70,6 +71,22 @@ class Filter:
     should: list[dict[str, Any]] = field(default_factory=list)
 
 
+@dataclass(frozen=True)
+class SearchQuery:
+    """One dense search of a batch (`VectorStore.search_many`)."""
+
+    tenant: str
+    vector: list[float]
+    limit: int
+    flt: Filter | None = None
+    with_vectors: bool = False
+
+
+def only_fields(payload: dict[str, Any], fields: Sequence[str] | None) -> dict[str, Any]:
+    """`payload` cut down to `fields` (top-level keys; None keeps everything)."""
+    return payload if fields is None else {k: payload[k] for k in fields if k in payload}
+
+
 class VectorStore(ABC):
     """Port for memory points: dense vector (+ optional sparse lexical vector) and payload."""
 
@@ -115,6 +132,29 @@ class VectorStore(ABC):
         fused order with `fused` set, and `score` stays the dense cosine so relevance
         thresholds keep their meaning.
         """
+
+    async def search_many(
+        self,
+        queries: Sequence[SearchQuery],
+        *,
+        fields: Sequence[str] | None = None,
+        concurrency: int = 4,
+    ) -> list[list[ScoredPoint]]:
+        """Dense searches (as `search` without `sparse`), one result list per query, in
+        order. `fields`: the top-level payload fields to return (None: all). An adapter
+        that can runs them as one batch; this default runs up to `concurrency` at once."""
+        gate = asyncio.Semaphore(max(1, concurrency))
+
+        async def one(q: SearchQuery) -> list[ScoredPoint]:
+            async with gate:
+                hits = await self.search(
+                    q.tenant, q.vector, limit=q.limit, flt=q.flt, with_vectors=q.with_vectors
+                )
+            for h in hits:
+                h.payload = only_fields(h.payload, fields)
+            return hits
+
+        return list(await asyncio.gather(*(one(q) for q in queries)))
 
     @abstractmethod
     async def scroll(

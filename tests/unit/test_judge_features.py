@@ -1,0 +1,81 @@
+"""The local judge's token features kept in payloads, and family members read from them."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+
+import pytest
+
+from pcm_common.domain.memory import MemoryRecord, Strength, text_hash
+from pcm_common.judge import FamilyMember, local
+from pcm_common.judge import features as feats
+from pcm_common.judge.local import LocalJudge, judge_texts
+
+T0 = datetime(2024, 1, 1, 19, 0, tzinfo=UTC)
+RUNS = [
+    "Went for a run on the river path this morning: 4.9 km in 30:24.",
+    "Morning run on the river path, 5.0 km, finished in 32:12.",
+    "Ran 5.1 km on the river path today, time 31:40.",
+    "Went for a run on the river path this morning: 5.3 km in 32:47.",
+    "Morning run on the river path, 4.9 km, finished in 30:32.",
+]
+NEW = "Morning run on the treadmill at the hotel gym, 5.1 km, finished in 32:56."
+
+
+def rec(text: str, day: int) -> MemoryRecord:
+    at = T0 + timedelta(days=day)
+    return MemoryRecord(
+        id=f"m{day}",
+        tenant="t",
+        text=text,
+        text_hash=text_hash(text),
+        created_at=at,
+        ingested_at=at,
+        strength=Strength(t_ref=at),
+    )
+
+
+def test_features_round_trip_and_refuse_other_texts() -> None:
+    text = "Slept 7 hours  after the late shift; felt rested at 6:30."
+    (toks,) = local._PARSER.parse([text])
+    stored = feats.encode(toks)
+    assert feats.decode(stored, text) == toks
+    assert feats.decode(stored, text + " Then coffee.") is None  # the text changed
+    assert feats.decode(stored.replace('"v":1', '"v":0'), text) is None  # another version
+    assert feats.decode("not json", text) is None
+    assert feats.decode(None, text) is None
+
+
+def test_family_member_reads_its_payload_fields() -> None:
+    r = rec(RUNS[0], 1)
+    payload = {**r.to_payload(), feats.FEATURES_FIELD: "x"}
+    m = FamilyMember.of_payload(payload)
+    assert (m.text, m.created_at, m.repeats, m.features) == (r.text, r.created_at, [], "x")
+    naive = FamilyMember.of_payload({**payload, "created_at": "2024-01-02T19:00:00"})
+    assert naive.created_at == r.created_at  # stored without a zone: UTC
+
+
+async def test_stored_features_feed_the_judge_instead_of_a_parse(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    judge = LocalJudge()
+    family = [rec(t, i + 1) for i, t in enumerate(RUNS)]
+    expected = judge_texts(NEW, [f.text for f in family])
+    stored = {f.text: judge.stored_features(f) for f in family}
+    assert all(feats.FEATURES_FIELD in s for s in stored.values())
+    members = [FamilyMember.of_payload({**f.to_payload(), **stored[f.text]}) for f in family]
+    # A fresh cache (a process that never parsed the family): nothing may be parsed
+    # but the new memory itself.
+    monkeypatch.setattr(local, "_PARSER", local._Parser())
+    parsed: list[int] = []
+    warm = local._PARSER.warm
+
+    def counting_warm(texts: list[str]) -> int:
+        parsed.append(warm(texts))
+        return parsed[-1]
+
+    monkeypatch.setattr(local._PARSER, "warm", counting_warm)
+    memory = rec(NEW, 30)
+    await judge.prepare([(memory, members)])
+    assert await judge.judge(memory, members) == expected
+    assert sum(parsed) == 1  # the new memory; its family came from the payloads

@@ -7,6 +7,7 @@ import asyncio
 import os
 import uuid
 from collections.abc import Sequence
+from typing import Any
 
 import pytest
 
@@ -171,19 +172,10 @@ class KeyGraph(FakeGraph):
         self.asked: list[str] = []
 
     async def entity_links(
-        self,
-        tenant: str,
-        names: Sequence[str],
-        *,
-        max_df: int,
-        count: bool = True,
-        types: Sequence[str] = (),
-        typed_max_df: int = 0,
+        self, tenant: str, names: Sequence[str], **kw: Any
     ) -> tuple[int, list[EntityLinks]]:
         self.asked = list(names)
-        total, found = await super().entity_links(
-            tenant, names, max_df=max_df, count=count, types=types, typed_max_df=typed_max_df
-        )
+        total, found = await super().entity_links(tenant, names, **kw)
         return total, [e for e in found if e.key in set(names)]
 
 

@@ -2,16 +2,13 @@
 
 from __future__ import annotations
 
-from datetime import UTC, datetime, timedelta
-
 import pytest
 
-from pcm_common.domain.memory import MemoryRecord, Strength, text_hash
 from pcm_common.judge import FamilyMember, local
 from pcm_common.judge import features as feats
 from pcm_common.judge.local import LocalJudge, judge_texts
+from tests.unit.test_judges import rec
 
-T0 = datetime(2024, 1, 1, 19, 0, tzinfo=UTC)
 RUNS = [
     "Went for a run on the river path this morning: 4.9 km in 30:24.",
     "Morning run on the river path, 5.0 km, finished in 32:12.",
@@ -20,19 +17,6 @@ RUNS = [
     "Morning run on the river path, 4.9 km, finished in 30:32.",
 ]
 NEW = "Morning run on the treadmill at the hotel gym, 5.1 km, finished in 32:56."
-
-
-def rec(text: str, day: int) -> MemoryRecord:
-    at = T0 + timedelta(days=day)
-    return MemoryRecord(
-        id=f"m{day}",
-        tenant="t",
-        text=text,
-        text_hash=text_hash(text),
-        created_at=at,
-        ingested_at=at,
-        strength=Strength(t_ref=at),
-    )
 
 
 def test_features_round_trip_and_refuse_other_texts() -> None:

@@ -7,15 +7,10 @@ import pytest
 from pcm_common.judge import FamilyMember, local
 from pcm_common.judge import features as feats
 from pcm_common.judge.local import LocalJudge, judge_texts
+from tests.unit.test_judges import RUNS as JUDGE_RUNS
 from tests.unit.test_judges import rec
 
-RUNS = [
-    "Went for a run on the river path this morning: 4.9 km in 30:24.",
-    "Morning run on the river path, 5.0 km, finished in 32:12.",
-    "Ran 5.1 km on the river path today, time 31:40.",
-    "Went for a run on the river path this morning: 5.3 km in 32:47.",
-    "Morning run on the river path, 4.9 km, finished in 30:32.",
-]
+RUNS = JUDGE_RUNS[:5]  # a family of five similar runs
 NEW = "Morning run on the treadmill at the hotel gym, 5.1 km, finished in 32:56."
 
 

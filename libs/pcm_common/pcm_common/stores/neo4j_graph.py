@@ -192,28 +192,29 @@ LIMIT $limit
 # into an equality pattern rather than filtered with `e.key IN $keys`: on ArcadeDB the IN
 # form plans the MENTIONS expansion badly (LoCoMo conversation, ~20 n-gram keys: 28 ms vs
 # 0.7 ms; Neo4j is indifferent).
-_ENTITY_LINKS = f"""
+_ENTITY_MENTIONS = f"""
 UNWIND $keys AS k
 OPTIONAL MATCH (e:{ENTITY_LABEL} {{tenant: $tenant, key: k}})
 OPTIONAL MATCH (m:{MEMORY_LABEL})-[:{MENTIONS}]->(e)
 WITH e, collect(m.id) AS mids
-RETURN e.key AS key, e.type AS type, size(mids) AS df,
-       CASE WHEN size(mids) <= $max_df THEN mids ELSE [] END AS mids
 """
+_LINKS_RETURN = """
+RETURN e.key AS key, e.type AS type, size(mids) AS df,
+       CASE WHEN size(mids) <= $max_df THEN mids ELSE [] END AS mids"""
+_ENTITY_LINKS = _ENTITY_MENTIONS + _LINKS_RETURN
 # The same, plus each entity's memories that also mention an entity of one of $types
 # (bounded by $typed_max_df: a broad entity's memories would be a long walk). A separate
 # text so that queries without a type word keep the cheaper plan.
-_ENTITY_LINKS_TYPED = f"""
-UNWIND $keys AS k
-OPTIONAL MATCH (e:{ENTITY_LABEL} {{tenant: $tenant, key: k}})
-OPTIONAL MATCH (m:{MEMORY_LABEL})-[:{MENTIONS}]->(e)
-WITH e, collect(m.id) AS mids
+_ENTITY_LINKS_TYPED = (
+    _ENTITY_MENTIONS
+    + f"""
 OPTIONAL MATCH (e)<-[:{MENTIONS}]-(t:{MEMORY_LABEL})-[:{MENTIONS}]->(x:{ENTITY_LABEL})
 WHERE size(mids) <= $typed_max_df AND x.type IN $types AND x.key <> e.key
 WITH e, mids, collect(DISTINCT t.id) AS typed
-RETURN e.key AS key, e.type AS type, size(mids) AS df,
-       CASE WHEN size(mids) <= $max_df THEN mids ELSE [] END AS mids, typed
 """
+    + _LINKS_RETURN
+    + ", typed"
+)
 _MENTIONS_AMONG = f"""
 UNWIND $mids AS mid
 MATCH (m:{MEMORY_LABEL} {{tenant: $tenant, id: mid}})-[:{MENTIONS}]->(e:{ENTITY_LABEL})

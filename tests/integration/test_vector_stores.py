@@ -260,6 +260,41 @@ async def test_search_many_matches_single_searches(store: VectorStore) -> None:
     assert await store.search_many([]) == []
 
 
+async def test_scroll_many_matches_single_scrolls(store: VectorStore) -> None:
+    """A batch of scrolls gives each filter its own scroll's first page, in order (the
+    recall's episode reads), and only the tenant's points."""
+    pts = [make_point("A", episode=f"e{i % 3}", created_ts=float(i)) for i in range(30)]
+    pts += [make_point("B", episode="e0") for _ in range(4)]
+    await store.upsert(pts)
+    filters = [
+        Filter(must={"episode": "e0"}),
+        Filter(must={"episode": "e1"}, ranges={"created_ts": (5.0, 20.0)}),
+        Filter(must={"episode": "e2"}, must_not={"state": "active"}),
+        Filter(must={"episode": ["e0", "e2"]}),
+    ]
+    batch = await store.scroll_many("A", filters, limit=8)
+    assert len(batch) == len(filters)
+    for flt, page in zip(filters, batch, strict=True):
+        alone, _ = await store.scroll("A", flt=flt, limit=8)
+        assert [p.id for p in page] == [p.id for p in alone]
+        assert [p.payload for p in page] == [p.payload for p in alone]
+        assert all(p.vector is None and p.payload["tenant"] == "A" for p in page)
+    assert [len(p) for p in batch] == [8, 5, 0, 8]
+    assert await store.scroll_many("A", [], limit=8) == []
+
+
+async def test_hybrid_returns_vectors_when_asked(store: VectorStore) -> None:
+    q = rand_vec()
+    pts = [make_point("A", f"note about topic {i}") for i in range(5)]
+    await store.upsert(pts)
+    hits = await store.search("A", q, limit=5, sparse=encode_query("topic"), with_vectors=True)
+    assert hits and all(h.fused is not None for h in hits)
+    for h in hits:
+        src = next(p for p in pts if p.id == h.id)
+        assert h.vector is not None and h.vector == pytest.approx(src.vector, abs=1e-5)
+        assert h.score == pytest.approx(cosine(q, src.vector), abs=1e-4)
+
+
 async def test_hybrid_finds_lexical_only_match(store: VectorStore) -> None:
     q = rand_vec()
     texts = [

@@ -7,7 +7,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from pcm_common.domain.memory import MemoryRecord, Source, Strength
-from pcm_common.stores.vectors import Filter, ScoredPoint
+from pcm_common.stores.vectors import Filter, ScoredPoint, VectorStore
 from pcm_recall.graph_links import payload_matches
 from pcm_recall.schemas import ContextItem
 from pcm_recall.service import RecallService, _context_item
@@ -32,7 +32,10 @@ def record(i: int, episode: str = "e1", source: Source = Source.API) -> MemoryRe
 
 
 class ScrollStore:
-    """Only `scroll`, with the store's filter semantics."""
+    """Only `scroll`, with the store's filter semantics, and the port's own `scroll_many`
+    over it (the batch the episode context reads with)."""
+
+    scroll_many = VectorStore.scroll_many
 
     def __init__(self, recs: list[MemoryRecord]) -> None:
         self.payloads = [r.to_payload() for r in recs]

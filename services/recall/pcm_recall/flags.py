@@ -15,6 +15,7 @@ routine found stopped, and no model call.
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -113,7 +114,12 @@ async def compute(
     }
     flt = _with(visibility, **{"surprisal.family_ids": list(ranked_ids)})
     flt.ranges["surprisal.score"] = (min_score, None)
-    points, _ = await vectors.scroll(tenant, flt=flt, limit=SCROLL_LIMIT)
+    # The family scroll (a store read in a worker thread) and the routine lookup (Redis)
+    # are independent: overlapped.
+    (points, _), routine_list = await asyncio.gather(
+        vectors.scroll(tenant, flt=flt, limit=SCROLL_LIMIT),
+        routines.routines(tenant, ranked_ids[:seeds], now.timestamp(), latest=ROUTINE_WINDOW),
+    )
     for p in points:
         known[p.id] = _info(p.payload)
         surprising[p.id] = known[p.id]
@@ -138,8 +144,7 @@ async def compute(
         )
 
     # -- stopped routines of the top recalled memories --------------------------------
-    now_ts = now.timestamp()
-    for found in await routines.routines(tenant, ranked_ids[:seeds], now_ts, latest=ROUTINE_WINDOW):
+    for found in routine_list:
         flag = await _stopped(vectors, tenant, found, now, known, visibility)
         if flag is not None:
             keyed.append((rank[found.seed], 1, flag))

@@ -411,22 +411,22 @@ class RecallService:
                 spans[c.memory_id] = (0, 1)
                 by_episode[str(c.episode)].append(c)
 
-        async def read(episode: str, group: list[ContextItem]) -> list[ScoredPoint]:
+        def window_of(episode: str, group: list[ContextItem]) -> Filter:
             # One read per episode covering every seed's window. The episode's consolidated
             # record shares its episode and time: without the must_not it sorts in among
             # the turns and a whole session rides in as a "neighbour".
             times = [s.created_at.timestamp() for s in group]
-            flt = Filter(
+            return Filter(
                 must={**visible.must, "episode": episode},
                 must_not={**visible.must_not, "source": "consolidation"},
                 ranges={"created_ts": (min(times) - window, max(times) + window)},
                 should=list(visible.should),
             )
-            points, _ = await self.res.vectors.scroll(tenant, flt=flt, limit=EPISODE_SCAN)
-            return points
 
-        # The episodes are independent reads: overlapped.
-        pages = await asyncio.gather(*(read(e, g) for e, g in by_episode.items()))
+        # The episodes are independent reads: one batch.
+        pages = await self.res.vectors.scroll_many(
+            tenant, [window_of(e, g) for e, g in by_episode.items()], limit=EPISODE_SCAN
+        )
         taken = exclude
         out: dict[str, ContextItem] = {}
         for group, points in zip(by_episode.values(), pages, strict=True):

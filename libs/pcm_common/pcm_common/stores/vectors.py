@@ -168,6 +168,14 @@ class VectorStore(ABC):
     ) -> tuple[list[ScoredPoint], str | None]:
         """Page through this tenant's points; returns (points, next offset or None)."""
 
+    async def scroll_many(
+        self, tenant: str, filters: Sequence[Filter], *, limit: int
+    ) -> list[list[ScoredPoint]]:
+        """The first page (`limit` points, no vectors) of `scroll` for each filter, in
+        order. An adapter that can reads them all in one call; this default overlaps them."""
+        pages = await asyncio.gather(*(self.scroll(tenant, flt=f, limit=limit) for f in filters))
+        return [points for points, _ in pages]
+
     @abstractmethod
     async def count(self, tenant: str, flt: Filter | None = None) -> int:
         """Number of this tenant's points matching `flt`."""

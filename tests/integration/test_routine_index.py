@@ -95,6 +95,24 @@ async def test_concurrent_writers_lose_nothing(index: RoutineIndex) -> None:
     assert await index.size(t) == 32
 
 
+async def test_memberships_read_ahead_give_the_same_routines(index: RoutineIndex) -> None:
+    """Recall reads its candidates' memberships while it scores them (`routine_of`); the
+    routines it then gets are those of a plain lookup, whatever the read-ahead covered."""
+    t = tenant()
+    await index.record(t, "a2", [2.0], {"a1": [1.0]})
+    await index.record(t, "b2", [12.0], {"b1": [11.0]})
+    asked = ["n1", "b2", "a1", "b1", "a2"]
+    ahead = await index.routine_of(t, ["a1", "a2", "b1", "b2", "n1", "zz"])
+    assert ahead["n1"] is None and ahead["zz"] is None and ahead["a1"] == ahead["a2"]
+    plain = await index.routines(t, asked, LATER)
+    assert [r.seed for r in plain] == ["b2", "a1"]
+    assert await index.routines(t, asked, LATER, known=ahead) == plain
+    # Partly covered (an episode record ranked in later): the rest is asked.
+    part = {k: v for k, v in ahead.items() if k in ("n1", "b1")}
+    assert await index.routines(t, asked, LATER, known=part) == plain
+    assert await index.routine_of(t, []) == {}
+
+
 async def test_tenants_do_not_share_routines(index: RoutineIndex) -> None:
     a, b = tenant(), tenant()
     await index.record(a, "e1", [1.0], {"e0": [0.0]})

@@ -9,8 +9,8 @@
   later entry; with their last date and usual interval.
 
 Cheap by construction: families and routines were computed by the sweeper, so a recall costs
-one filtered scroll for surprises, two Redis round trips for routines, one point lookup per
-routine found stopped, and no model call.
+one filtered scroll for surprises, two Redis round trips for routines (the first read ahead
+by the recall), one point lookup per routine found stopped, and no model call.
 """
 
 from __future__ import annotations
@@ -91,13 +91,16 @@ async def compute(
     min_score: float = sp.FLAG_MIN_SCORE,
     seeds: int = ROUTINE_SEEDS,
     pool_ids: Sequence[str] = (),
+    routine_of: Mapping[str, str | None] | None = None,
 ) -> list[AnomalyFlag]:
     """Flags for a recall that returned `ranked_ids` (best first), whose payloads are in
     `payloads`; `visibility` is the recall's scope filter (flags never leave it).
 
     `pool_ids` (optional): vector candidates the recall dropped under its relevance floor,
     best first. They rank after every recalled memory and let an everyday request that
-    recalls little still reach its routine through the family rule."""
+    recalls little still reach its routine through the family rule.
+    `routine_of` (optional): routine memberships read ahead (`RoutineIndex.routine_of`);
+    the routine lookup then asks Redis only for the ids it lacks."""
     recalled = set(ranked_ids)
     ranked_ids = [*ranked_ids, *(p for p in pool_ids if p not in recalled)]
     if not ranked_ids:
@@ -118,7 +121,9 @@ async def compute(
     # are independent: overlapped.
     (points, _), routine_list = await asyncio.gather(
         vectors.scroll(tenant, flt=flt, limit=SCROLL_LIMIT),
-        routines.routines(tenant, ranked_ids[:seeds], now.timestamp(), latest=ROUTINE_WINDOW),
+        routines.routines(
+            tenant, ranked_ids[:seeds], now.timestamp(), latest=ROUTINE_WINDOW, known=routine_of
+        ),
     )
     for p in points:
         known[p.id] = _info(p.payload)

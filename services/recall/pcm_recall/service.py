@@ -136,6 +136,13 @@ class RecallService:
             graph = replace(graph, links=graph.closest(cosines))
             hits = hits + [p for p in linked if p.id in graph.links]
         timer.lap("graph_join")
+        # The candidates' routine memberships (a Redis round trip) are read while they are
+        # scored; the flags need them for the best-ranked ones, which are among them.
+        routine_of = (
+            asyncio.create_task(self.res.routines.routine_of(tenant, [h.id for h in hits]))
+            if self.settings.flags_enabled
+            else None
+        )
         rel = await self._relevance(req.query, hits, timer)
         ranked = self._score(hits, rel, now, req, graph.links)
         timer.lap("score")
@@ -152,7 +159,7 @@ class RecallService:
                 visible=visibility(req, self._archived_neighbours(req)),
                 links=graph.links,
             ),
-            self._flags(tenant, req, top, hits, now),
+            self._flags(tenant, req, top, hits, now, routine_of),
         )
         asker = [self._item(p, now, rel=1.0, score=1.0) for p in await self.pinned.get(tenant)]
         timer.lap("context_and_flags")
@@ -189,9 +196,11 @@ class RecallService:
         top: list[ContextItem],
         hits: list[ScoredPoint],
         now: datetime,
+        routine_of: asyncio.Task[dict[str, str | None]] | None = None,
     ) -> tuple[list[AnomalyFlag], float]:
         """Surprise and stopped-routine flags for what was recalled, and the milliseconds
-        they took; never fails a recall."""
+        they took; never fails a recall. `routine_of`: the candidates' routine memberships,
+        being read since the search."""
         if not self.settings.flags_enabled:
             return [], 0.0
         started = time.perf_counter()
@@ -208,6 +217,7 @@ class RecallService:
                 now,
                 visibility(req, req.include_archived),
                 pool_ids=pool,
+                routine_of=await routine_of if routine_of is not None else None,
             )
             return flags, round((time.perf_counter() - started) * 1000, 3)
         except Exception as exc:

@@ -2,7 +2,8 @@
 times, kept in Redis by the sweeper when it judges a memory (whitepaper §3.8).
 
 Recall's stopped-routine check then costs two Redis round trips and no vector-store scan:
-the routines of the recalled memories, and the latest entry times of each. Without it a
+the routines of the recalled memories (read ahead, while recall scores its candidates), and
+the latest entry times of each. Without it a
 recall had to rebuild routines from stored families (about a thousand payloads read per
 recall in a 10k-memory tenant).
 
@@ -178,19 +179,40 @@ class RoutineIndex:
                     continue
         raise RoutineConflict(f"routine index of {tenant} busy")
 
+    async def routine_of(self, tenant: str, memory_ids: Sequence[str]) -> dict[str, str | None]:
+        """Each of `memory_ids` -> the id of its routine, or None when it belongs to none.
+        One round trip."""
+        if not memory_ids:
+            return {}
+        found = await self.redis.hmget(_of_key(tenant), list(memory_ids))
+        return {
+            mid: _text(r) if r is not None else None
+            for mid, r in zip(memory_ids, found, strict=True)
+        }
+
     async def routines(
-        self, tenant: str, memory_ids: Sequence[str], now: float, *, latest: int = 64
+        self,
+        tenant: str,
+        memory_ids: Sequence[str],
+        now: float,
+        *,
+        latest: int = 64,
+        known: Mapping[str, str | None] | None = None,
     ) -> list[Routine]:
         """The routines of `memory_ids`, in the order of their first member among them,
         each with its `latest` entries up to `now` (oldest first) and how many come after.
-        Two round trips."""
+        `known`: memberships read before (`routine_of`); only the ids it lacks are asked.
+        Two round trips, one when `known` covers `memory_ids`."""
         if not memory_ids:
             return []
-        found = await self.redis.hmget(_of_key(tenant), list(memory_ids))
+        routine_of = dict(known or {})
+        missing = [m for m in dict.fromkeys(memory_ids) if m not in routine_of]
+        routine_of.update(await self.routine_of(tenant, missing))
         seeds: dict[str, str] = {}
-        for mid, r in zip(memory_ids, found, strict=True):
+        for mid in memory_ids:
+            r = routine_of[mid]
             if r is not None:
-                seeds.setdefault(_text(r), mid)
+                seeds.setdefault(r, mid)
         if not seeds:
             return []
         pipe = self.redis.pipeline(transaction=False)

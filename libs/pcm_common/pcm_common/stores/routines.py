@@ -3,9 +3,8 @@ times, kept in Redis by the sweeper when it judges a memory (whitepaper §3.8).
 
 Recall's stopped-routine check then costs two Redis round trips and no vector-store scan:
 the routines of the recalled memories (read ahead, while recall scores its candidates), and
-the latest entry times of each. Without it a
-recall had to rebuild routines from stored families (about a thousand payloads read per
-recall in a 10k-memory tenant).
+the latest entry times of each. Without it a recall had to rebuild routines from stored
+families (about a thousand payloads read per recall in a 10k-memory tenant).
 
 Per tenant:
 - ``pcm:routine:{tenant}:of``: hash, memory id -> routine id;

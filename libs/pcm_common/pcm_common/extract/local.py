@@ -17,7 +17,7 @@ from collections import OrderedDict
 from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
-from pcm_common.extract import Extractor
+from pcm_common.extract import Extractor, parse_process
 from pcm_common.stores.graph import Entity, Extraction, Relation
 
 # spaCy label -> closed entity type. CARDINAL, ORDINAL, MONEY, QUANTITY, PERCENT and NORP are
@@ -494,7 +494,7 @@ class ParseExchange:
                 ]
             if not todo:
                 return 0
-            docs = list(load_pipeline().pipe(todo))
+            docs = parse_process.parse(todo)
         for text, doc in zip(todo, docs, strict=True):
             self.offer(text, doc)
             self.put(text, doc)
@@ -535,6 +535,7 @@ class LocalExtractor(Extractor):
 
     def warmup(self) -> None:
         load_pipeline()
+        parse_process.warmup()
 
     async def extract(self, text: str) -> Extraction:
         return await asyncio.to_thread(self.extract_sync, text)
@@ -561,8 +562,8 @@ class LocalExtractor(Extractor):
                 docs: list[Any] = [SHARED_DOCS.take(seg) for _, _, seg in jobs]
                 missing = [i for i, doc in enumerate(docs) if doc is None]
                 if missing:
-                    parsed = load_pipeline().pipe(
-                        (jobs[i][2] for i in missing), batch_size=self.batch_size
+                    parsed = parse_process.parse(
+                        [jobs[i][2] for i in missing], batch_size=self.batch_size
                     )
                     for i, doc in zip(missing, parsed, strict=True):
                         docs[i] = doc

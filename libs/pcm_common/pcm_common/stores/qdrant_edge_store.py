@@ -134,10 +134,13 @@ class EdgeVectorStore(VectorStore):
     by `optimize()`, triggered in the background every `optimize_after` written points.
     """
 
-    def __init__(self, path: Path, dim: int = 384, *, optimize_after: int = 5000) -> None:
+    def __init__(
+        self, path: Path, dim: int = 384, *, optimize_after: int = 5000, max_segment_kb: int = 0
+    ) -> None:
         self.path = Path(path)
         self.dim = dim
         self.optimize_after = optimize_after
+        self.max_segment_kb = max_segment_kb
         self._shard: qe.EdgeShard | None = None
         self._open_lock = threading.Lock()
         self._write_lock = threading.Lock()
@@ -155,6 +158,11 @@ class EdgeVectorStore(VectorStore):
             sparse_vectors={SPARSE: qe.EdgeSparseVectorParams(modifier=qe.Modifier.Idf)},
             # Qdrant's server defaults; full_scan_threshold is in KB of vectors.
             hnsw_config=qe.HnswIndexConfig(m=16, ef_construct=100, full_scan_threshold=10_000),
+            optimizers=(
+                qe.EdgeOptimizersConfig(max_segment_size=self.max_segment_kb)
+                if self.max_segment_kb > 0
+                else None
+            ),
         )
 
     def _open(self) -> qe.EdgeShard:

@@ -8,8 +8,9 @@ Ingest: memories/s from the first request until ``GET /v1/pipeline`` reports not
 pending (graph extraction and judging included), one memory per request ("single") and
 ``--batch`` per request ("batched"); the batched figure is the median over segments of
 ``--segment`` memories, the single one the median over ``--single-repeats`` runs. Each
-segment also reports the process's CPU time per memory (server and client run in this
-process), which other load on the machine does not change.
+segment also reports the CPU time per memory of this process and its children (server
+and client run in this process, the server's spaCy parses in a child), which other load on
+the machine changes little.
 Recall: client-side p50/p95 per round of ``--queries`` questions (medians over rounds) and
 the share of server time per stage from ``timings_ms``.
 """

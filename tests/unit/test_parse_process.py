@@ -78,3 +78,16 @@ def test_a_dead_child_is_replaced(in_child: None) -> None:
     assert [d.text for d in parse_process.parse(TEXTS[2:4])] == TEXTS[2:4]
     assert parse_process._executor() is not pool
     parse_process.shutdown()
+
+
+def test_a_single_query_is_parsed_in_process(
+    in_child: None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Recall's query (`extract`) never waits behind a batch in the parse process."""
+
+    def no_child(texts: Any, batch_size: int = 256) -> list[Any]:
+        raise AssertionError("a single text went to the parse process")
+
+    monkeypatch.setattr(parse_process, "parse", no_child)
+    names = {e.name for e in LocalExtractor().extract_sync(TEXTS[0]).entities}
+    assert {"Alice", "Berlin"} <= names

@@ -3,6 +3,12 @@ everything the judge and the extractor read; a dead child is replaced."""
 
 from __future__ import annotations
 
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -91,3 +97,34 @@ def test_a_single_query_is_parsed_in_process(
     monkeypatch.setattr(parse_process, "parse", no_child)
     names = {e.name for e in LocalExtractor().extract_sync(TEXTS[0]).entities}
     assert {"Alice", "Berlin"} <= names
+
+
+def test_the_child_exits_when_its_parent_is_killed() -> None:
+    """A PCM process killed outright (SIGKILL) does not leave its parse process behind."""
+    script = (
+        "import os, sys\n"
+        "os.environ['PCM_PARSE_PROCESS'] = 'true'\n"
+        "from pcm_common.extract import parse_process\n"
+        "parse_process.parse(['warm up'])\n"
+        "print(*parse_process._executor()._processes, flush=True)\n"
+        "sys.stdin.read()\n"
+    )
+    parent = subprocess.Popen(
+        [sys.executable, "-c", script], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True
+    )
+    assert parent.stdout is not None
+    (child,) = (int(p) for p in parent.stdout.readline().split())
+    os.kill(parent.pid, signal.SIGKILL)
+    parent.wait()
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline and _alive(child):
+        time.sleep(0.1)
+    assert not _alive(child)
+
+
+def _alive(pid: int) -> bool:
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except OSError:
+        return False
+    return state != "Z"  # a zombie has exited; its reaper (init) collects it

@@ -19,6 +19,7 @@ from __future__ import annotations
 import multiprocessing
 import os
 import threading
+import time
 from collections.abc import Sequence
 from concurrent.futures import ProcessPoolExecutor
 from typing import Any
@@ -27,6 +28,7 @@ from pcm_common.telemetry import get_logger
 
 log = get_logger("parse")
 
+_PARENT_CHECK_S = 1.0
 _pool: ProcessPoolExecutor | None = None
 _pool_lock = threading.Lock()
 
@@ -48,7 +50,10 @@ def _executor() -> ProcessPoolExecutor:
             # Spawned, not forked: this process runs threads (ONNX Runtime, Qdrant Edge,
             # worker threads) whose locks a fork would copy in whatever state they are.
             _pool = ProcessPoolExecutor(
-                max_workers=1, mp_context=multiprocessing.get_context("spawn")
+                max_workers=1,
+                mp_context=multiprocessing.get_context("spawn"),
+                initializer=_watch_parent,
+                initargs=(os.getpid(),),
             )
         return _pool
 
@@ -59,6 +64,18 @@ def _drop(pool: ProcessPoolExecutor) -> None:
         if _pool is pool:
             _pool = None
     pool.shutdown(wait=False, cancel_futures=True)
+
+
+def _watch_parent(parent: int) -> None:
+    """Runs in the child: exit once the parent is gone. A parent killed outright (SIGKILL,
+    an OOM kill) left its child waiting on the call queue for ever, holding its ~150 MB."""
+
+    def watch() -> None:
+        while os.getppid() == parent:
+            time.sleep(_PARENT_CHECK_S)
+        os._exit(0)
+
+    threading.Thread(target=watch, name="parent-watch", daemon=True).start()
 
 
 def _parse_in_child(texts: list[str], batch_size: int) -> bytes:

@@ -194,10 +194,15 @@ async def cmd_graph(args: argparse.Namespace) -> None:
     graph = Neo4jGraphStore(args.uri, "neo4j", os.environ.get("NEO4J_PASSWORD", "pcm-dev-password"))
     await graph.ensure_schema()
     run = uuid.uuid4().hex[:6]
-    linker = GraphLinker(graph, LocalExtractor(), timeout_s=2.0, cache_size=0, cooldown_s=0.0)
-    untyped = GraphLinker(
-        graph, LocalExtractor(), timeout_s=2.0, cache_size=0, cooldown_s=0.0, typed=False
-    )
+    # N comes from the memory store in recall; here it is the conversation's length.
+    sizes = {f"locomo-{c.sample_id}-{run}": len(c.turns) for c in convs}
+
+    async def count(tenant: str) -> int:
+        return sizes[tenant]
+
+    common: dict[str, Any] = {"count": count, "timeout_s": 2.0, "cache_size": 0, "cooldown_s": 0.0}
+    linker = GraphLinker(graph, LocalExtractor(), **common)
+    untyped = GraphLinker(graph, LocalExtractor(), typed=False, **common)
     lat: list[float] = []
     # Questions with a type word, timed with and without the typed walk, alternately.
     typed_ms: dict[bool, list[float]] = {True: [], False: []}

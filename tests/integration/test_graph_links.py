@@ -7,6 +7,7 @@ import asyncio
 import os
 import uuid
 from collections.abc import Sequence
+from dataclasses import replace
 from typing import Any
 
 import pytest
@@ -35,14 +36,19 @@ class FixedExtractor(Extractor):
 
 
 class FakeGraph(Neo4jGraphStore):
-    """Only entity_links matters here; delay/failure are injectable."""
+    """Only entity_links matters here; delay/failure are injectable. ``count`` stands in
+    for the memory store's count of the tenant (recall's N)."""
 
     def __init__(self, answer: tuple[int, list[EntityLinks]], delay: float = 0.0) -> None:
         self.answer = answer
         self.delay = delay
         self.fail: Exception | None = None
         self.calls = 0
-        self.mentions: dict[str, set[tuple[str, str]]] = {}
+        self.counted = 0
+
+    async def count(self, tenant: str) -> int:
+        self.counted += 1
+        return self.answer[0]
 
     async def entity_links(
         self,
@@ -50,41 +56,30 @@ class FakeGraph(Neo4jGraphStore):
         names: Sequence[str],
         *,
         max_df: int,
-        count: bool = True,
         types: Sequence[str] = (),
         typed_max_df: int = 0,
-    ) -> tuple[int, list[EntityLinks]]:
+    ) -> list[EntityLinks]:
         self.calls += 1
         self.types = list(types)
-        self.counted = getattr(self, "counted", 0) + count
         await asyncio.sleep(self.delay)
         if self.fail is not None:
             raise self.fail
-        total, found = self.answer
-        capped = [
+        return [
             EntityLinks(
                 e.key,
                 e.type,
                 e.df,
                 e.memory_ids if e.df <= max_df else (),
                 e.typed if types and e.df <= typed_max_df else (),
+                e.co if e.df <= max_df else (),
             )
-            for e in found
+            for e in self.answer[1]
         ]
-        return (total if count else -1), capped
 
 
-async def _mentions_among(
-    self: FakeGraph, tenant: str, memory_ids: Sequence[str], keys: Sequence[str]
-) -> dict[str, set[tuple[str, str]]]:
-    return {
-        m: {te for te in self.mentions.get(m, set()) if te[1] in keys}
-        for m in memory_ids
-        if m in self.mentions
-    }
+def linker_of(graph: FakeGraph, extractor: Extractor, **kw: Any) -> GraphLinker:
+    return GraphLinker(graph, extractor, count=graph.count, **kw)
 
-
-FakeGraph.mentions_among = _mentions_among  # type: ignore[method-assign]
 
 CAROLINE = EntityLinks("caroline", "Person", 300, tuple(f"c{i}" for i in range(300)))
 SWEDEN = EntityLinks("sweden", "Place", 2, ("m1", "m2"))
@@ -147,19 +142,22 @@ async def test_fetch_linked_scores_by_cosine_and_drops_hidden_or_vectorless() ->
 async def test_linker_caps_broad_entities_and_caches_query() -> None:
     ex = FixedExtractor([Entity("Caroline", "Person"), Entity("Sweden", "Place")])
     graph = FakeGraph((1000, [CAROLINE, SWEDEN]))
-    linker = GraphLinker(graph, ex, max_df=50, max_df_share=0.05, ngrams=False)
+    linker = linker_of(graph, ex, max_df=50, max_df_share=0.05, ngrams=False)
     res = await linker.links("t", "Did Caroline go to Sweden?")
     assert res.ok and set(res.links) == {"m1", "m2"}  # 300 Caroline memories: too broad
     assert all(0.0 <= v <= 1.0 for v in res.links.values())
     again = await linker.links("t", "Did Caroline go to Sweden?")
     assert ex.calls == 1 and graph.calls == 2  # query entities cached, graph asked each time
     assert graph.counted == 1 and again.links == res.links  # the tenant's count is reused
-    graph.mentions = {"m2": {("Person", "caroline")}}
+    # The lookup says which of Sweden's memories also name Caroline: m2 links stronger.
+    co = (("m2", "Person", "caroline"), ("m2", "Place", "sweden"))
+    graph.answer = (1000, [CAROLINE, replace(SWEDEN, co=co)])
     both = await linker.links("t", "Did Caroline go to Sweden?")
-    assert both.links["m2"] == 1.0 > both.links["m1"]  # m2 also names Caroline
+    assert both.links["m2"] == 1.0 > both.links["m1"]
+    assert graph.calls == 3  # still one lookup per recall
     assert set(res.timings()) == {"graph", "graph_ok", "graph_links"}
 
-    none = GraphLinker(graph, FixedExtractor([Entity("May 2023", "Time")]), ngrams=False)
+    none = linker_of(graph, FixedExtractor([Entity("May 2023", "Time")]), ngrams=False)
     empty = await none.links("t", "in May 2023")
     assert empty.ok and empty.links == {} and graph.calls == 3  # no lookup without entities
 
@@ -171,18 +169,15 @@ class KeyGraph(FakeGraph):
         super().__init__((total, have))
         self.asked: list[str] = []
 
-    async def entity_links(
-        self, tenant: str, names: Sequence[str], **kw: Any
-    ) -> tuple[int, list[EntityLinks]]:
+    async def entity_links(self, tenant: str, names: Sequence[str], **kw: Any) -> list[EntityLinks]:
         self.asked = list(names)
-        total, found = await super().entity_links(tenant, names, **kw)
-        return total, [e for e in found if e.key in set(names)]
+        return [e for e in await super().entity_links(tenant, names, **kw) if e.key in names]
 
 
 async def test_linker_ngrams_match_graph_keys_without_extractor() -> None:
     ex = FixedExtractor([])
     graph = KeyGraph(1000, [CAROLINE, SWEDEN, ADOPTION])
-    linker = GraphLinker(graph, ex, max_df=50, max_df_share=0.05)  # n-grams: the default
+    linker = linker_of(graph, ex, max_df=50, max_df_share=0.05)  # n-grams: the default
     res = await linker.links("t", "Did Caroline's adoptions go through in Sweden?")
     assert ex.calls == 0  # no parse on the recall path
     assert {"caroline", "sweden", "adoption"} <= set(graph.asked)  # "adoptions" -> "adoption"
@@ -193,26 +188,26 @@ async def test_linker_ngrams_match_graph_keys_without_extractor() -> None:
 async def test_linker_type_words_link_co_mentions_of_the_type() -> None:
     jon = EntityLinks("jon", "Person", 300, tuple(f"j{i}" for i in range(300)), ("r1", "r2"))
     graph = KeyGraph(1000, [jon])
-    linker = GraphLinker(graph, FixedExtractor([]), max_df=50, max_df_share=0.05)
+    linker = linker_of(graph, FixedExtractor([]), max_df=50, max_df_share=0.05)
     res = await linker.links("t", "Which cities has Jon visited?")
     assert graph.types == ["Place"]
     assert res.ok and set(res.links) == {"r1", "r2"}  # Jon's memories that name a place
     assert "type:Place" in res.entities
     # No type word, no typed links; typed links off, none either.
     assert (await linker.links("t", "What has Jon been up to?")).links == {}
-    off = GraphLinker(graph, FixedExtractor([]), max_df=50, max_df_share=0.05, typed=False)
+    off = linker_of(graph, FixedExtractor([]), max_df=50, max_df_share=0.05, typed=False)
     assert (await off.links("t", "Which cities has Jon visited?")).links == {}
     assert graph.types == []
     # Too many such memories to be specific (over the df cap of 50): they link nothing.
     many = EntityLinks("jon", "Person", 300, (), tuple(f"j{i}" for i in range(60)))
-    wide = GraphLinker(KeyGraph(1000, [many]), FixedExtractor([]), max_df=50)
+    wide = linker_of(KeyGraph(1000, [many]), FixedExtractor([]), max_df=50)
     assert (await wide.links("t", "Which cities has Jon visited?")).links == {}
 
 
 async def test_linker_degrades_on_timeout_error_and_cools_down() -> None:
     ex = FixedExtractor([Entity("Sweden", "Place")])
     graph = FakeGraph((10, [SWEDEN]), delay=1.0)
-    linker = GraphLinker(graph, ex, timeout_s=0.05, cooldown_s=0.3, max_df_share=1.0)
+    linker = linker_of(graph, ex, timeout_s=0.05, cooldown_s=0.3, max_df_share=1.0)
     t0 = asyncio.get_running_loop().time()
     res = await linker.links("t", "Sweden?")
     assert not res.ok and res.reason == "timeout" and res.links == {}
@@ -256,24 +251,31 @@ async def test_links_against_real_graph() -> None:
             pytest.skip(f"no graph at {uri}")
         pytest.fail(f"no graph at {uri} (scripts/neo4j.sh start)")
     tenant = f"links-{uuid.uuid4().hex[:10]}"
-    mel = Entity("Melanie", "Person")
-    items = [
-        (tenant, f"m{i}", Extraction([mel, Entity("pottery", "Concept")] if i < 2 else [mel], []))
-        for i in range(40)
-    ]
+    mel, pottery = Entity("Melanie", "Person"), Entity("pottery", "Concept")
+    # m0, m1 name Melanie and pottery, m2 only pottery, the rest only Melanie (80 in all:
+    # pottery's 3 stay under the df cap of 5% of them).
+    facts = {0: [mel, pottery], 1: [mel, pottery], 2: [pottery]}
+    items = [(tenant, f"m{i}", Extraction(facts.get(i, [mel]), [])) for i in range(80)]
+
+    async def count(t: str) -> int:
+        return (await graph.stats(t))["memories"]
+
     try:
         await graph.write_facts_many(items)
         for ngrams in (False, True):
             linker = GraphLinker(
                 graph,
                 FixedExtractor([mel, Entity("Pottery", "Concept")]),
+                count=count,
                 timeout_s=2.0,
                 ngrams=ngrams,
             )
             res = await linker.links(tenant, "What did Melanie make in pottery class?")
             assert res.ok, res.reason
-            assert set(res.links) == {"m0", "m1"}  # Melanie (40 of 40) is too broad to link
-            assert 0.5 < res.links["m0"] <= 1.0
+            assert set(res.links) == {"m0", "m1", "m2"}  # Melanie (79 of 80) is too broad
+            # ...but of pottery's memories, those that also name her link stronger: the
+            # lookup's own answer says so (one round trip).
+            assert res.links["m0"] == res.links["m1"] == 1.0 > res.links["m2"] > 0.5
     finally:
         await graph.delete_memories(tenant, [m for _, m, _ in items])
         await graph.close()

@@ -372,15 +372,18 @@ async def test_entity_links_and_memory_ids(backend: Backend, tenant: str) -> Non
             (tenant, "m3", Extraction([ALICE, BOB], [])),
         ]
     )
-    total, links = await g.entity_links(tenant, ["alice SMITH", "Python", "nobody"], max_df=2)
-    assert total == 3
+    asked = ["alice SMITH", "Python", "acme  CORP", "nobody"]
+    links = await g.entity_links(tenant, asked, max_df=2)
     by_key = {x.key: x for x in links}
-    assert set(by_key) == {"alice smith", "python"}
+    assert set(by_key) == {"alice smith", "python", "acme corp"}
     assert by_key["alice smith"].df == 3 and by_key["alice smith"].memory_ids == ()  # too broad
     assert by_key["python"].df == 1 and by_key["python"].memory_ids == ("m1",)
-    assert await g.entity_links(tenant, [], max_df=5) == (0, [])
-    total, links = await g.entity_links(tenant, ["nobody"], max_df=5)
-    assert (total, links) == (3, [])
+    # Co-mentions: the other asked entities a linked memory names (for a broad one, none).
+    alice, acme = ("Person", "alice smith"), ("Organization", "acme corp")
+    assert by_key["python"].co == tuple(sorted([("m1", *alice), ("m1", *acme)]))
+    assert by_key["alice smith"].co == ()
+    assert await g.entity_links(tenant, [], max_df=5) == []
+    assert await g.entity_links(tenant, ["nobody"], max_df=5) == []
 
     assert await g.memory_ids(tenant) == ["m1", "m2", "m3"]
     assert await g.existing_memories(tenant, ["m3", "m1", "x"]) == {"m1", "m3"}
@@ -402,15 +405,22 @@ async def test_entity_links_typed(backend: Backend, tenant: str) -> None:
             (tenant, "m4", Extraction([ALICE, BERLIN], [])),  # a place, but not Bob's
         ]
     )
-    _, links = await g.entity_links(
+    links = await g.entity_links(
         tenant, ["bob", "python"], max_df=1, types=["Place"], typed_max_df=10
     )
     by_key = {x.key: x for x in links}
     assert by_key["bob"].memory_ids == ()  # too broad to link on its own...
     assert sorted(by_key["bob"].typed) == ["m1", "m2"]  # ...but not with a place
     assert by_key["python"].typed == ("m2",)
+    # The typed walk and the co-mentions come in the same answer.
+    links = await g.entity_links(
+        tenant, ["bob", "python"], max_df=2, types=["Place"], typed_max_df=10
+    )
+    by_key = {x.key: x for x in links}
+    assert by_key["python"].co == (("m2", "Person", "bob"), ("m3", "Person", "bob"))
+    assert by_key["python"].typed == ("m2",) and by_key["bob"].co == ()
     # Past the typed cap an entity is not walked; without types nothing is.
-    _, links = await g.entity_links(tenant, ["bob"], max_df=1, types=["Place"], typed_max_df=2)
+    links = await g.entity_links(tenant, ["bob"], max_df=1, types=["Place"], typed_max_df=2)
     assert links[0].typed == ()
-    _, links = await g.entity_links(tenant, ["bob"], max_df=5)
+    links = await g.entity_links(tenant, ["bob"], max_df=5)
     assert links[0].typed == () and len(links[0].memory_ids) == 3

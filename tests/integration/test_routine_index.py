@@ -113,6 +113,37 @@ async def test_memberships_read_ahead_give_the_same_routines(index: RoutineIndex
     assert await index.routine_of(t, []) == {}
 
 
+async def test_a_batch_places_as_one_by_one_does(index: RoutineIndex) -> None:
+    """`record_many` applies its items in order, each seeing the ones before it: a series,
+    a routine started and later merged in the same batch, a stranger, a memory judged
+    again. Same routines as recording them one at a time."""
+    times = {m: [float(i)] for i, m in enumerate("a1 a2 a3 b1 b2 b3 m x1 x2".split())}
+
+    def item(m: str, fam: str) -> tuple[str, list[float], dict[str, list[float]]]:
+        return m, times[m], {f: times[f] for f in fam.split()}
+
+    stored = [item("a2", "a1"), item("b2", "b1")]  # routines before the batch
+    batch = [
+        item("a3", "a1 a2"),
+        item("b3", "b1 b2"),
+        item("m", "a1 a2 a3 b1 b2 b3"),  # both routines pass: merged into one
+        item("x2", "x1"),
+        item("a3", "a1 a2"),  # judged again
+        item("x1", ""),
+    ]
+    one, many = tenant(), tenant()
+    for m, ts, fam in [*stored, *batch]:
+        await index.record(one, m, ts, fam)
+    for m, ts, fam in stored:
+        await index.record(many, m, ts, fam)
+    placed = await index.record_many(many, batch)
+    assert placed[-1] is not None and placed[3] == placed[-1]
+    ids = list(times)
+    assert await index.routines(many, ids, LATER) == await index.routines(one, ids, LATER)
+    assert await index.size(many) == await index.size(one) == len(times)
+    assert await index.record_many(many, []) == []
+
+
 async def test_tenants_do_not_share_routines(index: RoutineIndex) -> None:
     a, b = tenant(), tenant()
     await index.record(a, "e1", [1.0], {"e0": [0.0]})

@@ -96,6 +96,15 @@ async def test_crud_roundtrip(store: VectorStore) -> None:
     assert g.payload["graph"] == {"extracted": True}
     assert g.payload["text"] == "hello world"
     assert not await store.set_payload("A", str(uuid.uuid4()), {"state": "x"})
+    # Several patches at once: each applied to its own point, one answer per patch.
+    done = await store.set_payload_many(
+        "A", [(q.id, {"importance": "high"}), (str(uuid.uuid4()), {}), (p.id, {"pinned": True})]
+    )
+    assert done == [True, False, True]
+    assert (await store.get("A", [q.id]))[0].payload["importance"] == "high"
+    assert (await store.get("A", [p.id]))[0].payload["pinned"] is True
+    assert await store.set_payload_many("B", [(p.id, {"state": "x"})]) == [False]
+    assert (await store.get("A", [p.id]))[0].payload["state"] == "archived"
 
     # Upsert replaces the whole point.
     p2 = VectorPoint(id=p.id, vector=p.vector, payload={"tenant": "A", "text": "replaced"})

@@ -37,6 +37,9 @@ class CountingPipeline:
 
 @pytest.fixture
 def counting(monkeypatch: pytest.MonkeyPatch) -> CountingPipeline:
+    # Parsed in this process, where they can be counted (`test_parse_process`: a child's
+    # parses are the same docs).
+    monkeypatch.setenv("PCM_PARSE_PROCESS", "false")
     pipeline = CountingPipeline(local.load_pipeline())
     monkeypatch.setattr(local, "load_pipeline", lambda: pipeline)
     return pipeline

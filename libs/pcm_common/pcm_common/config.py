@@ -31,6 +31,10 @@ class PcmSettings(BaseSettings):
         "", validation_alias=AliasChoices("QDRANT_API_KEY", "PCM_QDRANT_API_KEY")
     )
     qdrant_path: Path = Path("var/qdrant-edge")
+    # Largest Qdrant Edge segment the optimizer builds, in KB of vectors (0: Qdrant's own
+    # default, which keeps merging segments into one). Each merge re-indexes the merged
+    # segment while holding the interpreter lock (`qdrant_edge_store`).
+    qdrant_max_segment_kb: int = 0
     collection: str = "pcm_memories"
 
     neo4j_uri: str = Field(

@@ -57,7 +57,9 @@ class Resources:
             )
         from pcm_common.stores.qdrant_edge_store import EdgeVectorStore
 
-        return EdgeVectorStore(path=s.qdrant_path, dim=s.embedding_dim)
+        return EdgeVectorStore(
+            path=s.qdrant_path, dim=s.embedding_dim, max_segment_kb=s.qdrant_max_segment_kb
+        )
 
     @cached_property
     def graph(self) -> GraphStore:

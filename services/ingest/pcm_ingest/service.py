@@ -53,6 +53,11 @@ def _scope_key(fields: dict[str, Any]) -> tuple[str, str, str, str]:
     )
 
 
+# What `_twin` reads of the nearest stored memory: whole payloads (~30 fields turned into
+# Python objects) for one hit per new memory, when nearly none is a twin.
+_TWIN_FIELDS = ("figures", "text")
+
+
 class IngestService:
     def __init__(self, res: Resources, settings: IngestSettings) -> None:
         self.res = res
@@ -84,16 +89,16 @@ class IngestService:
         points: list[VectorPoint] = []
         figures_of = {i: extract_figures(items[i].text) for i in fresh}
         twins = await self._near_duplicates(tenant, items, fresh, vectors, figures_of)
-        merged_into: set[str] = set()
         for i, vec, twin in zip(fresh, vectors, twins, strict=True):
             item = items[i]
             figures = figures_of[i]
-            if twin is not None:
-                if twin.id in merged_into:  # reinforced already in this batch: re-read it
-                    twin = (await self.res.vectors.get(tenant, [twin.id]) or [twin])[0]
-                await self._reinforce(tenant, twin, as_utc(item.created_at or now))
-                merged_into.add(twin.id)
-                results[i] = StoreResult(id=twin.id, status="merged")
+            # The search read two fields of the twin; the whole record is read here (its
+            # latest state too, when this batch reinforced it already). Deleted meanwhile:
+            # this memory is stored as new.
+            found = await self.res.vectors.get(tenant, [twin.id]) if twin is not None else []
+            if found:
+                await self._reinforce(tenant, found[0], as_utc(item.created_at or now))
+                results[i] = StoreResult(id=found[0].id, status="merged")
                 continue
             record = self._record(tenant, item, figures, now, seq_base + i)
             records.append(record)
@@ -200,7 +205,7 @@ class IngestService:
             for i, vec in zip(fresh, vectors, strict=True)
         ]
         found = await self.res.vectors.search_many(
-            queries, concurrency=self.settings.near_duplicate_lookups
+            queries, fields=_TWIN_FIELDS, concurrency=self.settings.near_duplicate_lookups
         )
         return [
             self._twin(items[i], figures_of[i], hits) for i, hits in zip(fresh, found, strict=True)

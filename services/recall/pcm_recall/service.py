@@ -63,6 +63,9 @@ def visibility(req: RecallIn, include_archived: bool) -> Filter:
     return Filter(must=must, should=should, must_not={"source": "consolidation"})
 
 
+_NOT_EPISODE_RECORDS = Filter(must_not={"source": "consolidation"})
+
+
 def relevance(point: ScoredPoint, fusion_k: int) -> float:
     """Relevance in [0, 1]: the fused rank score scaled so that first place in both lists
     is 1.0, or the cosine when the search was dense only."""
@@ -82,6 +85,7 @@ class RecallService:
                 res.graph,
                 # The n-gram path needs no extractor: do not build one for it.
                 None if settings.graph_query_ngrams else res.extractor,
+                count=self._memory_count,
                 timeout_s=settings.graph_link_timeout_s,
                 max_links=settings.graph_max_links,
                 max_df=settings.graph_max_df,
@@ -93,6 +97,11 @@ class RecallService:
             if settings.graph_links
             else None
         )
+
+    async def _memory_count(self, tenant: str) -> int:
+        """Memories in the tenant (N of the graph links' weights): episode records are not
+        extracted into the graph, so they are not counted."""
+        return await self.res.vectors.count(tenant, _NOT_EPISODE_RECORDS)
 
     async def recall(self, tenant: str, req: RecallIn) -> tuple[RecallOut, MemoryRecalled | None]:
         timer = _Timer()

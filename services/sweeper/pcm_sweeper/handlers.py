@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import asyncio
 from datetime import datetime, timedelta
-from typing import TypeVar
+from typing import Any, TypeVar
 
 from pcm_common.domain import activation
 from pcm_common.domain.memory import MemoryRecord, Strength, as_utc
@@ -19,7 +19,7 @@ from pcm_common.events import (
 from pcm_common.extract.local import SHARED_DOCS
 from pcm_common.resources import Resources
 from pcm_common.stores.vectors import Filter, ScoredPoint
-from pcm_common.stream_batches import Outcome, each_outcome
+from pcm_common.stream_batches import Outcome
 from pcm_common.telemetry import get_logger
 from pcm_sweeper.judging import Judgement, Judging
 from pcm_sweeper.settings import SweeperSettings
@@ -41,6 +41,16 @@ def _spread_key(event_id: str, memory_id: str) -> str:
     return f"pcm:applied:spread:{event_id}:{memory_id}"
 
 
+def _extracted_patch(event: MemoryExtracted) -> dict[str, Any]:
+    return {
+        "graph": {
+            "extracted": True,
+            "entities": event.entities,
+            "extracted_at": event.emitted_at.isoformat(),
+        }
+    }
+
+
 class SweeperHandlers:
     def __init__(self, res: Resources, settings: SweeperSettings) -> None:
         self.res = res
@@ -57,8 +67,8 @@ class SweeperHandlers:
         the extractor); then the families are searched in one batch, the judge prepares all
         the verdicts at once (the local judge parses the family members it has not seen
         in one batch: ~a third of them are stored but not yet reached by either consumer,
-        and parsing them a few at a time cost twice as much per text), and up to
-        `surprisal_concurrency` memories are judged at once."""
+        and parsing them a few at a time cost twice as much per text), and the batch is
+        judged and stored together (`Judging.judge_many`)."""
         await asyncio.to_thread(SHARED_DOCS.prime, [ev.text for ev in events])
         # The batch's memories in one read per tenant instead of one read per event.
         ids: dict[str, list[str]] = {}
@@ -87,30 +97,40 @@ class SweeperHandlers:
                     planned[key] = self.judging.plan(point, family)
                 except Exception as exc:  # a malformed payload fails its own event only
                     planned[key] = exc
-        await self.judging.prepare([j for j in planned.values() if isinstance(j, Judgement)])
-
-        async def judge(event: MemoryWritten) -> None:
-            j = planned.get((event.tenant, event.memory_id))
+        ready = [(k, j) for k, j in planned.items() if isinstance(j, Judgement)]
+        await self.judging.prepare([j for _, j in ready])
+        results = await self.judging.judge_many([(k[0], j) for k, j in ready])
+        outcome_of: dict[tuple[str, str], Outcome] = {
+            k: r for (k, _), r in zip(ready, results, strict=True) if isinstance(r, BaseException)
+        }
+        for k, j in planned.items():
             if isinstance(j, BaseException):
-                raise j  # the family search failed: the event is retried
-            if j is not None:
-                await self.judging.judge_point(event.tenant, j.point, j)
-
-        return await each_outcome(events, judge, self.settings.surprisal_concurrency)
+                outcome_of[k] = j  # the family search failed: the event is retried
+        return [outcome_of.get((ev.tenant, ev.memory_id)) for ev in events]
 
     async def on_extracted_batch(self, events: list[MemoryExtracted]) -> list[Outcome]:
-        return await each_outcome(events, self.on_extracted, self.settings.extracted_concurrency)
+        """The extraction marks of a batch, one payload write per tenant."""
+        by_tenant: dict[str, list[MemoryExtracted]] = {}
+        for ev in events:
+            by_tenant.setdefault(ev.tenant, []).append(ev)
+        failed: dict[int, BaseException] = {}
+        for tenant, evs in by_tenant.items():
+            try:
+                done = await self.res.vectors.set_payload_many(
+                    tenant, [(ev.memory_id, _extracted_patch(ev)) for ev in evs]
+                )
+            except Exception as exc:
+                failed.update((id(ev), exc) for ev in evs)
+                continue
+            for ev, ok in zip(evs, done, strict=True):
+                if ok:
+                    log.info("memory_extracted", tenant=tenant, memory_id=ev.memory_id)
+        return [failed.get(id(ev)) for ev in events]
 
     async def on_extracted(self, event: MemoryExtracted) -> None:
-        patch = {
-            "graph": {
-                "extracted": True,
-                "entities": event.entities,
-                "extracted_at": event.emitted_at.isoformat(),
-            }
-        }
-        if await self.res.vectors.set_payload(event.tenant, event.memory_id, patch):
-            log.info("memory_extracted", tenant=event.tenant, memory_id=event.memory_id)
+        (outcome,) = await self.on_extracted_batch([event])
+        if outcome is not None:
+            raise outcome
 
     # ---- recall side effects -----------------------------------------------------------
 

@@ -12,7 +12,6 @@ idempotent: judging the same memory again writes the same verdict.
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
@@ -21,7 +20,7 @@ from typing import Any
 from pcm_common.domain import surprisal as sp
 from pcm_common.domain.memory import MemoryRecord, utcnow
 from pcm_common.events import MemoryWritten
-from pcm_common.judge import MEMBER_FIELDS, FamilyMember, Judge, make_judge
+from pcm_common.judge import MEMBER_FIELDS, FamilyMember, Judge, Verdict, make_judge
 from pcm_common.resources import Resources
 from pcm_common.stores.vectors import Filter, ScoredPoint, SearchQuery
 from pcm_common.telemetry import get_logger
@@ -49,6 +48,7 @@ class JudgingConfig:
     # The sweep leaves memories this young to the event consumer (wall clock).
     sweep_grace_s: float = 30.0
     sweep_batch: int = 256
+    concurrency: int = 4  # verdicts asked of a model judge at once
 
     @classmethod
     def from_settings(cls, settings: Any) -> JudgingConfig:
@@ -62,6 +62,7 @@ class JudgingConfig:
             "judge_timeout_s": "surprisal_judge_timeout_s",
             "sweep_grace_s": "surprisal_sweep_grace_s",
             "sweep_batch": "surprisal_sweep_batch",
+            "concurrency": "surprisal_concurrency",
         }
         values = {k: getattr(settings, v) for k, v in names.items() if hasattr(settings, v)}
         return cls(**values)
@@ -104,6 +105,17 @@ def scope_filter(payload: dict[str, Any]) -> dict[str, Any]:
     if scope == "project" and payload.get("project"):
         must["project"] = payload["project"]
     return must
+
+
+def _routine_item(
+    point: ScoredPoint, family: list[ScoredPoint]
+) -> tuple[str, list[float], dict[str, list[float]]]:
+    """A judged memory as the routine index takes it: its id, its event times and its
+    family's. A routine is one user's: family members of other users (same scope, shared
+    memories) do not join it."""
+    user = point.payload.get("user_id")
+    same_user = {f.id: event_times(f.payload) for f in family if f.payload.get("user_id") == user}
+    return point.id, event_times(point.payload), same_user
 
 
 class Judging:
@@ -220,58 +232,91 @@ class Judging:
     ) -> bool:
         """Judge one memory and store the verdict; False when the judge failed (the memory
         stays unjudged for the sweep). `planned` is its `plan`, when the caller searched
-        the family already (a batch of memories is planned, then prepared together)."""
+        the family already. Raises when the routine index or the store failed."""
         j = planned or self.plan(point, await self.family(tenant, point))
-        family_ids = [f.id for f in j.family]
-        surprisal: dict[str, Any] = {
-            "score": None,
-            "differs": "",
-            "usual": "",
-            "family_ids": family_ids,
-            "judged_at": utcnow().isoformat(),
-        }
-        if j.records is not None:
-            try:
-                verdict = await asyncio.wait_for(
-                    self.judge.judge(j.memory, j.records), timeout=self.config.judge_timeout_s
-                )
-            except Exception as exc:  # model error or timeout: judged later by the sweep
-                log.warning(
-                    "judge_failed", tenant=tenant, memory_id=point.id, error=repr(exc)[:300]
-                )
-                return False
-            surprisal.update(
-                score=round(verdict.score, 4), differs=verdict.differs, usual=verdict.usual
-            )
-        # Too small a family: nothing to compare with; judged with no score, the family
-        # ids are kept (routines use them). The routine index is written first: if it
-        # fails the event is retried, and a stored verdict would make the retry skip it.
-        await self.index_routine(tenant, point, j.family)
-        # With what the judge keeps for later judgements of this memory's family.
-        patch = {"surprisal": surprisal, **self.judge.stored_features(j.memory)}
-        await self.res.vectors.set_payload(tenant, point.id, patch)
-        log.info(
-            "memory_judged",
-            tenant=tenant,
-            memory_id=point.id,
-            family=len(family_ids),
-            score=surprisal["score"],
+        (outcome,) = await self.judge_many([(tenant, j)])
+        if isinstance(outcome, BaseException):
+            raise outcome
+        return outcome
+
+    async def judge_many(
+        self, items: Sequence[tuple[str, Judgement]]
+    ) -> list[bool | BaseException]:
+        """Judge planned memories (a batch read from the stream) and store the verdicts:
+        one judge call for the batch, one routine-index transaction and one payload write
+        per tenant, instead of a thread hop, three Redis round trips and a store write per
+        memory. Per item: True (judged), False (the judge failed: left unjudged for the
+        sweep), or the error of the routine index or the store (the event is retried)."""
+        out: list[bool | BaseException] = [True] * len(items)
+        due = [n for n, (_, j) in enumerate(items) if j.records is not None]
+        verdicts = await self.judge.judge_many(
+            [(items[n][1].memory, items[n][1].records or []) for n in due],
+            self.config.judge_timeout_s,
+            self.config.concurrency,
         )
-        return True
+        verdict_of: dict[int, Verdict] = {}
+        for n, v in zip(due, verdicts, strict=True):
+            if isinstance(v, Exception):  # model error or timeout: judged later by the sweep
+                tenant, j = items[n]
+                log.warning(
+                    "judge_failed", tenant=tenant, memory_id=j.point.id, error=repr(v)[:300]
+                )
+                out[n] = False
+            else:
+                verdict_of[n] = v
+        by_tenant: dict[str, list[int]] = {}
+        for n, (tenant, _) in enumerate(items):
+            if out[n] is True:
+                by_tenant.setdefault(tenant, []).append(n)
+        for tenant, ns in by_tenant.items():
+            try:
+                await self._store(tenant, [(items[n][1], verdict_of.get(n)) for n in ns])
+            except Exception as exc:
+                for n in ns:
+                    out[n] = exc
+        return out
+
+    async def _store(self, tenant: str, judged: list[tuple[Judgement, Verdict | None]]) -> None:
+        """The routine index first: if it fails the events are retried, and a stored
+        verdict would make the retry skip them. Too small a family: judged with no score,
+        the family ids are kept (routines use them)."""
+        await self.res.routines.record_many(
+            tenant, [_routine_item(j.point, j.family) for j, _ in judged]
+        )
+        now = utcnow().isoformat()
+        patches: list[tuple[str, dict[str, Any]]] = []
+        for j, verdict in judged:
+            surprisal: dict[str, Any] = {
+                "score": None,
+                "differs": "",
+                "usual": "",
+                "family_ids": [f.id for f in j.family],
+                "judged_at": now,
+            }
+            if verdict is not None:
+                surprisal.update(
+                    score=round(verdict.score, 4), differs=verdict.differs, usual=verdict.usual
+                )
+            # With what the judge keeps for later judgements of this memory's family.
+            patches.append(
+                (j.point.id, {"surprisal": surprisal, **self.judge.stored_features(j.memory)})
+            )
+        await self.res.vectors.set_payload_many(tenant, patches)
+        for (j, _), (_, patch) in zip(judged, patches, strict=True):
+            log.info(
+                "memory_judged",
+                tenant=tenant,
+                memory_id=j.point.id,
+                family=len(j.family),
+                score=patch["surprisal"]["score"],
+            )
 
     async def index_routine(
         self, tenant: str, point: ScoredPoint, family: list[ScoredPoint]
     ) -> str | None:
         """Place the memory in its routine (the sweeper's routine index, read by recall's
-        stopped-routine flags). A routine is one user's: family members of other users
-        (same scope, shared memories) do not join it."""
-        user = point.payload.get("user_id")
-        same_user = {
-            f.id: event_times(f.payload) for f in family if f.payload.get("user_id") == user
-        }
-        return await self.res.routines.record(
-            tenant, point.id, event_times(point.payload), same_user
-        )
+        stopped-routine flags)."""
+        return await self.res.routines.record(tenant, *_routine_item(point, family))
 
     async def rebuild_routines(self, tenant: str) -> int:
         """Rebuild the tenant's routine index from the stored families, oldest first (after

@@ -10,10 +10,9 @@ class SweeperSettings(PcmSettings):
     repair_interval_s: float = 900.0
     lock_ttl_s: int = 600
 
-    # Stream consumption: entries handled as one batch (one read, one XACK), and how many
-    # extraction marks (small payload updates) are written at once.
+    # Stream consumption: entries handled as one batch (one read, one XACK; the
+    # extraction marks of a batch are one payload write).
     batch_max: int = 64
-    extracted_concurrency: int = 8
 
     # Repair: a memory whose downstream work is missing this long after ingest is
     # re-published (at most once per grace period).
@@ -45,7 +44,8 @@ class SweeperSettings(PcmSettings):
     surprisal_sweep_grace_s: float = 30.0
     surprisal_sweep_batch: int = 256
     surprisal_interval_s: float = 120.0  # the sweep that judges whatever was missed
-    # Written events judged at once per replica. Safe: a judgement reads only earlier
-    # memories' vectors and texts (already stored before the event) and writes only the
-    # memory's own `surprisal` field; a memory judged twice gets the same verdict.
+    # Verdicts asked of a model judge at once per replica (the local judge gives a batch's
+    # verdicts in one call). Safe: a judgement reads only earlier memories' vectors and
+    # texts (already stored before the event) and writes only the memory's own
+    # `surprisal` field; a memory judged twice gets the same verdict.
     surprisal_concurrency: int = 4

@@ -17,7 +17,7 @@ from collections import OrderedDict
 from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
-from pcm_common.extract import Extractor
+from pcm_common.extract import Extractor, parse_process
 from pcm_common.stores.graph import Entity, Extraction, Relation
 
 # spaCy label -> closed entity type. CARDINAL, ORDINAL, MONEY, QUANTITY, PERCENT and NORP are
@@ -494,7 +494,7 @@ class ParseExchange:
                 ]
             if not todo:
                 return 0
-            docs = list(load_pipeline().pipe(todo))
+            docs = parse_process.parse(todo)
         for text, doc in zip(todo, docs, strict=True):
             self.offer(text, doc)
             self.put(text, doc)
@@ -535,6 +535,7 @@ class LocalExtractor(Extractor):
 
     def warmup(self) -> None:
         load_pipeline()
+        parse_process.warmup()
 
     async def extract(self, text: str) -> Extraction:
         return await asyncio.to_thread(self.extract_sync, text)
@@ -544,9 +545,12 @@ class LocalExtractor(Extractor):
         return await asyncio.to_thread(self.extract_many_sync, texts)
 
     def extract_sync(self, text: str) -> Extraction:
-        return self.extract_many_sync([text])[0]
+        """One text (recall's query): parsed in this process, where it does not wait for
+        a round trip to the parse process (`parse_process`) behind a batch of memories."""
+        return self.extract_many_sync([text], in_child=False)[0]
 
-    def extract_many_sync(self, texts: list[str]) -> list[Extraction]:
+    def extract_many_sync(self, texts: list[str], *, in_child: bool = True) -> list[Extraction]:
+        """`in_child`: batch parses go to the parse process when it is enabled."""
         # Flatten (memory, speaker, segment) so one nlp.pipe call covers the whole batch.
         jobs: list[tuple[int, str | None, str]] = []
         for n, text in enumerate(texts):
@@ -561,8 +565,11 @@ class LocalExtractor(Extractor):
                 docs: list[Any] = [SHARED_DOCS.take(seg) for _, _, seg in jobs]
                 missing = [i for i, doc in enumerate(docs) if doc is None]
                 if missing:
-                    parsed = load_pipeline().pipe(
-                        (jobs[i][2] for i in missing), batch_size=self.batch_size
+                    segments = [jobs[i][2] for i in missing]
+                    parsed = (
+                        parse_process.parse(segments, batch_size=self.batch_size)
+                        if in_child
+                        else load_pipeline().pipe(segments, batch_size=self.batch_size)
                     )
                     for i, doc in zip(missing, parsed, strict=True):
                         docs[i] = doc

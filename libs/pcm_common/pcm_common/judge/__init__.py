@@ -6,6 +6,7 @@ rules and robust statistics) and `llm.LlmJudge` (any litellm provider, JSON-vali
 
 from __future__ import annotations
 
+import asyncio
 from abc import ABC, abstractmethod
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -74,6 +75,26 @@ class Judge(ABC):
     async def judge(self, memory: MemoryRecord, family: Sequence[Earlier]) -> Verdict:
         """Judge `memory` against its family (earlier memories, nearest first). Raises on a
         model error or timeout: the caller leaves the memory unjudged and retries later."""
+
+    async def judge_many(
+        self,
+        items: Sequence[tuple[MemoryRecord, Sequence[Earlier]]],
+        timeout_s: float,
+        concurrency: int = 4,
+    ) -> list[Verdict | Exception]:
+        """`judge` for each (memory, family), up to `concurrency` at once, each verdict or
+        error on its own (an error leaves that memory unjudged), each call limited to
+        `timeout_s`. A judge whose verdicts are local CPU work can do them in one go."""
+        gate = asyncio.Semaphore(max(1, concurrency))
+
+        async def one(memory: MemoryRecord, family: Sequence[Earlier]) -> Verdict | Exception:
+            try:
+                async with gate:
+                    return await asyncio.wait_for(self.judge(memory, family), timeout=timeout_s)
+            except Exception as exc:
+                return exc
+
+        return list(await asyncio.gather(*(one(m, f) for m, f in items)))
 
     def stored_features(self, memory: MemoryRecord) -> dict[str, Any]:
         """Payload fields to keep with `memory` once judged, which this judge reads back

@@ -43,6 +43,10 @@ class EntityLinks:
     # Asked with entity types: memories that mention this entity and one of those types
     # (any df up to the caller's typed cap; the caller caps their number itself).
     typed: tuple[str, ...] = ()
+    # When ``memory_ids`` are given: the other asked entities those memories mention, as
+    # (memory id, type, key), so the caller can weigh a memory by every query entity it
+    # names without asking again.
+    co: tuple[tuple[str, str, str], ...] = ()
 
 
 class GraphStore(ABC):
@@ -84,25 +88,16 @@ class GraphStore(ABC):
         names: Sequence[str],
         *,
         max_df: int,
-        count: bool = True,
         types: Sequence[str] = (),
         typed_max_df: int = 0,
-    ) -> tuple[int, list[EntityLinks]]:
-        """One round trip for recall: (memories in the tenant, the named entities found).
+    ) -> list[EntityLinks]:
+        """Recall's one round trip: the named entities found in the tenant's graph.
 
         Entities mentioned by more than ``max_df`` memories come back with their ``df``
-        but without memory ids (too broad to link; the caller still weighs them). With
-        ``count=False`` the tenant's memories are not counted (the caller has a recent
-        count; counting costs more than the lookup) and the total is -1. With ``types``,
-        each entity mentioned by at most ``typed_max_df`` memories also lists, in
-        ``typed``, those of its memories that mention an entity of one of the types."""
-
-    @abstractmethod
-    async def mentions_among(
-        self, tenant: str, memory_ids: Sequence[str], keys: Sequence[str]
-    ) -> dict[str, set[tuple[str, str]]]:
-        """For recall: which of ``keys`` (canonical entity keys) each of these memories
-        mentions, as (type, key); memories mentioning none are left out. One round trip."""
+        but without memory ids (too broad to link; the caller still weighs them) and
+        without ``co``. With ``types``, each entity mentioned by at most ``typed_max_df``
+        memories also lists, in ``typed``, those of its memories that mention an entity of
+        one of the types."""
 
     @abstractmethod
     async def memory_ids(

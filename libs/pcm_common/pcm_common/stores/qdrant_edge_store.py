@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import asyncio
 import threading
+import uuid
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
@@ -133,10 +134,13 @@ class EdgeVectorStore(VectorStore):
     by `optimize()`, triggered in the background every `optimize_after` written points.
     """
 
-    def __init__(self, path: Path, dim: int = 384, *, optimize_after: int = 5000) -> None:
+    def __init__(
+        self, path: Path, dim: int = 384, *, optimize_after: int = 5000, max_segment_kb: int = 0
+    ) -> None:
         self.path = Path(path)
         self.dim = dim
         self.optimize_after = optimize_after
+        self.max_segment_kb = max_segment_kb
         self._shard: qe.EdgeShard | None = None
         self._open_lock = threading.Lock()
         self._write_lock = threading.Lock()
@@ -154,6 +158,11 @@ class EdgeVectorStore(VectorStore):
             sparse_vectors={SPARSE: qe.EdgeSparseVectorParams(modifier=qe.Modifier.Idf)},
             # Qdrant's server defaults; full_scan_threshold is in KB of vectors.
             hnsw_config=qe.HnswIndexConfig(m=16, ef_construct=100, full_scan_threshold=10_000),
+            optimizers=(
+                qe.EdgeOptimizersConfig(max_segment_size=self.max_segment_kb)
+                if self.max_segment_kb > 0
+                else None
+            ),
         )
 
     def _open(self) -> qe.EdgeShard:
@@ -283,21 +292,38 @@ class EdgeVectorStore(VectorStore):
         return [_stored(r, with_vectors) for r in records]
 
     async def set_payload(self, tenant: str, point_id: str, patch: dict[str, Any]) -> bool:
-        if "tenant" in patch and patch["tenant"] != tenant:
-            raise ValueError("set_payload cannot move a point to another tenant")
+        (done,) = await self.set_payload_many(tenant, [(point_id, patch)])
+        return done
 
-        def op(shard: qe.EdgeShard) -> bool:
-            if not self._owned(shard, tenant, [point_id], False, payload=False):
-                return False
-            # Filtered write as a second guard: only this tenant's point can change.
-            guard = qe.Filter(
-                must=[
-                    qe.HasIdCondition({point_id}),
-                    qe.FieldCondition(key="tenant", match=qe.MatchValue(tenant)),
-                ]
-            )
-            shard.update(qe.UpdateOperation.set_payload_by_filter(guard, dict(patch)))
-            return True
+    async def set_payload_many(
+        self, tenant: str, patches: Sequence[tuple[str, dict[str, Any]]]
+    ) -> list[bool]:
+        """One worker-thread call and one ownership read for the whole list: the
+        consumers mark every memory of a batch, and a thread hop plus a read per memory
+        was most of what a mark cost."""
+        if any("tenant" in p and p["tenant"] != tenant for _, p in patches):
+            raise ValueError("set_payload cannot move a point to another tenant")
+        if not patches:
+            return []
+
+        def op(shard: qe.EdgeShard) -> list[bool]:
+            owned = {
+                str(r.id)
+                for r in self._owned(shard, tenant, [i for i, _ in patches], False, payload=False)
+            }
+            mine = [is_uuid(i) and str(uuid.UUID(i)) in owned for i, _ in patches]
+            for (point_id, patch), ok in zip(patches, mine, strict=True):
+                if not ok:
+                    continue
+                # Filtered write as a second guard: only this tenant's point can change.
+                guard = qe.Filter(
+                    must=[
+                        qe.HasIdCondition({point_id}),
+                        qe.FieldCondition(key="tenant", match=qe.MatchValue(tenant)),
+                    ]
+                )
+                shard.update(qe.UpdateOperation.set_payload_by_filter(guard, dict(patch)))
+            return mine
 
         return await self._run(lambda: self._write(op))
 

@@ -88,45 +88,42 @@ class RoutineIndex:
         """Place a judged memory (its event `times`) in its routine, given its family
         (member id -> that member's event times, nearest first). Returns the routine id,
         or None when it belongs to none."""
+        (routine,) = await self.record_many(tenant, [(memory_id, times, family)])
+        return routine
+
+    async def record_many(
+        self,
+        tenant: str,
+        items: Sequence[tuple[str, Sequence[float], Mapping[str, Sequence[float]]]],
+    ) -> list[str | None]:
+        """`record` for each (memory id, times, family) of one tenant, applied in order as
+        one transaction: the same result as recording them one after the other, in ~3
+        round trips for the whole batch instead of ~3 per memory (one WATCH/HMGET/MULTI
+        cycle per judged memory was a tenth of the process's GIL time while ingesting)."""
+        if not items:
+            return []
         of = _of_key(tenant)
         async with self._locks[tenant], self.redis.pipeline(transaction=True) as pipe:
             for _ in range(MAX_TRIES):
                 try:
                     await pipe.watch(of)
-                    ids = [memory_id, *family]
+                    batch = _BatchPlan(pipe, tenant)
+                    ids = list(dict.fromkeys(i for m, _, f in items for i in (m, *f)))
                     found = await pipe.hmget(of, ids)
-                    routine_of = {i: _text(r) for i, r in zip(ids, found, strict=True) if r}
-                    # Sizes only where the rule ranks routines (rarely): one round trip
-                    # per routine the family touched was most of this update's cost.
-                    sizes = {
-                        r: int(await pipe.zcard(_entries_key(tenant, r)))
-                        for r in routines_to_rank(memory_id, list(family), routine_of)
-                    }
-                    plan = routine_join(memory_id, list(family), routine_of, sizes)
-                    if plan.target is None:
+                    batch.routine_of = {i: _text(r) for i, r in zip(ids, found, strict=True) if r}
+                    out = [await batch.place(m, t, f) for m, t, f in items]
+                    if not batch.owner:
                         await pipe.unwatch()
-                        return None
-                    target = plan.target
-                    entries: dict[str, float] = {}
-                    owner: dict[Any, Any] = {}  # memory id -> routine (redis-py's Mapping)
-                    for mid, ts in [(memory_id, times), *((a, family[a]) for a in plan.adopt)]:
-                        entries.update({_member(mid, t): t for t in ts})
-                        owner[mid] = target
-                    for r in plan.merge:
-                        key = _entries_key(tenant, r)
-                        await pipe.watch(key)  # a repeat added meanwhile is not lost
-                        rows: list[Any] = await pipe.zrange(key, 0, -1, withscores=True)
-                        for member, score in rows:
-                            entries[_text(member)] = float(score)
-                            owner[_memory_of(member)] = target
+                        return out
                     pipe.multi()
-                    for r in plan.merge:
+                    for r in batch.deleted:
                         pipe.delete(_entries_key(tenant, r))
-                    if entries:
-                        pipe.zadd(_entries_key(tenant, target), entries)
-                    pipe.hset(of, mapping=owner)
+                    for r, entries in batch.added.items():
+                        if entries:
+                            pipe.zadd(_entries_key(tenant, r), entries)
+                    pipe.hset(of, mapping=batch.owner)  # type: ignore[arg-type]
                     await pipe.execute()
-                    return target
+                    return out
                 except WatchError:
                     continue
         raise RoutineConflict(f"routine index of {tenant} busy")
@@ -241,3 +238,63 @@ class RoutineIndex:
     async def size(self, tenant: str) -> int:
         """Memories placed in a routine (0: the index is empty for this tenant)."""
         return int(await self.redis.hlen(_of_key(tenant)))
+
+
+class _BatchPlan:
+    """What a batch of placements changes, kept locally until the batch is written: each
+    placement sees the routines as the placements before it left them. Entry sets are read
+    (and watched) only where the rule needs them: a routine merged into another, and the
+    sizes of routines competing for a memory."""
+
+    def __init__(self, pipe: Any, tenant: str) -> None:
+        self.pipe = pipe
+        self.tenant = tenant
+        self.routine_of: dict[str, str] = {}  # memory id -> routine, stored and placed here
+        self.owner: dict[str, str] = {}  # memory id -> routine, to write
+        self.added: dict[str, dict[str, float]] = {}  # routine -> entries to add
+        self.loaded: dict[str, dict[str, float]] = {}  # routine -> all its entries (read)
+        self.deleted: set[str] = set()  # routines merged away (their key is deleted)
+
+    async def _entries(self, routine: str) -> dict[str, float]:
+        """Every entry of `routine`: the stored ones (read once, watched) and this
+        batch's."""
+        known = self.loaded.get(routine)
+        if known is None:
+            known = {}
+            if routine not in self.deleted:
+                key = _entries_key(self.tenant, routine)
+                await self.pipe.watch(key)  # a repeat added meanwhile is not lost
+                rows: list[Any] = await self.pipe.zrange(key, 0, -1, withscores=True)
+                known = {_text(m): float(s) for m, s in rows}
+            self.loaded[routine] = known
+        known.update(self.added.get(routine, {}))
+        return known
+
+    async def place(
+        self, memory_id: str, times: Sequence[float], family: Mapping[str, Sequence[float]]
+    ) -> str | None:
+        fam = list(family)
+        ranked = routines_to_rank(memory_id, fam, self.routine_of)
+        sizes = {r: len(await self._entries(r)) for r in ranked}
+        plan = routine_join(memory_id, fam, self.routine_of, sizes)
+        if plan.target is None:
+            return None
+        target = plan.target
+        entries = self.added.setdefault(target, {})
+        for mid, ts in [(memory_id, times), *((a, family[a]) for a in plan.adopt)]:
+            entries.update({_member(mid, t): t for t in ts})
+            self._own(mid, target)
+        for r in plan.merge:
+            for member, score in (await self._entries(r)).items():
+                entries[member] = score
+                self._own(_memory_of(member), target)
+            self.added.pop(r, None)
+            self.loaded.pop(r, None)
+            self.deleted.add(r)
+        if target in self.loaded:
+            self.loaded[target].update(entries)
+        return target
+
+    def _own(self, memory_id: str, routine: str) -> None:
+        self.routine_of[memory_id] = routine
+        self.owner[memory_id] = routine

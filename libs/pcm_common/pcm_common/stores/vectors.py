@@ -108,6 +108,13 @@ class VectorStore(ABC):
     async def set_payload(self, tenant: str, point_id: str, patch: dict[str, Any]) -> bool:
         """Merge `patch` into the payload (top-level keys replaced); False if not this tenant's."""
 
+    async def set_payload_many(
+        self, tenant: str, patches: Sequence[tuple[str, dict[str, Any]]]
+    ) -> list[bool]:
+        """`set_payload` for each (point id, patch), in order; one result per patch. An
+        adapter that can writes them in one call (consumers mark a whole batch)."""
+        return [await self.set_payload(tenant, pid, patch) for pid, patch in patches]
+
     @abstractmethod
     async def delete(self, tenant: str, ids: Sequence[str]) -> int:
         """Delete this tenant's points among `ids`; returns how many were deleted."""

@@ -4,7 +4,6 @@ what was recalled, spreading activation to its associates)."""
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Sequence
 from datetime import datetime, timedelta
 from typing import Any, TypeVar
 
@@ -139,62 +138,53 @@ class SweeperHandlers:
         """Reinforcement of what was recalled, then spreading activation from the top ones
         (DESIGN §3). Each (event, memory) pair is applied once, so a redelivered event
         strengthens nothing twice; the reinforcement's ΔS is kept with its marker so a
-        redelivery still spreads the activation it owes. A k=50 recall touches ~80
-        memories: their markers are read and written in one Redis round trip each, and
-        their strengths in one store call (one at a time, the sweeper spent ~4x the
-        request's CPU on each recall, next to the recalls that followed)."""
+        redelivery still spreads the activation it owes."""
         now = as_utc(event.now)
-        tenant = event.tenant
         items = sorted(event.items, key=lambda i: i.rank)[:MAX_REINFORCED]
         ranked = list(dict.fromkeys(i.memory_id for i in items))
-        points = await self.res.vectors.get(tenant, ranked)  # one deleted since: absent
-        markers = [_reinforced_key(event.event_id, p.id) for p in points]
-        done = await self.res.redis.mget(markers) if markers else []
+        points = {p.id: p for p in await self.res.vectors.get(event.tenant, ranked)}
         deltas: dict[str, float] = {}
-        todo: list[tuple[MemoryRecord, Strength]] = []
-        marks: dict[str, str | int] = {}
-        for point, marker, applied in zip(points, markers, done, strict=True):
-            if applied is not None:
-                deltas[point.id] = float(applied)
-                continue
-            rec = MemoryRecord.from_payload(point.payload)
-            deltas[point.id] = 0.0
-            if not rec.pinned:
-                strength = rec.strength.reinforced(now, recalled=True)
-                deltas[point.id] = strength.s_ref - rec.strength.at(strength.t_ref)
-                todo.append((rec, strength))
-                log.debug("memory_reinforced", tenant=tenant, memory_id=rec.id)
-            marks[marker] = repr(deltas[point.id])
-        await self._set_strengths(tenant, todo, now)
-        await self._mark(marks)
+        for mid in ranked:
+            point = points.get(mid)
+            if point is None:
+                continue  # deleted since the recall
+            deltas[mid] = await self._reinforce_once(event, point, now)
         await self._spread(event, now, ranked, deltas)
 
-    async def _set_strengths(
-        self, tenant: str, changes: Sequence[tuple[MemoryRecord, Strength]], now: datetime
-    ) -> None:
-        """Writes the new strengths in one store call; an archived memory one lifts back to
-        the demotion threshold is reactivated in the same write, and the change is
-        announced like its demotion was."""
-        if not changes:
-            return
-        patches = [(rec.id, rec.strength_patch(strength, now)) for rec, strength in changes]
-        await self.res.vectors.set_payload_many(tenant, patches)
-        for mid, patch in patches:
-            if "state" in patch:
-                await self.res.bus.publish(
-                    STREAM_CHANGED,
-                    MemoryChanged(tenant=tenant, memory_id=mid, change="reactivated"),
-                )
-                log.debug("memory_reactivated", tenant=tenant, memory_id=mid)
+    async def _reinforce_once(
+        self, event: MemoryRecalled, point: ScoredPoint, now: datetime
+    ) -> float:
+        marker = _reinforced_key(event.event_id, point.id)
+        done = await self.res.redis.get(marker)
+        if done is not None:
+            return float(done)
+        delta = await self._reinforce(event.tenant, MemoryRecord.from_payload(point.payload), now)
+        await self.res.redis.set(marker, repr(delta), ex=APPLIED_TTL_S)
+        return delta
 
-    async def _mark(self, markers: dict[str, str | int]) -> None:
-        """Applied-markers in one pipeline, written after the change they mark."""
-        if not markers:
-            return
-        pipe = self.res.redis.pipeline(transaction=False)
-        for key, value in markers.items():
-            pipe.set(key, value, ex=APPLIED_TTL_S)
-        await pipe.execute()
+    async def _reinforce(self, tenant: str, rec: MemoryRecord, now: datetime) -> float:
+        if rec.pinned:
+            return 0.0
+        strength = rec.strength.reinforced(now, recalled=True)
+        delta = strength.s_ref - rec.strength.at(strength.t_ref)
+        await self._set_strength(tenant, rec, strength, now)
+        log.debug("memory_reinforced", tenant=tenant, memory_id=rec.id, s_ref=strength.s_ref)
+        return delta
+
+    async def _set_strength(
+        self, tenant: str, rec: MemoryRecord, strength: Strength, now: datetime
+    ) -> None:
+        """Writes the new strength; an archived memory it lifts back to the demotion
+        threshold is reactivated in the same write, and the change is announced like its
+        demotion was."""
+        patch = rec.strength_patch(strength, now)
+        await self.res.vectors.set_payload(tenant, rec.id, patch)
+        if "state" in patch:
+            await self.res.bus.publish(
+                STREAM_CHANGED,
+                MemoryChanged(tenant=tenant, memory_id=rec.id, change="reactivated"),
+            )
+            log.debug("memory_reactivated", tenant=tenant, memory_id=rec.id)
 
     async def _spread(
         self, event: MemoryRecalled, now: datetime, ranked: list[str], deltas: dict[str, float]
@@ -213,21 +203,18 @@ class SweeperHandlers:
         total = activation.spread({m: deltas[m] for m in top}, weights, beta=s.spread_beta)
         if not total:
             return
-        points = await self.res.vectors.get(tenant, sorted(total))
-        markers = [_spread_key(event.event_id, p.id) for p in points]
-        done = await self.res.redis.mget(markers) if markers else []
-        todo: list[tuple[MemoryRecord, Strength]] = []
-        for point, applied in zip(points, done, strict=True):
-            if applied is not None:
+        for point in await self.res.vectors.get(tenant, sorted(total)):
+            marker = _spread_key(event.event_id, point.id)
+            if await self.res.redis.exists(marker):
                 continue
             rec = MemoryRecord.from_payload(point.payload)
             if not rec.pinned:
                 st = rec.strength
                 s_ref, t_ref = activation.activate(st.s_ref, st.t_ref, st.n, now, total[point.id])
-                todo.append((rec, st.model_copy(update={"s_ref": s_ref, "t_ref": t_ref})))
+                strength = st.model_copy(update={"s_ref": s_ref, "t_ref": t_ref})
+                await self._set_strength(tenant, rec, strength, now)
                 log.debug("memory_activated", tenant=tenant, memory_id=rec.id, s_ref=s_ref)
-        await self._set_strengths(tenant, todo, now)
-        await self._mark({k: 1 for k, d in zip(markers, done, strict=True) if d is None})
+            await self.res.redis.set(marker, 1, ex=APPLIED_TTL_S)
 
     async def _associates(
         self, tenant: str, point: ScoredPoint, recalled: set[str]

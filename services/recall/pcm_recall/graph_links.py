@@ -108,9 +108,8 @@ def link_strengths(
 
     ``also``: for memories linked through a rare entity, the broad query entities
     ((type, key), no ids in ``found``) they mention too (``broad_mentions``); those add
-    their weight, so of the
-    memories naming "pottery" the ones that also name the query's "Melanie" link stronger.
-    A broad entity still links nothing on its own.
+    their weight, so of the memories naming "pottery" the ones that also name the query's
+    "Melanie" link stronger. A broad entity still links nothing on its own.
 
     ``tie_room``: up to this many more memories as strong as the last one kept are returned
     too, for the caller to break the tie on something better than the memory id

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
+import litellm
 import numpy as np
 import pytest
 
@@ -84,6 +86,27 @@ async def test_embedder_order_batching_and_dim() -> None:
     one = await e.embed_one(SENTS[0])
     np.testing.assert_allclose(one, out[0], atol=1e-6)
     assert await e.embed([]) == []
+
+
+async def test_embedder_calls_local_model_once_and_hosted_by_batch_size(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    calls: list[tuple[str, int]] = []
+    real = litellm.aembedding
+
+    async def counting(**kw: Any) -> Any:
+        calls.append((kw["model"], len(kw["input"])))
+        if kw["model"].startswith("pcm-local/"):
+            return await real(**kw)
+        data = [{"index": i, "embedding": [1.0, 0.0]} for i in range(len(kw["input"]))]
+        return litellm.EmbeddingResponse(data=data)
+
+    monkeypatch.setattr(litellm, "aembedding", counting)
+    await Embedder(batch_size=2).embed(SENTS[:5])
+    assert calls == [(DEFAULT_MODEL, 5)], "the local model runs its own batches"
+    calls.clear()
+    out = await Embedder("openai/some-new-model", batch_size=2, dim=2).embed(SENTS[:5])
+    assert [n for _, n in calls] == [2, 2, 1] and len(out) == 5
 
 
 async def test_embedder_truncates_to_max_chars() -> None:

@@ -76,6 +76,11 @@ class PcmSettings(BaseSettings):
     log_level: str = "INFO"
     log_json: bool = True
 
+    # Garbage collector (`pcm_common.gc_tuning`): freeze what start-up loaded, and collect
+    # the young generation every this many net allocations (0: Python's default, 700).
+    gc_freeze: bool = True
+    gc_gen0_threshold: int = 50_000
+
     @field_validator("api_keys", mode="before")
     @classmethod
     def _parse_keys(cls, v: Any) -> Any:

@@ -58,3 +58,22 @@ async def test_stored_features_feed_the_judge_instead_of_a_parse(
     await judge.prepare([(memory, members)])
     assert await judge.judge(memory, members) == expected
     assert sum(parsed) == 1  # the new memory; its family came from the payloads
+
+
+def test_derived_data_is_kept_per_text_and_equals_a_fresh_derivation() -> None:
+    parser = local._Parser()
+    texts = [RUNS[0], RUNS[1], RUNS[0]]
+    first = parser.derived(texts)
+    assert first[0] is first[2]  # one text for two events: one object, aligned once
+    assert parser.derived(texts)[1] is first[1]  # cached
+    for text, d in zip(texts, first, strict=True):
+        (toks,) = parser.parse([text])
+        fresh = local._derive(text, toks)
+        assert d.quantities == fresh.quantities
+        assert (d.view.measures, d.view.content, d.view.lemmas) == (
+            fresh.view.measures,
+            fresh.view.content,
+            fresh.view.lemmas,
+        )
+        assert (d.view.sig, d.view.vis) == (fresh.view.sig, fresh.view.vis)
+        assert list(d.view.toks) == toks

@@ -7,6 +7,7 @@ import asyncio
 import threading
 from collections import OrderedDict
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from pcm_common.domain import surprisal as sp
@@ -77,6 +78,26 @@ def _toks(doc: Any, lemmatizer: Any = None) -> list[sp.Tok]:
     return out
 
 
+@dataclass(frozen=True, slots=True)
+class _Derived:
+    """What the rules read of one text besides its tokens, derived once per cached text:
+    a judgement compares up to 12 members that were compared the same way in earlier
+    judgements (the same routine entries over and over)."""
+
+    view: sp.TokView
+    quantities: list[sp.Quantity]
+
+
+def _derive(text: str, toks: list[sp.Tok]) -> _Derived:
+    return _Derived(sp.TokView.of(toks), sp.parse_quantities(text))
+
+
+@dataclass(slots=True)
+class _Entry:
+    toks: list[sp.Tok]
+    derived: _Derived | None = None  # on first use: most parsed texts are never compared
+
+
 class _Parser:
     """spaCy parses cached by text: family members are parsed again for every newer
     memory of the routine. Where this process also runs the local extractor, parses are
@@ -84,7 +105,7 @@ class _Parser:
     memory is parsed once."""
 
     def __init__(self) -> None:
-        self._cache: OrderedDict[str, list[sp.Tok]] = OrderedDict()
+        self._cache: OrderedDict[str, _Entry] = OrderedDict()
         self._lock = threading.Lock()
         self._listening = False
 
@@ -110,7 +131,7 @@ class _Parser:
         lemmatizer = nlp.get_pipe("lemmatizer") if "lemmatizer" in nlp.pipe_names else None
         toks = _toks(doc, lemmatizer)
         with self._lock:
-            self._cache[text] = toks
+            self._cache[text] = _Entry(toks)
             self._cache.move_to_end(text)
             while len(self._cache) > _CACHE_SIZE:
                 self._cache.popitem(last=False)
@@ -140,37 +161,52 @@ class _Parser:
         parsed = [_toks(doc, lemmatizer) for doc in docs]
         with self._lock:
             for text, toks in zip(missing, parsed, strict=True):
-                self._cache[text] = toks
+                self._cache[text] = _Entry(toks)
             while len(self._cache) > _CACHE_SIZE:
                 self._cache.popitem(last=False)
         return len(missing)
 
     def cached(self, text: str) -> list[sp.Tok] | None:
         with self._lock:
-            return self._cache.get(text)
+            entry = self._cache.get(text)
+        return entry.toks if entry is not None else None
 
     def seed(self, text: str, toks: list[sp.Tok]) -> None:
         """Cache `toks`, the tokens of `text` read back from its payload (`features`)."""
         with self._lock:
             if text in self._cache:
                 return
-            self._cache[text] = toks
+            self._cache[text] = _Entry(toks)
             while len(self._cache) > _CACHE_SIZE:
                 self._cache.popitem(last=False)
 
-    def parse(self, texts: Sequence[str]) -> list[list[sp.Tok]]:
+    def _entries(self, texts: Sequence[str]) -> list[_Entry]:
         from pcm_common.extract.local import load_pipeline
 
         self.warm(texts)
         with self._lock:
-            out: list[list[sp.Tok]] = []
+            out: list[_Entry] = []
             for t in texts:
                 cached = self._cache.get(t)
                 if cached is not None:
                     self._cache.move_to_end(t)  # routines reuse their members: keep them
                 # Evicted meanwhile by another thread: parse alone.
-                out.append(cached if cached is not None else _toks(load_pipeline()(t[:2000])))
+                out.append(cached or _Entry(_toks(load_pipeline()(t[:2000]))))
             return out
+
+    def parse(self, texts: Sequence[str]) -> list[list[sp.Tok]]:
+        return [e.toks for e in self._entries(texts)]
+
+    def derived(self, texts: Sequence[str]) -> list[_Derived]:
+        """`_Derived` of each text, parsed where needed; a text given twice yields the
+        same object (`sp.detect_changes_in` aligns it once)."""
+        out: list[_Derived] = []
+        for text, entry in zip(texts, self._entries(texts), strict=True):
+            if entry.derived is None:
+                # Outside the lock: two threads racing here derive equal values.
+                entry.derived = _derive(text, entry.toks)
+            out.append(entry.derived)
+        return out
 
 
 _PARSER = _Parser()
@@ -183,13 +219,13 @@ def judge_texts(text: str, family: Sequence[str]) -> Verdict:
     candidates: list[Verdict] = []
     n = len(family)
 
-    parsed = _PARSER.parse([text, *family])
+    mine, *members = _PARSER.derived([text, *family])
     # Value outliers: each stated quantity against the same quantity in the comparable
     # family members.
     peers = [
-        f for f, toks in zip(family, parsed[1:], strict=True) if sp.comparable(parsed[0], toks)
+        m.quantities for m in members if sp.comparable_words(mine.view.measures, m.view.measures)
     ]
-    devs = sp.value_deviations(sp.parse_quantities(text), [sp.parse_quantities(f) for f in peers])
+    devs = sp.value_deviations(mine.quantities, peers)
     for d in devs:
         usual = (
             f"usually {sp.describe_value(d.median, d.kind)} "
@@ -206,7 +242,7 @@ def judge_texts(text: str, family: Sequence[str]) -> Verdict:
             )
         )
 
-    report = sp.detect_changes(parsed[0], parsed[1:])
+    report = sp.detect_changes_in(mine.view, [m.view for m in members])
     for c in report.changes:
         if c.kind == "category":
             differs = f"'{c.new}' instead of '{c.usual}'" if c.usual else f"new: '{c.new}'"

@@ -135,6 +135,18 @@ def test_shared_views_and_shortcuts_change_no_report() -> None:
         assert own.best_ratio == _reference_alignment(memory, family)
 
 
+def test_matching_blocks_and_opcodes_are_difflibs() -> None:
+    rnd = random.Random(3)
+    for _ in range(20_000):
+        alphabet = "abcde"[: rnd.randint(1, 5)]
+        a = [rnd.choice(alphabet) for _ in range(rnd.randint(0, 18))]
+        b = [rnd.choice(alphabet) for _ in range(rnd.randint(0, 18))]
+        sm = SequenceMatcher(None, a, b, autojunk=False)
+        blocks = sp.matching_blocks(a, b)
+        assert blocks == [tuple(m) for m in sm.get_matching_blocks()]
+        assert sp.opcodes(blocks) == sm.get_opcodes()
+
+
 def test_comparable_words_is_comparable() -> None:
     a = _yoga("Maya")
     b = _sentence(("Scale", "NOUN"), ("84", "NUM"), ("kg", "NOUN"))

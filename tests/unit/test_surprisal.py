@@ -145,6 +145,8 @@ def test_matching_blocks_and_opcodes_are_difflibs() -> None:
         blocks = sp.matching_blocks(a, b)
         assert blocks == [tuple(m) for m in sm.get_matching_blocks()]
         assert sp.opcodes(blocks) == sm.get_opcodes()
+        va, vb = (sp.TokView.of([_tok(x, "NOUN") for x in seq]) for seq in (a, b))
+        assert sp._shared(va, vb) == sum((Counter(a) & Counter(b)).values())
 
 
 def test_comparable_words_is_comparable() -> None:

@@ -372,7 +372,8 @@ class TokView:
     content: frozenset[str]  # lemmas of the content words (`is_content`)
     lemmas: frozenset[str]
     sig: tuple[str, ...]  # `signature`
-    sig_counts: Mapping[str, int]  # how often each symbol occurs in `sig`
+    sig_set: frozenset[str]  # the symbols of `sig`
+    sig_repeats: Mapping[str, int]  # those occurring more than once -> how often
     vis: tuple[Tok, ...]  # `_visible`
 
     @classmethod
@@ -384,7 +385,8 @@ class TokView:
             content=frozenset(t.lemma for t in toks if is_content(t)),
             lemmas=frozenset(t.lemma for t in toks),
             sig=sig,
-            sig_counts=Counter(sig),
+            sig_set=frozenset(sig),
+            sig_repeats={x: n for x, n in Counter(sig).items() if n > 1},
             vis=tuple(_visible(toks)),
         )
 
@@ -455,9 +457,15 @@ def opcodes(blocks: Sequence[Block]) -> list[tuple[str, int, int, int, int]]:
     return out
 
 
-def _shared(a: Mapping[str, int], b: Mapping[str, int]) -> int:
-    """Symbols two signatures share, with multiplicity: no alignment matches more."""
-    return sum(min(n, a.get(x, 0)) for x, n in b.items())
+def _shared(a: TokView, b: TokView) -> int:
+    """Symbols two signatures share, with multiplicity: no alignment matches more. Most
+    symbols occur once, so a set intersection and a correction for the few repeated."""
+    n = len(a.sig_set & b.sig_set)
+    for x, nb in b.sig_repeats.items():
+        na = a.sig_repeats.get(x, 0)
+        if na:
+            n += min(na, nb) - 1
+    return n
 
 
 @dataclass
@@ -534,7 +542,7 @@ def detect_changes_in(memory: TokView, family: Sequence[TokView]) -> ChangeRepor
                 blocks = [(0, 0, len(sig_b)), (len(sig_m), len(sig_b), 0)]
                 cover = 1.0
             else:
-                bound = _shared(memory.sig_counts, member.sig_counts) / len(sig_b)
+                bound = _shared(memory, member) / len(sig_b)
                 if bound <= best_cover and (
                     bound < MIN_COVER_SUBST or in_template >= TEMPLATE_SHARE * n
                 ):

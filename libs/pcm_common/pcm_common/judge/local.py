@@ -183,7 +183,11 @@ class _Parser:
     def _entries(self, texts: Sequence[str]) -> list[_Entry]:
         from pcm_common.extract.local import load_pipeline
 
-        self.warm(texts)
+        with self._lock:
+            # Usually all cached (`prepare` warmed them): `warm` would look each up twice.
+            missing = any(t not in self._cache for t in texts)
+        if missing:
+            self.warm(texts)
         with self._lock:
             out: list[_Entry] = []
             for t in texts:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import gc
+
 import pytest
 
 from pcm_common.judge import FamilyMember, local
@@ -70,10 +72,17 @@ def test_derived_data_is_kept_per_text_and_equals_a_fresh_derivation() -> None:
         (toks,) = parser.parse([text])
         fresh = local._derive(text, toks)
         assert d.quantities == fresh.quantities
-        assert (d.view.measures, d.view.content, d.view.lemmas) == (
-            fresh.view.measures,
-            fresh.view.content,
-            fresh.view.lemmas,
-        )
+        assert (d.view.measures, d.view.content) == (fresh.view.measures, fresh.view.content)
         assert (d.view.sig, d.view.vis) == (fresh.view.sig, fresh.view.vis)
         assert list(d.view.toks) == toks
+
+
+def test_cached_tokens_are_left_alone_by_the_garbage_collector() -> None:
+    parser = local._Parser()
+    (toks,) = parser.parse([RUNS[2]])
+    parser.derived([RUNS[2]])
+    gc.collect()
+    entry = parser._cache[RUNS[2]]
+    assert entry.rows and not any(gc.is_tracked(r) for r in entry.rows)
+    assert entry.derived is not None and not gc.is_tracked(entry.derived.view.sig)
+    assert parser.cached(RUNS[2]) == toks  # rebuilt as `Tok`s where they are read

@@ -20,6 +20,7 @@ import statistics
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import NamedTuple
 
 # ---- families -------------------------------------------------------------------------
 
@@ -95,8 +96,9 @@ _TIME_PREFIX = re.compile(r"\b(?:at|by|from|until|till|around|before|after)\s+$"
 _DATE_LIKE = re.compile(r"\d+[/-]\d+")
 
 
-@dataclass(frozen=True)
-class Quantity:
+class Quantity(NamedTuple):
+    """A stated figure."""
+
     kind: str  # money | duration | distance | weight | time_of_day | percent | count:<noun>
     value: float  # in the kind's base unit (seconds, metres, kg, minutes after midnight)
     text: str
@@ -277,9 +279,9 @@ def describe_value(v: float, kind: str) -> str:
 # ---- tokens: category and content changes --------------------------------------------
 
 
-@dataclass(frozen=True)
-class Tok:
-    """What the change rules need from a parsed token (spaCy or any other parser)."""
+class Tok(NamedTuple):
+    """What the change rules need from a parsed token (spaCy or any other parser). A
+    named tuple: cheaper to build and to read than a frozen dataclass."""
 
     text: str
     lemma: str  # lowercase
@@ -288,6 +290,21 @@ class Tok:
     is_stop: bool = False
     is_num: bool = False  # a figure or part of one
     is_time: bool = False  # part of a date/time expression ("this morning", "weekly")
+
+
+# A token's fields as a plain tuple. The garbage collector stops tracking a plain tuple of
+# strings, ints and bools after its first collection, but never a `Tok` (a subclass): the
+# judge's ~15 cached tokens per memory text made most of what each ingested memory added
+# to the heap that every full collection walks.
+TokRow = tuple[str, str, str, int, bool, bool, bool]
+
+
+def tok_rows(toks: Iterable[Tok]) -> tuple[TokRow, ...]:
+    return tuple((t.text, t.lemma, t.pos, t.sent, t.is_stop, t.is_num, t.is_time) for t in toks)
+
+
+def from_rows(rows: Iterable[TokRow]) -> list[Tok]:
+    return [Tok._make(r) for r in rows]
 
 
 CONTENT_POS = frozenset({"NOUN", "PROPN", "VERB", "ADJ"})
@@ -348,15 +365,20 @@ def signature(toks: Sequence[Tok]) -> list[str]:
 
 def _visible(toks: Sequence[Tok]) -> list[Tok]:
     """The tokens `signature` keeps, in the same order (one per symbol)."""
-    out: list[Tok] = []
+    return [toks[i] for i in _visible_at(toks)]
+
+
+def _visible_at(toks: Sequence[Tok]) -> list[int]:
+    """The positions of `_visible`'s tokens."""
+    out: list[int] = []
     prev_num = False
-    for t in toks:
+    for i, t in enumerate(toks):
         if t.pos in {"PUNCT", "SPACE"} or (t.pos == "SYM" and not t.is_num):
             continue
         num = t.is_num or t.pos == "NUM"
         if num and prev_num:
             continue
-        out.append(t)
+        out.append(i)
         prev_num = num
     return out
 
@@ -365,29 +387,40 @@ def _visible(toks: Sequence[Tok]) -> list[Tok]:
 class TokView:
     """A text's tokens with what the change rules derive from that text alone. A routine's
     entries are in the family of each later entry, so a judge that keeps one view per text
-    derives these once instead of once per judgement (`detect_changes_in`)."""
+    derives these once instead of once per judgement (`detect_changes_in`). The tokens
+    are kept as `TokRow`s (untracked by the garbage collector) and rebuilt where the
+    rules read them: for the judged memory and its best-aligned member only."""
 
-    toks: Sequence[Tok]
+    rows: tuple[TokRow, ...]
     measures: frozenset[str]  # `measure_words`
     content: frozenset[str]  # lemmas of the content words (`is_content`)
-    lemmas: frozenset[str]
     sig: tuple[str, ...]  # `signature`
     sig_set: frozenset[str]  # the symbols of `sig`
     sig_repeats: Mapping[str, int]  # those occurring more than once -> how often
-    vis: tuple[Tok, ...]  # `_visible`
+    vis_at: tuple[int, ...]  # `_visible_at`
+
+    @property
+    def toks(self) -> list[Tok]:
+        return from_rows(self.rows)
+
+    @property
+    def vis(self) -> list[Tok]:
+        """`_visible`."""
+        rows = self.rows
+        return [Tok._make(rows[i]) for i in self.vis_at]
 
     @classmethod
-    def of(cls, toks: Sequence[Tok]) -> TokView:
+    def of(cls, toks: Sequence[Tok], rows: tuple[TokRow, ...] | None = None) -> TokView:
+        """The view of `toks` (`rows`: theirs, when at hand)."""
         sig = tuple(signature(toks))
         return cls(
-            toks=toks,
+            rows=tok_rows(toks) if rows is None else rows,
             measures=measure_words(toks),
             content=frozenset(t.lemma for t in toks if is_content(t)),
-            lemmas=frozenset(t.lemma for t in toks),
             sig=sig,
             sig_set=frozenset(sig),
             sig_repeats={x: n for x, n in Counter(sig).items() if n > 1},
-            vis=tuple(_visible(toks)),
+            vis_at=tuple(_visible_at(toks)),
         )
 
 
@@ -526,7 +559,6 @@ def detect_changes_in(memory: TokView, family: Sequence[TokView]) -> ChangeRepor
         for lemma in member.content:
             df[lemma] = df.get(lemma, 0) + 1
     sig_m = memory.sig
-    vis_m = memory.vis
     best_cover, bi = -1.0, -1
     best_blocks: list[Block] = []
     covers: dict[tuple[str, ...], float] = {}  # member signature -> its cover
@@ -560,7 +592,10 @@ def detect_changes_in(memory: TokView, family: Sequence[TokView]) -> ChangeRepor
     report.best_ratio = max(cover, 0.0)
     if bi < 0 or in_template < TEMPLATE_SHARE * n:
         return report
+    toks_m = memory.toks
+    vis_m = [toks_m[i] for i in memory.vis_at]
     vis_b = family[bi].vis
+    lemmas_m = {t.lemma for t in toks_m}
     novel_sents: dict[int, list[Tok]] = {}
     for op, i1, i2, j1, j2 in opcodes(best_blocks):
         if op == "equal":
@@ -572,9 +607,7 @@ def detect_changes_in(memory: TokView, family: Sequence[TokView]) -> ChangeRepor
             continue
         novel_slots = [t for t in novel if t.pos in SLOT_POS]
         old_slots = [
-            t
-            for t in old_toks
-            if t.pos in SLOT_POS and not is_minor(t) and t.lemma not in memory.lemmas
+            t for t in old_toks if t.pos in SLOT_POS and not is_minor(t) and t.lemma not in lemmas_m
         ]
         # A clause of its own: a whole new sentence, or several novel content words
         # including a verb or adjective.
@@ -613,7 +646,7 @@ def detect_changes_in(memory: TokView, family: Sequence[TokView]) -> ChangeRepor
                 )
             )
     for sent, toks in novel_sents.items():
-        sent_toks = [t for t in memory.toks if t.sent == sent]
+        sent_toks = [t for t in toks_m if t.sent == sent]
         content = [t for t in sent_toks if is_content(t)]
         share = len(toks) / max(len(content), 1)
         report.changes.append(

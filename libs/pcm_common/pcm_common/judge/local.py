@@ -85,16 +85,18 @@ class _Derived:
     judgements (the same routine entries over and over)."""
 
     view: sp.TokView
-    quantities: list[sp.Quantity]
+    quantities: tuple[sp.Quantity, ...]  # a tuple of tuples: not tracked by the collector
 
 
-def _derive(text: str, toks: list[sp.Tok]) -> _Derived:
-    return _Derived(sp.TokView.of(toks), sp.parse_quantities(text))
+def _derive(text: str, rows: tuple[sp.TokRow, ...]) -> _Derived:
+    return _Derived(sp.TokView.of(sp.from_rows(rows), rows), tuple(sp.parse_quantities(text)))
 
 
 @dataclass(slots=True)
 class _Entry:
-    toks: list[sp.Tok]
+    # The tokens as plain tuples: tens of thousands of cached texts' tokens as `Tok`s were
+    # a fifth of the objects each full garbage collection walked.
+    rows: tuple[sp.TokRow, ...]
     derived: _Derived | None = None  # on first use: most parsed texts are never compared
 
 
@@ -130,8 +132,9 @@ class _Parser:
         nlp = load_pipeline()
         lemmatizer = nlp.get_pipe("lemmatizer") if "lemmatizer" in nlp.pipe_names else None
         toks = _toks(doc, lemmatizer)
+        rows = sp.tok_rows(toks)
         with self._lock:
-            self._cache[text] = _Entry(toks)
+            self._cache[text] = _Entry(rows)
             self._cache.move_to_end(text)
             while len(self._cache) > _CACHE_SIZE:
                 self._cache.popitem(last=False)
@@ -158,10 +161,10 @@ class _Parser:
             for text, doc in zip(missing, docs, strict=True):
                 SHARED_DOCS.put(text[:2000], doc)  # done with it: the extractor may take it
         lemmatizer = nlp.get_pipe("lemmatizer") if "lemmatizer" in nlp.pipe_names else None
-        parsed = [_toks(doc, lemmatizer) for doc in docs]
+        parsed = [sp.tok_rows(_toks(doc, lemmatizer)) for doc in docs]
         with self._lock:
-            for text, toks in zip(missing, parsed, strict=True):
-                self._cache[text] = _Entry(toks)
+            for text, rows in zip(missing, parsed, strict=True):
+                self._cache[text] = _Entry(rows)
             while len(self._cache) > _CACHE_SIZE:
                 self._cache.popitem(last=False)
         return len(missing)
@@ -169,14 +172,15 @@ class _Parser:
     def cached(self, text: str) -> list[sp.Tok] | None:
         with self._lock:
             entry = self._cache.get(text)
-        return entry.toks if entry is not None else None
+        return sp.from_rows(entry.rows) if entry is not None else None
 
     def seed(self, text: str, toks: list[sp.Tok]) -> None:
         """Cache `toks`, the tokens of `text` read back from its payload (`features`)."""
+        rows = sp.tok_rows(toks)
         with self._lock:
             if text in self._cache:
                 return
-            self._cache[text] = _Entry(toks)
+            self._cache[text] = _Entry(rows)
             while len(self._cache) > _CACHE_SIZE:
                 self._cache.popitem(last=False)
 
@@ -195,11 +199,11 @@ class _Parser:
                 if cached is not None:
                     self._cache.move_to_end(t)  # routines reuse their members: keep them
                 # Evicted meanwhile by another thread: parse alone.
-                out.append(cached or _Entry(_toks(load_pipeline()(t[:2000]))))
+                out.append(cached or _Entry(sp.tok_rows(_toks(load_pipeline()(t[:2000])))))
             return out
 
     def parse(self, texts: Sequence[str]) -> list[list[sp.Tok]]:
-        return [e.toks for e in self._entries(texts)]
+        return [sp.from_rows(e.rows) for e in self._entries(texts)]
 
     def derived(self, texts: Sequence[str]) -> list[_Derived]:
         """`_Derived` of each text, parsed where needed; a text given twice yields the
@@ -208,7 +212,7 @@ class _Parser:
         for text, entry in zip(texts, self._entries(texts), strict=True):
             if entry.derived is None:
                 # Outside the lock: two threads racing here derive equal values.
-                entry.derived = _derive(text, entry.toks)
+                entry.derived = _derive(text, entry.rows)
             out.append(entry.derived)
         return out
 

@@ -169,6 +169,11 @@ class _Parser:
                 self._cache.popitem(last=False)
         return len(missing)
 
+    def missing(self, texts: Sequence[str]) -> list[str]:
+        """Those of `texts` not cached, under one lock."""
+        with self._lock:
+            return [t for t in texts if t not in self._cache]
+
     def cached(self, text: str) -> list[sp.Tok] | None:
         with self._lock:
             entry = self._cache.get(text)
@@ -344,9 +349,16 @@ def _judge_all(jobs: Sequence[tuple[str, list[str]]]) -> list[Verdict | Exceptio
 
 def _seed(family: Sequence[Earlier]) -> None:
     """Cache the stored tokens of the family members this process has no parse of."""
+    stored: dict[str, list[Any]] = {}
     for f in family:
-        stored = getattr(f, "features", None)
-        if stored is not None and _PARSER.cached(f.text) is None:
-            toks = features.decode(stored, f.text)
+        if (s := getattr(f, "features", None)) is not None:
+            stored.setdefault(f.text, []).append(s)
+    if not stored:
+        return
+    # One look-up under one lock for the family, not one per member (twice a judgement).
+    for text in _PARSER.missing(list(stored)):
+        for s in stored[text]:  # the first that decodes, as members come
+            toks = features.decode(s, text)
             if toks is not None:
-                _PARSER.seed(f.text, toks)
+                _PARSER.seed(text, toks)
+                break

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import gc
+
 import pytest
 
 from pcm_common.judge import FamilyMember, local
@@ -58,3 +60,29 @@ async def test_stored_features_feed_the_judge_instead_of_a_parse(
     await judge.prepare([(memory, members)])
     assert await judge.judge(memory, members) == expected
     assert sum(parsed) == 1  # the new memory; its family came from the payloads
+
+
+def test_derived_data_is_kept_per_text_and_equals_a_fresh_derivation() -> None:
+    parser = local._Parser()
+    texts = [RUNS[0], RUNS[1], RUNS[0]]
+    first = parser.derived(texts)
+    assert first[0] is first[2]  # one text for two events: one object, aligned once
+    assert parser.derived(texts)[1] is first[1]  # cached
+    for text, d in zip(texts, first, strict=True):
+        (toks,) = parser.parse([text])
+        fresh = local._derive(text, toks)
+        assert d.quantities == fresh.quantities
+        assert (d.view.measures, d.view.content) == (fresh.view.measures, fresh.view.content)
+        assert (d.view.sig, d.view.vis) == (fresh.view.sig, fresh.view.vis)
+        assert list(d.view.toks) == toks
+
+
+def test_cached_tokens_are_left_alone_by_the_garbage_collector() -> None:
+    parser = local._Parser()
+    (toks,) = parser.parse([RUNS[2]])
+    parser.derived([RUNS[2]])
+    gc.collect()
+    entry = parser._cache[RUNS[2]]
+    assert entry.rows and not any(gc.is_tracked(r) for r in entry.rows)
+    assert entry.derived is not None and not gc.is_tracked(entry.derived.view.sig)
+    assert parser.cached(RUNS[2]) == toks  # rebuilt as `Tok`s where they are read

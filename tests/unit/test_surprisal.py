@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import random
 from collections import Counter
+from difflib import SequenceMatcher
 
 from pcm_common.domain import surprisal as sp
 
@@ -101,6 +102,58 @@ def test_content_change_is_a_new_clause() -> None:
     ]
     report = sp.detect_changes(_yoga("Maya") + extra, family)
     assert [c.kind for c in report.changes] == ["content"]
+
+
+def _reference_alignment(memory: list[sp.Tok], family: list[list[sp.Tok]]) -> float:
+    """The best cover `detect_changes` reports, aligning every member in full."""
+    best = 0.0
+    sig_m = sp.signature(memory)
+    for member in family:
+        sig_b = sp.signature(member)
+        if sig_m and sig_b:
+            sm = SequenceMatcher(None, sig_m, sig_b, autojunk=False)
+            best = max(best, sum(b.size for b in sm.get_matching_blocks()) / len(sig_b))
+    return best
+
+
+def test_shared_views_and_shortcuts_change_no_report() -> None:
+    """One view per text (repeats share it), the same-signature shortcut and the early
+    stop give what aligning each member's own view in full gives."""
+    rnd = random.Random(7)
+    names = ["Maya", "Maya", "Maya", "Ines", "Jonas"]
+    clause = [_tok("My", "PRON", 1, is_stop=True), _tok("knee", "NOUN", 1), _tok("hurt", "VERB", 1)]
+    for _ in range(300):
+        texts = [
+            _yoga(rnd.choice(names)) + (clause if rnd.random() < 0.2 else []) for _ in range(6)
+        ]
+        memory = _yoga(rnd.choice([*names, "Priya"])) + (clause if rnd.random() < 0.3 else [])
+        family = [texts[rnd.randrange(len(texts))] for _ in range(rnd.randint(1, 12))]
+        views = {id(t): sp.TokView.of(t) for t in texts}
+        shared = sp.detect_changes_in(sp.TokView.of(memory), [views[id(f)] for f in family])
+        own = sp.detect_changes(memory, family)
+        assert shared == own
+        assert own.best_ratio == _reference_alignment(memory, family)
+
+
+def test_matching_blocks_and_opcodes_are_difflibs() -> None:
+    rnd = random.Random(3)
+    for _ in range(20_000):
+        alphabet = "abcde"[: rnd.randint(1, 5)]
+        a = [rnd.choice(alphabet) for _ in range(rnd.randint(0, 18))]
+        b = [rnd.choice(alphabet) for _ in range(rnd.randint(0, 18))]
+        sm = SequenceMatcher(None, a, b, autojunk=False)
+        blocks = sp.matching_blocks(a, b)
+        assert blocks == [tuple(m) for m in sm.get_matching_blocks()]
+        assert sp.opcodes(blocks) == sm.get_opcodes()
+        va, vb = (sp.TokView.of([_tok(x, "NOUN") for x in seq]) for seq in (a, b))
+        assert sp._shared(va, vb) == sum((Counter(a) & Counter(b)).values())
+
+
+def test_comparable_words_is_comparable() -> None:
+    a = _yoga("Maya")
+    b = _sentence(("Scale", "NOUN"), ("84", "NUM"), ("kg", "NOUN"))
+    for x, y in ((a, a), (a, b), (b, b), (a, []), ([], [])):
+        assert sp.comparable(x, y) == sp.comparable_words(sp.measure_words(x), sp.measure_words(y))
 
 
 def test_routine_stopped_continuing_and_irregular() -> None:

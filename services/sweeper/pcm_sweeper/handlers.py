@@ -85,16 +85,19 @@ class SweeperHandlers:
             if point is not None and not (point.payload.get("surprisal") or {}).get("judged_at"):
                 todo[(ev.tenant, ev.memory_id)] = point
         planned: dict[tuple[str, str], Judgement | BaseException] = {}
+        memories = self.judging.memories(list(todo.values()))
         try:
-            found = await self.judging.families([(k[0], p) for k, p in todo.items()])
+            found = await self.judging.families([(k[0], p) for k, p in todo.items()], memories)
         except Exception as exc:  # the batch's family searches failed: each event retries
             planned = dict.fromkeys(todo, exc)
         else:
-            for (key, point), family in zip(todo.items(), found, strict=True):
+            for (key, point), family, memory in zip(todo.items(), found, memories, strict=True):
                 try:
                     if isinstance(family, Exception):
                         raise family
-                    planned[key] = self.judging.plan(point, family)
+                    if isinstance(memory, Exception):
+                        raise memory
+                    planned[key] = self.judging.plan(point, family, memory)
                 except Exception as exc:  # a malformed payload fails its own event only
                     planned[key] = exc
         ready = [(k, j) for k, j in planned.items() if isinstance(j, Judgement)]

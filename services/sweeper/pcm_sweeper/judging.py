@@ -81,8 +81,12 @@ def event_times(payload: dict[str, Any]) -> list[float]:
 
 def event_count(payload: dict[str, Any], before: datetime) -> int:
     """1 + the memory's recorded repeats dated before `before`."""
-    cut = before.timestamp()
-    return 1 + sum(1 for t in event_times(payload)[1:] if t < cut)
+    return _events_before(event_times(payload), before.timestamp())
+
+
+def _events_before(times: list[float], cut: float) -> int:
+    """`event_count` from the memory's `event_times`."""
+    return 1 + sum(1 for t in times[1:] if t < cut)
 
 
 @dataclass(frozen=True)
@@ -94,6 +98,8 @@ class Judgement:
     memory: MemoryRecord
     family: list[ScoredPoint]
     records: list[FamilyMember] | None
+    # `event_times` of each family member, read once for counting and the routine index.
+    family_times: list[list[float]] | None = None
 
 
 def scope_filter(payload: dict[str, Any]) -> dict[str, Any]:
@@ -108,13 +114,17 @@ def scope_filter(payload: dict[str, Any]) -> dict[str, Any]:
 
 
 def _routine_item(
-    point: ScoredPoint, family: list[ScoredPoint]
+    point: ScoredPoint, family: list[ScoredPoint], times: list[list[float]] | None = None
 ) -> tuple[str, list[float], dict[str, list[float]]]:
     """A judged memory as the routine index takes it: its id, its event times and its
-    family's. A routine is one user's: family members of other users (same scope, shared
-    memories) do not join it."""
+    family's (`times`: those of each member, when read already). A routine is one
+    user's: family members of other users (same scope, shared memories) do not join it."""
     user = point.payload.get("user_id")
-    same_user = {f.id: event_times(f.payload) for f in family if f.payload.get("user_id") == user}
+    if times is None:
+        times = [event_times(f.payload) for f in family]
+    same_user = {
+        f.id: t for f, t in zip(family, times, strict=True) if f.payload.get("user_id") == user
+    }
     return point.id, event_times(point.payload), same_user
 
 
@@ -155,21 +165,39 @@ class Judging:
             raise found
         return found
 
+    @staticmethod
+    def memories(points: Sequence[ScoredPoint]) -> list[MemoryRecord | Exception]:
+        """Each point's memory, or the error that its payload gave."""
+        out: list[MemoryRecord | Exception] = []
+        for point in points:
+            try:
+                out.append(MemoryRecord.from_payload(point.payload))
+            except Exception as exc:
+                out.append(exc)
+        return out
+
     async def families(
-        self, items: Sequence[tuple[str, ScoredPoint]]
+        self,
+        items: Sequence[tuple[str, ScoredPoint]],
+        memories: Sequence[MemoryRecord | Exception] | None = None,
     ) -> list[list[ScoredPoint] | Exception]:
         """`family` of each (tenant, point), searched as one batch; a point whose payload
-        cannot be read gets its error instead, and fails alone."""
+        cannot be read gets its error instead, and fails alone. `memories`: the points'
+        `memories`, when the caller read them already (they go on to `plan`: validating
+        a whole payload twice was a fifth of the sweeper's own work per memory)."""
         c = self.config
+        if memories is None:
+            memories = self.memories([point for _, point in items])
         out: list[list[ScoredPoint] | Exception] = [[] for _ in items]
         todo: list[tuple[int, float]] = []  # (index in items, creation time)
         for n, (_, point) in enumerate(items):
             if point.vector is None:  # read without its vector: nothing to search with
                 continue
-            try:
-                todo.append((n, MemoryRecord.from_payload(point.payload).created_at.timestamp()))
-            except Exception as exc:
-                out[n] = exc
+            memory = memories[n]
+            if isinstance(memory, Exception):
+                out[n] = memory
+            else:
+                todo.append((n, memory.created_at.timestamp()))
         queries = [
             SearchQuery(
                 items[n][0],
@@ -202,18 +230,24 @@ class Judging:
             out[n] = [by_id[i] for i in ids]
         return out
 
-    def plan(self, point: ScoredPoint, family: list[ScoredPoint]) -> Judgement:
-        """What judging `point` against its `family` involves, read from the payloads once."""
-        memory = MemoryRecord.from_payload(point.payload)
+    def plan(
+        self, point: ScoredPoint, family: list[ScoredPoint], memory: MemoryRecord | None = None
+    ) -> Judgement:
+        """What judging `point` against its `family` involves, read from the payloads once
+        (`memory`: the point's, when read already)."""
+        if memory is None:
+            memory = MemoryRecord.from_payload(point.payload)
         # Exact and near duplicates are stored once with their repeat dates: a family
         # member stands for every earlier event it records.
-        events = sum(event_count(f.payload, memory.created_at) for f in family)
+        times = [event_times(f.payload) for f in family]
+        cut = memory.created_at.timestamp()
+        events = sum(_events_before(t, cut) for t in times)
         records = (
             [FamilyMember.of_payload(f.payload) for f in family]
             if events >= self.config.family_min
             else None
         )
-        return Judgement(point, memory, family, records)
+        return Judgement(point, memory, family, records, times)
 
     async def prepare(self, judgements: Sequence[Judgement]) -> None:
         """Tell the judge which verdicts come next, so work they share is done once (the
@@ -281,7 +315,7 @@ class Judging:
         verdict would make the retry skip them. Too small a family: judged with no score,
         the family ids are kept (routines use them)."""
         await self.res.routines.record_many(
-            tenant, [_routine_item(j.point, j.family) for j, _ in judged]
+            tenant, [_routine_item(j.point, j.family, j.family_times) for j, _ in judged]
         )
         now = utcnow().isoformat()
         patches: list[tuple[str, dict[str, Any]]] = []

@@ -20,7 +20,7 @@ import statistics
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from difflib import SequenceMatcher
+from typing import NamedTuple
 
 # ---- families -------------------------------------------------------------------------
 
@@ -96,8 +96,9 @@ _TIME_PREFIX = re.compile(r"\b(?:at|by|from|until|till|around|before|after)\s+$"
 _DATE_LIKE = re.compile(r"\d+[/-]\d+")
 
 
-@dataclass(frozen=True)
-class Quantity:
+class Quantity(NamedTuple):
+    """A stated figure."""
+
     kind: str  # money | duration | distance | weight | time_of_day | percent | count:<noun>
     value: float  # in the kind's base unit (seconds, metres, kg, minutes after midnight)
     text: str
@@ -278,9 +279,9 @@ def describe_value(v: float, kind: str) -> str:
 # ---- tokens: category and content changes --------------------------------------------
 
 
-@dataclass(frozen=True)
-class Tok:
-    """What the change rules need from a parsed token (spaCy or any other parser)."""
+class Tok(NamedTuple):
+    """What the change rules need from a parsed token (spaCy or any other parser). A
+    named tuple: cheaper to build and to read than a frozen dataclass."""
 
     text: str
     lemma: str  # lowercase
@@ -289,6 +290,21 @@ class Tok:
     is_stop: bool = False
     is_num: bool = False  # a figure or part of one
     is_time: bool = False  # part of a date/time expression ("this morning", "weekly")
+
+
+# A token's fields as a plain tuple. The garbage collector stops tracking a plain tuple of
+# strings, ints and bools after its first collection, but never a `Tok` (a subclass): the
+# judge's ~15 cached tokens per memory text made most of what each ingested memory added
+# to the heap that every full collection walks.
+TokRow = tuple[str, str, str, int, bool, bool, bool]
+
+
+def tok_rows(toks: Iterable[Tok]) -> tuple[TokRow, ...]:
+    return tuple((t.text, t.lemma, t.pos, t.sent, t.is_stop, t.is_num, t.is_time) for t in toks)
+
+
+def from_rows(rows: Iterable[TokRow]) -> list[Tok]:
+    return [Tok._make(r) for r in rows]
 
 
 CONTENT_POS = frozenset({"NOUN", "PROPN", "VERB", "ADJ"})
@@ -312,11 +328,19 @@ def is_content(t: Tok) -> bool:
     return t.pos in CONTENT_POS and not is_minor(t)
 
 
+def measure_words(toks: Sequence[Tok]) -> frozenset[str]:
+    """The content words and units that `comparable` compares."""
+    return frozenset(t.lemma for t in toks if is_content(t) or t.lemma in _UNITS)
+
+
 def comparable(a: Sequence[Tok], b: Sequence[Tok]) -> bool:
     """Whether two texts' figures measure the same thing: they share at least half of the
     smaller text's content words and units ("Weighed in at 84 kg" / "Scale: 84 kg")."""
-    wa = {t.lemma for t in a if is_content(t) or t.lemma in _UNITS}
-    wb = {t.lemma for t in b if is_content(t) or t.lemma in _UNITS}
+    return comparable_words(measure_words(a), measure_words(b))
+
+
+def comparable_words(wa: frozenset[str], wb: frozenset[str]) -> bool:
+    """`comparable` on the texts' `measure_words`."""
     if not wa or not wb:
         return False
     return len(wa & wb) >= 0.5 * min(len(wa), len(wb))
@@ -341,17 +365,140 @@ def signature(toks: Sequence[Tok]) -> list[str]:
 
 def _visible(toks: Sequence[Tok]) -> list[Tok]:
     """The tokens `signature` keeps, in the same order (one per symbol)."""
-    out: list[Tok] = []
+    return [toks[i] for i in _visible_at(toks)]
+
+
+def _visible_at(toks: Sequence[Tok]) -> list[int]:
+    """The positions of `_visible`'s tokens."""
+    out: list[int] = []
     prev_num = False
-    for t in toks:
+    for i, t in enumerate(toks):
         if t.pos in {"PUNCT", "SPACE"} or (t.pos == "SYM" and not t.is_num):
             continue
         num = t.is_num or t.pos == "NUM"
         if num and prev_num:
             continue
-        out.append(t)
+        out.append(i)
         prev_num = num
     return out
+
+
+@dataclass(frozen=True, eq=False)
+class TokView:
+    """A text's tokens with what the change rules derive from that text alone. A routine's
+    entries are in the family of each later entry, so a judge that keeps one view per text
+    derives these once instead of once per judgement (`detect_changes_in`). The tokens
+    are kept as `TokRow`s (untracked by the garbage collector) and rebuilt where the
+    rules read them: for the judged memory and its best-aligned member only."""
+
+    rows: tuple[TokRow, ...]
+    measures: frozenset[str]  # `measure_words`
+    content: frozenset[str]  # lemmas of the content words (`is_content`)
+    sig: tuple[str, ...]  # `signature`
+    sig_set: frozenset[str]  # the symbols of `sig`
+    sig_repeats: Mapping[str, int]  # those occurring more than once -> how often
+    vis_at: tuple[int, ...]  # `_visible_at`
+
+    @property
+    def toks(self) -> list[Tok]:
+        return from_rows(self.rows)
+
+    @property
+    def vis(self) -> list[Tok]:
+        """`_visible`."""
+        rows = self.rows
+        return [Tok._make(rows[i]) for i in self.vis_at]
+
+    @classmethod
+    def of(cls, toks: Sequence[Tok], rows: tuple[TokRow, ...] | None = None) -> TokView:
+        """The view of `toks` (`rows`: theirs, when at hand)."""
+        sig = tuple(signature(toks))
+        return cls(
+            rows=tok_rows(toks) if rows is None else rows,
+            measures=measure_words(toks),
+            content=frozenset(t.lemma for t in toks if is_content(t)),
+            sig=sig,
+            sig_set=frozenset(sig),
+            sig_repeats={x: n for x, n in Counter(sig).items() if n > 1},
+            vis_at=tuple(_visible_at(toks)),
+        )
+
+
+Block = tuple[int, int, int]  # (i, j, n): a[i:i + n] == b[j:j + n]
+
+
+def matching_blocks(a: Sequence[str], b: Sequence[str]) -> list[Block]:
+    """`difflib.SequenceMatcher(None, a, b, autojunk=False).get_matching_blocks()`, as plain
+    tuples: the longest common run (the earliest in `a`, then in `b`), recursively on both
+    sides of it, adjacent runs joined, ending with (len(a), len(b), 0). The same steps
+    without the matcher's objects and junk handling (none here) cost ~35% less."""
+    b2j: dict[str, list[int]] = {}
+    for j, x in enumerate(b):
+        b2j.setdefault(x, []).append(j)
+    nothing: list[int] = []
+    found: list[Block] = []
+    queue = [(0, len(a), 0, len(b))]
+    while queue:
+        alo, ahi, blo, bhi = queue.pop()
+        besti, bestj, bestsize = alo, blo, 0
+        j2len: dict[int, int] = {}  # j -> length of the run ending at a[i - 1], b[j]
+        for i in range(alo, ahi):
+            get = j2len.get
+            new: dict[int, int] = {}
+            for j in b2j.get(a[i], nothing):
+                if j < blo:
+                    continue
+                if j >= bhi:
+                    break
+                k = new[j] = get(j - 1, 0) + 1
+                if k > bestsize:
+                    besti, bestj, bestsize = i - k + 1, j - k + 1, k
+            j2len = new
+        if bestsize:
+            found.append((besti, bestj, bestsize))
+            if alo < besti and blo < bestj:
+                queue.append((alo, besti, blo, bestj))
+            if besti + bestsize < ahi and bestj + bestsize < bhi:
+                queue.append((besti + bestsize, ahi, bestj + bestsize, bhi))
+    found.sort()
+    out: list[Block] = []
+    i1 = j1 = k1 = 0
+    for i2, j2, k2 in found:
+        if i1 + k1 == i2 and j1 + k1 == j2:
+            k1 += k2
+        else:
+            if k1:
+                out.append((i1, j1, k1))
+            i1, j1, k1 = i2, j2, k2
+    if k1:
+        out.append((i1, j1, k1))
+    out.append((len(a), len(b), 0))
+    return out
+
+
+def opcodes(blocks: Sequence[Block]) -> list[tuple[str, int, int, int, int]]:
+    """`SequenceMatcher.get_opcodes()` from its `matching_blocks`."""
+    i = j = 0
+    out: list[tuple[str, int, int, int, int]] = []
+    for ai, bj, size in blocks:
+        tag = "replace" if i < ai and j < bj else "delete" if i < ai else "insert" if j < bj else ""
+        if tag:
+            out.append((tag, i, ai, j, bj))
+        i, j = ai + size, bj + size
+        if size:
+            out.append(("equal", ai, i, bj, j))
+    return out
+
+
+def _shared(a: TokView, b: TokView) -> int:
+    """Symbols two signatures share, with multiplicity: no alignment matches more. Most
+    symbols occur once, so a set intersection and a correction for the few repeated."""
+    n = len(a.sig_set & b.sig_set)
+    for x, nb in b.sig_repeats.items():
+        na = a.sig_repeats.get(x, 0)
+        if na:
+            n += min(na, nb) - 1
+    return n
 
 
 @dataclass
@@ -397,35 +544,60 @@ def detect_changes(memory: Sequence[Tok], family: Sequence[Sequence[Tok]]) -> Ch
     member, and only with words no family member ever used: a rephrasing changes many
     symbols at once and rarely introduces a new noun in an otherwise identical sentence.
     """
+    return detect_changes_in(TokView.of(memory), [TokView.of(f) for f in family])
+
+
+def detect_changes_in(memory: TokView, family: Sequence[TokView]) -> ChangeReport:
+    """`detect_changes` on the texts' views. A view given more than once (one text for
+    several events) is aligned once."""
     report = ChangeReport()
     if not family:
         return report
     n = len(family)
     df: dict[str, int] = {}
     for member in family:
-        for lemma in {t.lemma for t in member if is_content(t)}:
+        for lemma in member.content:
             df[lemma] = df.get(lemma, 0) + 1
-    sig_m = signature(memory)
-    vis_m = _visible(memory)
-    best: tuple[float, int, SequenceMatcher[str] | None] = (-1.0, -1, None)
+    sig_m = memory.sig
+    best_cover, bi = -1.0, -1
+    best_blocks: list[Block] = []
+    covers: dict[tuple[str, ...], float] = {}  # member signature -> its cover
     in_template = 0
     for i, member in enumerate(family):
-        sig_b = signature(member)
+        sig_b = member.sig
         if not sig_b or not sig_m:
             continue
-        matcher = SequenceMatcher(None, sig_m, sig_b, autojunk=False)
-        matched = sum(b.size for b in matcher.get_matching_blocks())
-        cover = matched / len(sig_b)
+        cover = covers.get(sig_b, -1.0)
+        blocks: list[Block] = []
+        if cover < 0.0:
+            if sig_b == sig_m:  # the same figure-masked template: aligns whole
+                blocks = [(0, 0, len(sig_b)), (len(sig_m), len(sig_b), 0)]
+                cover = 1.0
+            else:
+                bound = _shared(memory, member) / len(sig_b)
+                if bound <= best_cover and (
+                    bound < MIN_COVER_SUBST or in_template >= TEMPLATE_SHARE * n
+                ):
+                    continue  # it can neither be the best (ties keep the first) nor count
+                blocks = matching_blocks(sig_m, sig_b)
+                cover = sum(k for _, _, k in blocks) / len(sig_b)
+            covers[sig_b] = cover
         in_template += cover >= MIN_COVER_SUBST
-        if cover > best[0]:
-            best = (cover, i, matcher)
-    cover, bi, sm = best
+        # A signature seen before never beats its first occurrence (ties keep the first).
+        if cover > best_cover:
+            best_cover, bi, best_blocks = cover, i, blocks
+        if best_cover >= 1.0 and in_template >= TEMPLATE_SHARE * n:
+            break  # neither the best alignment nor the template test can change any more
+    cover = best_cover
     report.best_ratio = max(cover, 0.0)
-    if sm is None or in_template < TEMPLATE_SHARE * n:
+    if bi < 0 or in_template < TEMPLATE_SHARE * n:
         return report
-    vis_b = _visible(family[bi])
+    toks_m = memory.toks
+    vis_m = [toks_m[i] for i in memory.vis_at]
+    vis_b = family[bi].vis
+    lemmas_m = {t.lemma for t in toks_m}
     novel_sents: dict[int, list[Tok]] = {}
-    for op, i1, i2, j1, j2 in sm.get_opcodes():
+    for op, i1, i2, j1, j2 in opcodes(best_blocks):
         if op == "equal":
             continue
         new_toks = vis_m[i1:i2]
@@ -435,9 +607,7 @@ def detect_changes(memory: Sequence[Tok], family: Sequence[Sequence[Tok]]) -> Ch
             continue
         novel_slots = [t for t in novel if t.pos in SLOT_POS]
         old_slots = [
-            t
-            for t in old_toks
-            if t.pos in SLOT_POS and not is_minor(t) and t.lemma not in {x.lemma for x in memory}
+            t for t in old_toks if t.pos in SLOT_POS and not is_minor(t) and t.lemma not in lemmas_m
         ]
         # A clause of its own: a whole new sentence, or several novel content words
         # including a verb or adjective.
@@ -476,7 +646,7 @@ def detect_changes(memory: Sequence[Tok], family: Sequence[Sequence[Tok]]) -> Ch
                 )
             )
     for sent, toks in novel_sents.items():
-        sent_toks = [t for t in memory if t.sent == sent]
+        sent_toks = [t for t in toks_m if t.sent == sent]
         content = [t for t in sent_toks if is_content(t)]
         share = len(toks) / max(len(content), 1)
         report.changes.append(
@@ -559,7 +729,12 @@ def _members(memory_id: str, family: Sequence[str]) -> list[str]:
 
 def _passing(members: Sequence[str], routine_of: Mapping[str, str]) -> list[str]:
     """The routines that enough of the family members belong to (see `routine_join`)."""
-    shared = Counter(routine_of[f] for f in members if f in routine_of)
+    # A plain dict: a Counter per call cost more than the counting (twice per judgement).
+    shared: dict[str, int] = {}
+    for f in members:
+        if f in routine_of:
+            r = routine_of[f]
+            shared[r] = shared.get(r, 0) + 1
     return [r for r, n in shared.items() if n >= ROUTINE_SHARED and n * 2 >= len(members)]
 
 

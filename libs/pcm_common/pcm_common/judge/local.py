@@ -7,6 +7,7 @@ import asyncio
 import threading
 from collections import OrderedDict
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from pcm_common.domain import surprisal as sp
@@ -77,6 +78,28 @@ def _toks(doc: Any, lemmatizer: Any = None) -> list[sp.Tok]:
     return out
 
 
+@dataclass(frozen=True, slots=True)
+class _Derived:
+    """What the rules read of one text besides its tokens, derived once per cached text:
+    a judgement compares up to 12 members that were compared the same way in earlier
+    judgements (the same routine entries over and over)."""
+
+    view: sp.TokView
+    quantities: tuple[sp.Quantity, ...]  # a tuple of tuples: not tracked by the collector
+
+
+def _derive(text: str, rows: tuple[sp.TokRow, ...]) -> _Derived:
+    return _Derived(sp.TokView.of(sp.from_rows(rows), rows), tuple(sp.parse_quantities(text)))
+
+
+@dataclass(slots=True)
+class _Entry:
+    # The tokens as plain tuples: tens of thousands of cached texts' tokens as `Tok`s were
+    # a fifth of the objects each full garbage collection walked.
+    rows: tuple[sp.TokRow, ...]
+    derived: _Derived | None = None  # on first use: most parsed texts are never compared
+
+
 class _Parser:
     """spaCy parses cached by text: family members are parsed again for every newer
     memory of the routine. Where this process also runs the local extractor, parses are
@@ -84,7 +107,7 @@ class _Parser:
     memory is parsed once."""
 
     def __init__(self) -> None:
-        self._cache: OrderedDict[str, list[sp.Tok]] = OrderedDict()
+        self._cache: OrderedDict[str, _Entry] = OrderedDict()
         self._lock = threading.Lock()
         self._listening = False
 
@@ -109,8 +132,9 @@ class _Parser:
         nlp = load_pipeline()
         lemmatizer = nlp.get_pipe("lemmatizer") if "lemmatizer" in nlp.pipe_names else None
         toks = _toks(doc, lemmatizer)
+        rows = sp.tok_rows(toks)
         with self._lock:
-            self._cache[text] = toks
+            self._cache[text] = _Entry(rows)
             self._cache.move_to_end(text)
             while len(self._cache) > _CACHE_SIZE:
                 self._cache.popitem(last=False)
@@ -137,40 +161,65 @@ class _Parser:
             for text, doc in zip(missing, docs, strict=True):
                 SHARED_DOCS.put(text[:2000], doc)  # done with it: the extractor may take it
         lemmatizer = nlp.get_pipe("lemmatizer") if "lemmatizer" in nlp.pipe_names else None
-        parsed = [_toks(doc, lemmatizer) for doc in docs]
+        parsed = [sp.tok_rows(_toks(doc, lemmatizer)) for doc in docs]
         with self._lock:
-            for text, toks in zip(missing, parsed, strict=True):
-                self._cache[text] = toks
+            for text, rows in zip(missing, parsed, strict=True):
+                self._cache[text] = _Entry(rows)
             while len(self._cache) > _CACHE_SIZE:
                 self._cache.popitem(last=False)
         return len(missing)
 
+    def missing(self, texts: Sequence[str]) -> list[str]:
+        """Those of `texts` not cached, under one lock."""
+        with self._lock:
+            return [t for t in texts if t not in self._cache]
+
     def cached(self, text: str) -> list[sp.Tok] | None:
         with self._lock:
-            return self._cache.get(text)
+            entry = self._cache.get(text)
+        return sp.from_rows(entry.rows) if entry is not None else None
 
     def seed(self, text: str, toks: list[sp.Tok]) -> None:
         """Cache `toks`, the tokens of `text` read back from its payload (`features`)."""
+        rows = sp.tok_rows(toks)
         with self._lock:
             if text in self._cache:
                 return
-            self._cache[text] = toks
+            self._cache[text] = _Entry(rows)
             while len(self._cache) > _CACHE_SIZE:
                 self._cache.popitem(last=False)
 
-    def parse(self, texts: Sequence[str]) -> list[list[sp.Tok]]:
+    def _entries(self, texts: Sequence[str]) -> list[_Entry]:
         from pcm_common.extract.local import load_pipeline
 
-        self.warm(texts)
         with self._lock:
-            out: list[list[sp.Tok]] = []
+            # Usually all cached (`prepare` warmed them): `warm` would look each up twice.
+            missing = any(t not in self._cache for t in texts)
+        if missing:
+            self.warm(texts)
+        with self._lock:
+            out: list[_Entry] = []
             for t in texts:
                 cached = self._cache.get(t)
                 if cached is not None:
                     self._cache.move_to_end(t)  # routines reuse their members: keep them
                 # Evicted meanwhile by another thread: parse alone.
-                out.append(cached if cached is not None else _toks(load_pipeline()(t[:2000])))
+                out.append(cached or _Entry(sp.tok_rows(_toks(load_pipeline()(t[:2000])))))
             return out
+
+    def parse(self, texts: Sequence[str]) -> list[list[sp.Tok]]:
+        return [sp.from_rows(e.rows) for e in self._entries(texts)]
+
+    def derived(self, texts: Sequence[str]) -> list[_Derived]:
+        """`_Derived` of each text, parsed where needed; a text given twice yields the
+        same object (`sp.detect_changes_in` aligns it once)."""
+        out: list[_Derived] = []
+        for text, entry in zip(texts, self._entries(texts), strict=True):
+            if entry.derived is None:
+                # Outside the lock: two threads racing here derive equal values.
+                entry.derived = _derive(text, entry.rows)
+            out.append(entry.derived)
+        return out
 
 
 _PARSER = _Parser()
@@ -183,13 +232,13 @@ def judge_texts(text: str, family: Sequence[str]) -> Verdict:
     candidates: list[Verdict] = []
     n = len(family)
 
-    parsed = _PARSER.parse([text, *family])
+    mine, *members = _PARSER.derived([text, *family])
     # Value outliers: each stated quantity against the same quantity in the comparable
     # family members.
     peers = [
-        f for f, toks in zip(family, parsed[1:], strict=True) if sp.comparable(parsed[0], toks)
+        m.quantities for m in members if sp.comparable_words(mine.view.measures, m.view.measures)
     ]
-    devs = sp.value_deviations(sp.parse_quantities(text), [sp.parse_quantities(f) for f in peers])
+    devs = sp.value_deviations(mine.quantities, peers)
     for d in devs:
         usual = (
             f"usually {sp.describe_value(d.median, d.kind)} "
@@ -206,7 +255,7 @@ def judge_texts(text: str, family: Sequence[str]) -> Verdict:
             )
         )
 
-    report = sp.detect_changes(parsed[0], parsed[1:])
+    report = sp.detect_changes_in(mine.view, [m.view for m in members])
     for c in report.changes:
         if c.kind == "category":
             differs = f"'{c.new}' instead of '{c.usual}'" if c.usual else f"new: '{c.new}'"
@@ -300,9 +349,16 @@ def _judge_all(jobs: Sequence[tuple[str, list[str]]]) -> list[Verdict | Exceptio
 
 def _seed(family: Sequence[Earlier]) -> None:
     """Cache the stored tokens of the family members this process has no parse of."""
+    stored: dict[str, list[Any]] = {}
     for f in family:
-        stored = getattr(f, "features", None)
-        if stored is not None and _PARSER.cached(f.text) is None:
-            toks = features.decode(stored, f.text)
+        if (s := getattr(f, "features", None)) is not None:
+            stored.setdefault(f.text, []).append(s)
+    if not stored:
+        return
+    # One look-up under one lock for the family, not one per member (twice a judgement).
+    for text in _PARSER.missing(list(stored)):
+        for s in stored[text]:  # the first that decodes, as members come
+            toks = features.decode(s, text)
             if toks is not None:
-                _PARSER.seed(f.text, toks)
+                _PARSER.seed(text, toks)
+                break

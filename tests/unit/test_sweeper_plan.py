@@ -1,0 +1,43 @@
+"""The sweeper's judging plan: payloads read once give what reading them again gives."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pcm_common.stores.vectors import ScoredPoint
+from pcm_sweeper.judging import Judging, _routine_item, event_count
+from tests.unit.test_judges import RUNS, rec
+
+
+def _point(day: int, repeats: int = 0, user: str = "u") -> ScoredPoint:
+    payload = {**rec(RUNS[day % len(RUNS)], day, repeats).to_payload(), "user_id": user}
+    return ScoredPoint(payload["id"], 0.9, payload, vector=[1.0, 0.0])
+
+
+def test_plan_with_the_memory_read_before_is_the_same_plan() -> None:
+    judging = Judging(res=Any)  # type: ignore[arg-type]
+    point = _point(40)
+    family = [_point(d, repeats=d % 3, user="u" if d % 4 else "other") for d in range(1, 8)]
+    (memory,) = judging.memories([point])
+    assert not isinstance(memory, Exception)
+    fresh = judging.plan(point, family)
+    reused = judging.plan(point, family, memory)
+    assert (reused.memory, reused.records, reused.family_times) == (
+        fresh.memory,
+        fresh.records,
+        fresh.family_times,
+    )
+    cut = memory.created_at
+    assert fresh.family_times is not None
+    assert [event_count(f.payload, cut) for f in family] == [
+        1 + sum(1 for t in ts[1:] if t < cut.timestamp()) for ts in fresh.family_times
+    ]
+    # The routine index gets the same item from the times read once.
+    assert _routine_item(point, family, fresh.family_times) == _routine_item(point, family)
+
+
+def test_a_malformed_payload_is_its_own_error() -> None:
+    bad = ScoredPoint("x", 0.0, {"text": "no id, no dates"}, vector=[1.0])
+    good = _point(3)
+    out = Judging.memories([bad, good])
+    assert isinstance(out[0], Exception) and not isinstance(out[1], Exception)

@@ -80,23 +80,22 @@ _INDEXES = (
 # Batched writes: every statement UNWINDs rows that are unique within it (one row per
 # memory, entity, mention or relation), so no row depends on another row's write in the
 # same statement; that keeps the result identical on Neo4j and ArcadeDB.
-_MERGE_MEMORIES = f"""
-UNWIND $mids AS mid
-MERGE (m:{MEMORY_LABEL} {{tenant: $tenant, id: mid}})
-RETURN count(m) AS n
-"""
-
+# Rows are [type, key, name] lists: smaller to pack and send than maps.
 _MERGE_ENTITIES = f"""
 UNWIND $entities AS row
-MERGE (e:{ENTITY_LABEL} {{tenant: $tenant, type: row.type, key: row.key}})
-  ON CREATE SET e.name = row.name
+MERGE (e:{ENTITY_LABEL} {{tenant: $tenant, type: row[0], key: row[1]}})
+  ON CREATE SET e.name = row[2]
 RETURN count(e) AS n
 """
 
-_MERGE_MENTIONS = f"""
-UNWIND $mentions AS row
-MATCH (m:{MEMORY_LABEL} {{tenant: $tenant, id: row.mid}})
-MATCH (e:{ENTITY_LABEL} {{tenant: $tenant, type: row.type, key: row.key}})
+# One row per memory with its entities as [type, key] pairs: the memory node is looked up
+# once, not once per mention, and the rows carry no repeated ids or field names.
+_MERGE_MEMORY_MENTIONS = f"""
+UNWIND $mems AS row
+MERGE (m:{MEMORY_LABEL} {{tenant: $tenant, id: row.mid}})
+WITH m, row
+UNWIND row.ents AS te
+MATCH (e:{ENTITY_LABEL} {{tenant: $tenant, type: te[0], key: te[1]}})
 MERGE (m)-[x:{MENTIONS} {{tenant: $tenant}}]->(e)
 RETURN count(x) AS n
 """
@@ -521,29 +520,29 @@ _Normalized = tuple[dict[tuple[str, str], str], dict[str, list[dict[str, str]]]]
 def _batch_work(tenant: str, memories: dict[str, _Normalized], now: int) -> Any:
     """Transaction function writing ``memories`` ({memory_id: normalized facts}) as the
     complete fact set of each memory."""
-    prune_items: list[dict[str, Any]] = []
-    entity_rows: dict[tuple[str, str], dict[str, str]] = {}
-    mention_rows: list[dict[str, str]] = []
+    prune_items: dict[str, dict[str, Any]] = {}
+    entity_rows: dict[tuple[str, str], list[str]] = {}
+    mem_rows: list[dict[str, Any]] = []
     rel_mids: dict[str, dict[tuple[str, str, str, str], list[str]]] = defaultdict(dict)
-    keep_entities: list[str] = []
-    for mid in sorted(memories):
+    mids = sorted(memories)
+    for mid in mids:
         entities, relations = memories[mid]
-        keep_e = [f"{t}|{k}" for (t, k) in entities]
         keep_r = [
             _relation_sig(rt, row["st"], row["sk"], row["tt"], row["tk"])
             for rt, rows in relations.items()
             for row in rows
         ]
-        prune_items.append({"mid": mid, "keep": keep_r, "keep_entities": keep_e})
-        keep_entities.extend(keep_e)
+        # The entity list doubles as the prune's keep list (as "type|key"), built only if
+        # the memory turns out to exist already.
+        prune_items[mid] = {"mid": mid, "keep": keep_r}
+        ents = [[t, k] for (t, k) in entities]
+        mem_rows.append({"mid": mid, "ents": ents})
         for (t, k), name in entities.items():
-            entity_rows.setdefault((t, k), {"type": t, "key": k, "name": name})
-            mention_rows.append({"mid": mid, "type": t, "key": k})
+            entity_rows.setdefault((t, k), [t, k, name])
         for rt, rows in relations.items():
             for row in rows:
                 sig = (row["st"], row["sk"], row["tt"], row["tk"])
                 rel_mids[rt].setdefault(sig, []).append(mid)
-    mids = sorted(memories)
     # Sorted rows: concurrent batches lock shared entities and relations in the same order,
     # which keeps Neo4j deadlocks (retried, but slow) rare.
     entities_sorted = [entity_rows[key] for key in sorted(entity_rows)]
@@ -556,11 +555,20 @@ def _batch_work(tenant: str, memories: dict[str, _Normalized], now: int) -> Any:
     }
 
     async def work(tx: AsyncManagedTransaction) -> None:
-        await _prune(tx, tenant, prune_items, keep_entities)
-        await _run(tx, _MERGE_MEMORIES, tenant=tenant, mids=mids)
+        # A memory the graph does not hold yet has no facts to withdraw: only redelivered
+        # or re-extracted memories pay for the prune (usually none of a batch).
+        rows = await _fetch(tx, _EXISTING, tenant=tenant, mids=mids)
+        old = sorted(str(r["id"]) for r in rows)
+        if old:
+            items = []
+            for mid in old:
+                it = prune_items[mid]
+                it["keep_entities"] = [f"{t}|{k}" for (t, k) in memories[mid][0]]
+                items.append(it)
+            await _prune(tx, tenant, items, [f"{t}|{k}" for (t, k) in entity_rows])
         if entities_sorted:
             await _run(tx, _MERGE_ENTITIES, tenant=tenant, entities=entities_sorted)
-            await _run(tx, _MERGE_MENTIONS, tenant=tenant, mentions=mention_rows)
+        await _run(tx, _MERGE_MEMORY_MENTIONS, tenant=tenant, mems=mem_rows)
         for rel_type in sorted(rels_sorted):
             query = _MERGE_RELATIONS.format(entity=ENTITY_LABEL, rel=rel_type)
             await _run(tx, query, tenant=tenant, rels=rels_sorted[rel_type], now=now)

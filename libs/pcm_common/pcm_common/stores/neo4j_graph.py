@@ -100,6 +100,31 @@ MERGE (m)-[x:{MENTIONS} {{tenant: $tenant}}]->(e)
 RETURN count(x) AS n
 """
 
+# The common batch in one statement (one round trip): the memories the graph already holds
+# (only those need a prune; collected before anything is written), then the entities, the
+# memories and their mentions. A mention names its entity by position in $entities, a list
+# index instead of an index lookup. The collect() is an aggregation barrier, so every entity
+# exists before any mention; `aligned` checks that it kept the rows' order (both backends
+# do). If it did not, no mention is written and no row comes back, and the caller writes
+# the keyed statements above instead. Needs at least one entity: an empty UNWIND before the
+# collect would leave no row to carry on.
+_WRITE_NODES = f"""
+UNWIND $mids AS mid
+OPTIONAL MATCH (o:{MEMORY_LABEL} {{tenant: $tenant, id: mid}})
+WITH collect(o.id) AS old
+UNWIND $entities AS row
+MERGE (e:{ENTITY_LABEL} {{tenant: $tenant, type: row[0], key: row[1]}})
+  ON CREATE SET e.name = row[2]
+WITH old, collect(e) AS es, collect(row) = $entities AS aligned
+UNWIND CASE WHEN aligned THEN $mems ELSE [] END AS row
+MERGE (m:{MEMORY_LABEL} {{tenant: $tenant, id: row.mid}})
+WITH old, es, m, row
+UNWIND row.ents AS i
+WITH old, m, es[i] AS e
+MERGE (m)-[x:{MENTIONS} {{tenant: $tenant}}]->(e)
+RETURN old, count(x) AS n
+"""
+
 # {rel} is a validated member of RELATION_TYPES (graph_schema), never caller text.
 # One row per relation with every memory of the batch that states it (row.mids).
 # `SET r.tenant = $tenant` writes an unchanged value to take Neo4j's write lock before
@@ -520,23 +545,11 @@ _Normalized = tuple[dict[tuple[str, str], str], dict[str, list[dict[str, str]]]]
 def _batch_work(tenant: str, memories: dict[str, _Normalized], now: int) -> Any:
     """Transaction function writing ``memories`` ({memory_id: normalized facts}) as the
     complete fact set of each memory."""
-    prune_items: dict[str, dict[str, Any]] = {}
     entity_rows: dict[tuple[str, str], list[str]] = {}
-    mem_rows: list[dict[str, Any]] = []
     rel_mids: dict[str, dict[tuple[str, str, str, str], list[str]]] = defaultdict(dict)
     mids = sorted(memories)
     for mid in mids:
         entities, relations = memories[mid]
-        keep_r = [
-            _relation_sig(rt, row["st"], row["sk"], row["tt"], row["tk"])
-            for rt, rows in relations.items()
-            for row in rows
-        ]
-        # The entity list doubles as the prune's keep list (as "type|key"), built only if
-        # the memory turns out to exist already.
-        prune_items[mid] = {"mid": mid, "keep": keep_r}
-        ents = [[t, k] for (t, k) in entities]
-        mem_rows.append({"mid": mid, "ents": ents})
         for (t, k), name in entities.items():
             entity_rows.setdefault((t, k), [t, k, name])
         for rt, rows in relations.items():
@@ -545,7 +558,10 @@ def _batch_work(tenant: str, memories: dict[str, _Normalized], now: int) -> Any:
                 rel_mids[rt].setdefault(sig, []).append(mid)
     # Sorted rows: concurrent batches lock shared entities and relations in the same order,
     # which keeps Neo4j deadlocks (retried, but slow) rare.
-    entities_sorted = [entity_rows[key] for key in sorted(entity_rows)]
+    order = sorted(entity_rows)
+    entities_sorted = [entity_rows[key] for key in order]
+    position = {key: i for i, key in enumerate(order)}
+    indexed_rows = [{"mid": mid, "ents": [position[e] for e in memories[mid][0]]} for mid in mids]
     rels_sorted = {
         rt: [
             {"st": st, "sk": sk, "tt": tt, "tk": tk, "mids": ms}
@@ -555,25 +571,55 @@ def _batch_work(tenant: str, memories: dict[str, _Normalized], now: int) -> Any:
     }
 
     async def work(tx: AsyncManagedTransaction) -> None:
-        # A memory the graph does not hold yet has no facts to withdraw: only redelivered
-        # or re-extracted memories pay for the prune (usually none of a batch).
-        rows = await _fetch(tx, _EXISTING, tenant=tenant, mids=mids)
-        old = sorted(str(r["id"]) for r in rows)
-        if old:
-            items = []
-            for mid in old:
-                it = prune_items[mid]
-                it["keep_entities"] = [f"{t}|{k}" for (t, k) in memories[mid][0]]
-                items.append(it)
-            await _prune(tx, tenant, items, [f"{t}|{k}" for (t, k) in entity_rows])
+        written = []
         if entities_sorted:
-            await _run(tx, _MERGE_ENTITIES, tenant=tenant, entities=entities_sorted)
-        await _run(tx, _MERGE_MEMORY_MENTIONS, tenant=tenant, mems=mem_rows)
+            written = await _fetch(
+                tx,
+                _WRITE_NODES,
+                tenant=tenant,
+                mids=mids,
+                entities=entities_sorted,
+                mems=indexed_rows,
+            )
+        # Aligned, the count is at least one: every entity row comes from some memory.
+        if written and int(written[0]["n"]) > 0:
+            old = sorted(str(m) for m in written[0]["old"])
+        else:
+            # No entities, or collect() reordered rows: the same writes as keyed rows.
+            rows = await _fetch(tx, _EXISTING, tenant=tenant, mids=mids)
+            old = sorted(str(r["id"]) for r in rows)
+            if entities_sorted:
+                await _run(tx, _MERGE_ENTITIES, tenant=tenant, entities=entities_sorted)
+            keyed = [{"mid": mid, "ents": [list(e) for e in memories[mid][0]]} for mid in mids]
+            await _run(tx, _MERGE_MEMORY_MENTIONS, tenant=tenant, mems=keyed)
+        if old:
+            # Only facts outside the keep lists are withdrawn, so pruning after the merges
+            # above leaves what it would have left before them.
+            await _prune(
+                tx,
+                tenant,
+                [_prune_item(mid, memories[mid]) for mid in old],
+                [f"{t}|{k}" for (t, k) in order],
+            )
         for rel_type in sorted(rels_sorted):
             query = _MERGE_RELATIONS.format(entity=ENTITY_LABEL, rel=rel_type)
             await _run(tx, query, tenant=tenant, rels=rels_sorted[rel_type], now=now)
 
     return work
+
+
+def _prune_item(mid: str, facts: _Normalized) -> dict[str, Any]:
+    """A memory's keep lists for ``_prune``: its relation signatures and "type|key"s."""
+    entities, relations = facts
+    return {
+        "mid": mid,
+        "keep": [
+            _relation_sig(rt, row["st"], row["sk"], row["tt"], row["tk"])
+            for rt, rows in relations.items()
+            for row in rows
+        ],
+        "keep_entities": [f"{t}|{k}" for (t, k) in entities],
+    }
 
 
 async def _prune(

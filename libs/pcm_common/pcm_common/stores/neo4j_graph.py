@@ -41,6 +41,7 @@ from neo4j.exceptions import ConstraintError, Neo4jError
 from .graph import Entity, EntityLinks, Extraction, GraphStore
 from .graph_schema import (
     ENTITY_LABEL,
+    ENTITY_TYPES,
     MEMORY_LABEL,
     MENTIONS,
     require_entity_type,
@@ -117,9 +118,9 @@ MERGE (e:{ENTITY_LABEL} {{tenant: $tenant, type: row[0], key: row[1]}})
   ON CREATE SET e.name = row[2]
 WITH old, collect(e) AS es, collect(row) = $entities AS aligned
 UNWIND CASE WHEN aligned THEN $mems ELSE [] END AS row
-MERGE (m:{MEMORY_LABEL} {{tenant: $tenant, id: row.mid}})
+MERGE (m:{MEMORY_LABEL} {{tenant: $tenant, id: row[0]}})
 WITH old, es, m, row
-UNWIND row.ents AS i
+UNWIND row[1] AS i
 WITH old, m, es[i] AS e
 MERGE (m)-[x:{MENTIONS} {{tenant: $tenant}}]->(e)
 RETURN old, count(x) AS n
@@ -402,12 +403,16 @@ class Neo4jGraphStore(GraphStore):
         entities: dict[tuple[str, str], str] = {}
 
         def add(e: Entity) -> tuple[str, str] | None:
-            require_entity_type(e.type)
-            key = canonical_key(e.name)
-            if not key:
+            if e.type not in ENTITY_TYPES:
+                require_entity_type(e.type)  # raises
+            # One split for both: the key (canonical_key) is the casefolded surface form.
+            surface = " ".join(e.name.split())
+            if not surface:
                 return None
-            entities.setdefault((e.type, key), " ".join(e.name.split()))
-            return (e.type, key)
+            te = (e.type, surface.casefold())
+            if te not in entities:
+                entities[te] = surface
+            return te
 
         for e in extraction.entities:
             add(e)
@@ -561,7 +566,8 @@ def _batch_work(tenant: str, memories: dict[str, _Normalized], now: int) -> Any:
     order = sorted(entity_rows)
     entities_sorted = [entity_rows[key] for key in order]
     position = {key: i for i, key in enumerate(order)}
-    indexed_rows = [{"mid": mid, "ents": [position[e] for e in memories[mid][0]]} for mid in mids]
+    # [memory id, [entity positions]]: lists pack smaller than maps.
+    indexed_rows = [[mid, [position[e] for e in memories[mid][0]]] for mid in mids]
     rels_sorted = {
         rt: [
             {"st": st, "sk": sk, "tt": tt, "tk": tk, "mids": ms}

@@ -14,8 +14,9 @@ before but no longer does are pruned as in ``delete_memory``. That keeps redeliv
 idempotent and lets a re-extraction (after an edit) correct the graph.
 
 Only Cypher that both backends run is used (checked against Neo4j 5.26 and ArcadeDB
-26.10's Bolt plugin): MERGE, UNWIND, list comprehensions, EXISTS subqueries. Every write
-is a MERGE, so uniqueness holds even where a backend refuses a constraint.
+26.10's Bolt plugin): MERGE, UNWIND, list comprehensions and indexing, collect(), EXISTS
+subqueries. Every write is a MERGE, so uniqueness holds even where a backend refuses a
+constraint.
 """
 
 from __future__ import annotations

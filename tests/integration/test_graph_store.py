@@ -329,24 +329,74 @@ async def test_batch_write_equals_one_by_one(backend: Backend, tenant: str) -> N
         for _, mid, ex in batch:
             await g.write_facts(other, mid, ex)
 
-        def strip(snap: dict[str, Any], t: str) -> dict[str, Any]:
-            # Same facts modulo tenant name, timestamps and the order memories were added.
-            return {
-                part: sorted(
-                    json.dumps(_no_times(json.loads(row.replace(t, "T"))), sort_keys=True)
-                    for row in rows
-                )
-                for part, rows in snap.items()
-            }
-
-        a = strip(await snapshot(backend.driver, tenant), tenant)
-        b = strip(await snapshot(backend.driver, other), other)
+        a = _strip(await snapshot(backend.driver, tenant), tenant)
+        b = _strip(await snapshot(backend.driver, other), other)
         assert a == b
         assert await g.stats(tenant) == await g.stats(other)
         once = await snapshot(backend.driver, tenant)
         for _ in range(3):  # a redelivered batch changes nothing
             await g.write_facts_many(batch)
         assert await snapshot(backend.driver, tenant) == once
+    finally:
+        await backend.driver.execute_query("MATCH (n) WHERE n.tenant = $t DETACH DELETE n", t=other)
+
+
+def _strip(snap: dict[str, Any], t: str) -> dict[str, Any]:
+    # Same facts modulo tenant name, timestamps and the order memories were added.
+    return {
+        part: sorted(
+            json.dumps(_no_times(json.loads(row.replace(t, "T"))), sort_keys=True) for row in rows
+        )
+        for part, rows in snap.items()
+    }
+
+
+@pytest.mark.parametrize("keyed", [False, True], ids=["one-statement", "keyed-fallback"])
+async def test_batch_of_new_and_held_memories(
+    backend: Backend, tenant: str, keyed: bool, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A batch mixing new memories with ones the graph already holds (a redelivery, a
+    re-extraction after an edit) leaves the graph as one-by-one writes would: only held
+    memories are pruned, and a new one has nothing to prune. `keyed`: the same through the
+    fallback taken when collect() would not keep the entity rows' order."""
+    g = backend.store
+    other = f"{tenant}-seq"
+    carol = Entity("Carol", "Person")
+    first = [
+        ("m1", fact_set_one()),
+        ("m2", Extraction([ALICE, BOB], [Relation(ALICE, "KNOWS", BOB)])),
+        ("m3", Extraction([], [])),
+    ]
+    second = [
+        ("m1", Extraction([ALICE, BOB], [Relation(ALICE, "KNOWS", BOB)])),  # edited
+        ("m2", Extraction([ALICE, BOB], [Relation(ALICE, "KNOWS", BOB)])),  # redelivered
+        ("m3", Extraction([BERLIN], [])),  # edited, had no facts
+        ("m4", Extraction([PYTHON, carol], [Relation(carol, "USES", PYTHON)])),  # new
+    ]
+    try:
+        for mid, ex in first + second:
+            await g.write_facts(other, mid, ex)
+        with monkeypatch.context() as m:
+            if keyed:
+                from pcm_common.stores import neo4j_graph
+
+                m.setattr(
+                    neo4j_graph,
+                    "_WRITE_NODES",
+                    neo4j_graph._WRITE_NODES.replace(
+                        "collect(row) = $entities AS aligned", "false AS aligned"
+                    ),
+                )
+            await g.write_facts_many([(tenant, mid, ex) for mid, ex in first])
+            await g.write_facts_many([(tenant, mid, ex) for mid, ex in second])
+            # A batch without any entity still records its memories.
+            await g.write_facts_many([(tenant, "m5", Extraction([], []))])
+        await g.write_facts(other, "m5", Extraction([], []))
+        a = _strip(await snapshot(backend.driver, tenant), tenant)
+        b = _strip(await snapshot(backend.driver, other), other)
+        assert a == b
+        assert (await g.stats(tenant))["memories"] == 5
+        assert not any("ACME" in row for row in a["nodes"])  # pruned orphan
     finally:
         await backend.driver.execute_query("MATCH (n) WHERE n.tenant = $t DETACH DELETE n", t=other)
 

@@ -14,8 +14,9 @@ before but no longer does are pruned as in ``delete_memory``. That keeps redeliv
 idempotent and lets a re-extraction (after an edit) correct the graph.
 
 Only Cypher that both backends run is used (checked against Neo4j 5.26 and ArcadeDB
-26.10's Bolt plugin): MERGE, UNWIND, list comprehensions, EXISTS subqueries. Every write
-is a MERGE, so uniqueness holds even where a backend refuses a constraint.
+26.10's Bolt plugin): MERGE, UNWIND, list comprehensions and indexing, collect(), EXISTS
+subqueries. Every write is a MERGE, so uniqueness holds even where a backend refuses a
+constraint.
 """
 
 from __future__ import annotations
@@ -41,6 +42,7 @@ from neo4j.exceptions import ConstraintError, Neo4jError
 from .graph import Entity, EntityLinks, Extraction, GraphStore
 from .graph_schema import (
     ENTITY_LABEL,
+    ENTITY_TYPES,
     MEMORY_LABEL,
     MENTIONS,
     require_entity_type,
@@ -80,25 +82,49 @@ _INDEXES = (
 # Batched writes: every statement UNWINDs rows that are unique within it (one row per
 # memory, entity, mention or relation), so no row depends on another row's write in the
 # same statement; that keeps the result identical on Neo4j and ArcadeDB.
-_MERGE_MEMORIES = f"""
-UNWIND $mids AS mid
-MERGE (m:{MEMORY_LABEL} {{tenant: $tenant, id: mid}})
-RETURN count(m) AS n
-"""
-
+# Rows are [type, key, name] lists: smaller to pack and send than maps.
 _MERGE_ENTITIES = f"""
 UNWIND $entities AS row
-MERGE (e:{ENTITY_LABEL} {{tenant: $tenant, type: row.type, key: row.key}})
-  ON CREATE SET e.name = row.name
+MERGE (e:{ENTITY_LABEL} {{tenant: $tenant, type: row[0], key: row[1]}})
+  ON CREATE SET e.name = row[2]
 RETURN count(e) AS n
 """
 
-_MERGE_MENTIONS = f"""
-UNWIND $mentions AS row
-MATCH (m:{MEMORY_LABEL} {{tenant: $tenant, id: row.mid}})
-MATCH (e:{ENTITY_LABEL} {{tenant: $tenant, type: row.type, key: row.key}})
+# One row per memory with its entities as [type, key] pairs: the memory node is looked up
+# once, not once per mention, and the rows carry no repeated ids or field names.
+_MERGE_MEMORY_MENTIONS = f"""
+UNWIND $mems AS row
+MERGE (m:{MEMORY_LABEL} {{tenant: $tenant, id: row.mid}})
+WITH m, row
+UNWIND row.ents AS te
+MATCH (e:{ENTITY_LABEL} {{tenant: $tenant, type: te[0], key: te[1]}})
 MERGE (m)-[x:{MENTIONS} {{tenant: $tenant}}]->(e)
 RETURN count(x) AS n
+"""
+
+# The common batch in one statement (one round trip): the memories the graph already holds
+# (only those need a prune; collected before anything is written), then the entities, the
+# memories and their mentions. A mention names its entity by position in $entities, a list
+# index instead of an index lookup. The collect() is an aggregation barrier, so every entity
+# exists before any mention; `aligned` checks that it kept the rows' order (both backends
+# do). If it did not, no mention is written and no row comes back, and the caller writes
+# the keyed statements above instead. Needs at least one entity: an empty UNWIND before the
+# collect would leave no row to carry on.
+_WRITE_NODES = f"""
+UNWIND $mids AS mid
+OPTIONAL MATCH (o:{MEMORY_LABEL} {{tenant: $tenant, id: mid}})
+WITH collect(o.id) AS old
+UNWIND $entities AS row
+MERGE (e:{ENTITY_LABEL} {{tenant: $tenant, type: row[0], key: row[1]}})
+  ON CREATE SET e.name = row[2]
+WITH old, collect(e) AS es, collect(row) = $entities AS aligned
+UNWIND CASE WHEN aligned THEN $mems ELSE [] END AS row
+MERGE (m:{MEMORY_LABEL} {{tenant: $tenant, id: row[0]}})
+WITH old, es, m, row
+UNWIND row[1] AS i
+WITH old, m, es[i] AS e
+MERGE (m)-[x:{MENTIONS} {{tenant: $tenant}}]->(e)
+RETURN old, count(x) AS n
 """
 
 # {rel} is a validated member of RELATION_TYPES (graph_schema), never caller text.
@@ -378,12 +404,16 @@ class Neo4jGraphStore(GraphStore):
         entities: dict[tuple[str, str], str] = {}
 
         def add(e: Entity) -> tuple[str, str] | None:
-            require_entity_type(e.type)
-            key = canonical_key(e.name)
-            if not key:
+            if e.type not in ENTITY_TYPES:
+                require_entity_type(e.type)  # raises
+            # One split for both: the key (canonical_key) is the casefolded surface form.
+            surface = " ".join(e.name.split())
+            if not surface:
                 return None
-            entities.setdefault((e.type, key), " ".join(e.name.split()))
-            return (e.type, key)
+            te = (e.type, surface.casefold())
+            if te not in entities:
+                entities[te] = surface
+            return te
 
         for e in extraction.entities:
             add(e)
@@ -521,32 +551,24 @@ _Normalized = tuple[dict[tuple[str, str], str], dict[str, list[dict[str, str]]]]
 def _batch_work(tenant: str, memories: dict[str, _Normalized], now: int) -> Any:
     """Transaction function writing ``memories`` ({memory_id: normalized facts}) as the
     complete fact set of each memory."""
-    prune_items: list[dict[str, Any]] = []
-    entity_rows: dict[tuple[str, str], dict[str, str]] = {}
-    mention_rows: list[dict[str, str]] = []
+    entity_rows: dict[tuple[str, str], list[str]] = {}
     rel_mids: dict[str, dict[tuple[str, str, str, str], list[str]]] = defaultdict(dict)
-    keep_entities: list[str] = []
-    for mid in sorted(memories):
+    mids = sorted(memories)
+    for mid in mids:
         entities, relations = memories[mid]
-        keep_e = [f"{t}|{k}" for (t, k) in entities]
-        keep_r = [
-            _relation_sig(rt, row["st"], row["sk"], row["tt"], row["tk"])
-            for rt, rows in relations.items()
-            for row in rows
-        ]
-        prune_items.append({"mid": mid, "keep": keep_r, "keep_entities": keep_e})
-        keep_entities.extend(keep_e)
         for (t, k), name in entities.items():
-            entity_rows.setdefault((t, k), {"type": t, "key": k, "name": name})
-            mention_rows.append({"mid": mid, "type": t, "key": k})
+            entity_rows.setdefault((t, k), [t, k, name])
         for rt, rows in relations.items():
             for row in rows:
                 sig = (row["st"], row["sk"], row["tt"], row["tk"])
                 rel_mids[rt].setdefault(sig, []).append(mid)
-    mids = sorted(memories)
     # Sorted rows: concurrent batches lock shared entities and relations in the same order,
     # which keeps Neo4j deadlocks (retried, but slow) rare.
-    entities_sorted = [entity_rows[key] for key in sorted(entity_rows)]
+    order = sorted(entity_rows)
+    entities_sorted = [entity_rows[key] for key in order]
+    position = {key: i for i, key in enumerate(order)}
+    # [memory id, [entity positions]]: lists pack smaller than maps.
+    indexed_rows = [[mid, [position[e] for e in memories[mid][0]]] for mid in mids]
     rels_sorted = {
         rt: [
             {"st": st, "sk": sk, "tt": tt, "tk": tk, "mids": ms}
@@ -556,16 +578,55 @@ def _batch_work(tenant: str, memories: dict[str, _Normalized], now: int) -> Any:
     }
 
     async def work(tx: AsyncManagedTransaction) -> None:
-        await _prune(tx, tenant, prune_items, keep_entities)
-        await _run(tx, _MERGE_MEMORIES, tenant=tenant, mids=mids)
+        written = []
         if entities_sorted:
-            await _run(tx, _MERGE_ENTITIES, tenant=tenant, entities=entities_sorted)
-            await _run(tx, _MERGE_MENTIONS, tenant=tenant, mentions=mention_rows)
+            written = await _fetch(
+                tx,
+                _WRITE_NODES,
+                tenant=tenant,
+                mids=mids,
+                entities=entities_sorted,
+                mems=indexed_rows,
+            )
+        # Aligned, the count is at least one: every entity row comes from some memory.
+        if written and int(written[0]["n"]) > 0:
+            old = sorted(str(m) for m in written[0]["old"])
+        else:
+            # No entities, or collect() reordered rows: the same writes as keyed rows.
+            rows = await _fetch(tx, _EXISTING, tenant=tenant, mids=mids)
+            old = sorted(str(r["id"]) for r in rows)
+            if entities_sorted:
+                await _run(tx, _MERGE_ENTITIES, tenant=tenant, entities=entities_sorted)
+            keyed = [{"mid": mid, "ents": [list(e) for e in memories[mid][0]]} for mid in mids]
+            await _run(tx, _MERGE_MEMORY_MENTIONS, tenant=tenant, mems=keyed)
+        if old:
+            # Only facts outside the keep lists are withdrawn, so pruning after the merges
+            # above leaves what it would have left before them.
+            await _prune(
+                tx,
+                tenant,
+                [_prune_item(mid, memories[mid]) for mid in old],
+                [f"{t}|{k}" for (t, k) in order],
+            )
         for rel_type in sorted(rels_sorted):
             query = _MERGE_RELATIONS.format(entity=ENTITY_LABEL, rel=rel_type)
             await _run(tx, query, tenant=tenant, rels=rels_sorted[rel_type], now=now)
 
     return work
+
+
+def _prune_item(mid: str, facts: _Normalized) -> dict[str, Any]:
+    """A memory's keep lists for ``_prune``: its relation signatures and "type|key"s."""
+    entities, relations = facts
+    return {
+        "mid": mid,
+        "keep": [
+            _relation_sig(rt, row["st"], row["sk"], row["tt"], row["tk"])
+            for rt, rows in relations.items()
+            for row in rows
+        ],
+        "keep_entities": [f"{t}|{k}" for (t, k) in entities],
+    }
 
 
 async def _prune(

@@ -136,3 +136,29 @@ async def test_slow_batch_is_not_claimed_by_its_own_process(redis: Redis) -> Non
         assert sorted(calls) == sorted(f"m{i}" for i in range(10))
     finally:
         await bus.stop()
+
+
+async def test_several_readers_handle_batches_at_once_and_each_entry_once(redis: Redis) -> None:
+    bus = _bus("readers", claim_idle_ms=60_000)
+    handled: list[str] = []
+    running = 0
+    overlap = 0
+
+    async def handler(events: list[MemoryWritten]) -> list[Outcome]:
+        nonlocal running, overlap
+        running += 1
+        overlap = max(overlap, running)
+        await asyncio.sleep(0.05)  # waiting on a store: the other reader goes on meanwhile
+        handled.extend(e.memory_id for e in events)
+        running -= 1
+        return [None] * len(events)
+
+    bus.consume_batch(STREAM, GROUP, MemoryWritten, handler, max_batch=5, readers=3)
+    await bus.start()
+    try:
+        await bus.publish_many(STREAM, _events(60))
+        await _until(lambda: _settled(redis))
+        assert sorted(handled) == sorted(f"m{i}" for i in range(60)), "each entry once"
+        assert overlap >= 2, "batches of one group were handled concurrently"
+    finally:
+        await bus.stop()

@@ -121,10 +121,12 @@ class Bus:
         model: type[E],
         handler: BatchHandler[E],
         max_batch: int = 64,
+        readers: int = 1,
     ) -> None:
         """Register a batch `handler` for `group`: it gets up to `max_batch` events read
         together and returns one outcome per event (None, or the exception it failed with).
-        One reader of new entries and one claimer of stale ones (`BatchConsumer`)."""
+        `readers` readers of new entries (batches handled concurrently, as by that many
+        replicas) and one claimer of stale ones (`BatchConsumer`)."""
         self._consumers.append(
             BatchConsumer(
                 self.redis,
@@ -137,6 +139,7 @@ class Bus:
                 max_batch=max_batch,
                 max_deliveries=self.settings.max_deliveries,
                 claim_idle_ms=self.settings.claim_idle_ms,
+                readers=readers,
             )
         )
 

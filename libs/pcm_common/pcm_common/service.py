@@ -59,9 +59,7 @@ def create_app(res: Resources, components: Sequence[Component], title: str) -> F
         for c in components:
             c.consume()
         await res.bus.start()
-        gc_tuning.tune(
-            freeze=res.settings.gc_freeze, gen0_threshold=res.settings.gc_gen0_threshold
-        )
+        gc_tuning.tune(freeze=res.settings.gc_freeze, gen0_threshold=res.settings.gc_gen0_threshold)
         log.info("service_started", services=[c.name for c in components])
         try:
             yield

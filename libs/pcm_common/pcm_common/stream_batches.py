@@ -1,10 +1,11 @@
 """Batched consumption of one Redis Streams consumer group (used by `pcm_common.bus`).
 
-A `BatchConsumer` runs two loops per group and process:
+A `BatchConsumer` runs two kinds of loop per group and process:
 
-- a reader of new entries: XREADGROUP ``>`` with COUNT, so one call returns up to
-  ``max_batch`` entries; everything that arrived while the previous batch was being handled
-  forms the next batch, so batches grow with load and an idle consumer adds no latency;
+- ``readers`` readers of new entries (one by default): XREADGROUP ``>`` with COUNT, so one
+  call returns up to ``max_batch`` entries; everything that arrived while the previous batch
+  was being handled forms the next batch, so batches grow with load and an idle consumer
+  adds no latency;
 - a claimer of stale entries: XAUTOCLAIM of entries idle longer than ``claim_idle_ms``
   (a killed or stuck replica's), handled the same way.
 
@@ -94,6 +95,7 @@ class BatchConsumer(Generic[E]):
         claim_idle_ms: int,
         poll_ms: int = 100,
         claim_poll_ms: int = 1000,
+        readers: int = 1,
     ) -> None:
         self.redis = redis
         self.stream = stream
@@ -107,6 +109,7 @@ class BatchConsumer(Generic[E]):
         self.claim_idle_ms = claim_idle_ms
         self.poll_ms = poll_ms
         self.claim_poll_ms = claim_poll_ms
+        self.readers = max(1, readers)
         self.failures_key = f"pcm:failures:{stream}:{group}"
         self.batches: list[int] = []  # recent batch sizes, for tests and diagnostics
         self._in_flight: set[bytes] = set()
@@ -124,8 +127,14 @@ class BatchConsumer(Generic[E]):
             if "BUSYGROUP" not in str(exc):
                 raise
         self._running = True
+        # Several readers of one group in one process are like that many replicas: Redis
+        # hands each new entry to one of them, and a batch waiting on the parse process or
+        # the graph server no longer leaves the next batch unread.
         self._tasks = [
-            asyncio.create_task(self._loop(self._read_fresh), name=f"read:{self.group}"),
+            *(
+                asyncio.create_task(self._loop(self._read_fresh), name=f"read:{self.group}:{i}")
+                for i in range(self.readers)
+            ),
             asyncio.create_task(self._loop(self._read_stale), name=f"claim:{self.group}"),
         ]
 

@@ -47,6 +47,7 @@ class SweeperComponent(Component):
             MemoryWritten,
             h.on_written_batch,
             max_batch=self.settings.batch_max,
+            readers=self.settings.batch_readers,
         )
         bus.consume(STREAM_RECALLED, GROUP_SWEEPER_RECALLED, MemoryRecalled, h.on_recalled)
         bus.consume(

@@ -13,6 +13,8 @@ class SweeperSettings(PcmSettings):
     # Stream consumption: entries handled as one batch (one read, one XACK; the
     # extraction marks of a batch are one payload write).
     batch_max: int = 64
+    # Batches of new memories handled at once per replica (readers of the stream).
+    batch_readers: int = 2
 
     # Repair: a memory whose downstream work is missing this long after ingest is
     # re-published (at most once per grace period).

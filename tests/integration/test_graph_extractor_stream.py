@@ -154,6 +154,51 @@ async def test_ten_deliveries_through_stream_equal_one(redis: Redis) -> None:
         await res.aclose()
 
 
+async def test_concurrent_batches_of_one_replica_write_in_turn(redis: Redis) -> None:
+    """Two readers extract at once, but a replica's graph writes never overlap (concurrent
+    merges of the same entities made the server abort transactions); nothing is lost."""
+    settings = _settings(batch_readers=2, batch_max=4)
+    res = Resources(settings)
+    comp = GraphExtractorComponent(res, settings)
+    tenant = f"turns-{uuid.uuid4().hex[:8]}"
+    write = res.graph.write_facts_many
+    running = overlap = calls = 0
+
+    async def tracked(rows: Any) -> None:
+        nonlocal running, overlap, calls
+        running += 1
+        calls += 1
+        overlap = max(overlap, running)
+        try:
+            await asyncio.sleep(0.02)  # widen the window a concurrent write would fall in
+            await write(rows)
+        finally:
+            running -= 1
+
+    res.graph.write_facts_many = tracked  # type: ignore[method-assign]
+    ids = [str(uuid.uuid4()) for _ in range(24)]
+    try:
+        comp.consume()
+        await comp.start()
+        await res.bus.start()
+        await res.bus.publish_many(
+            STREAM_WRITTEN,
+            [
+                MemoryWritten(tenant=tenant, memory_id=m, text=TEXT, created_at=utcnow())
+                for m in ids
+            ],
+        )
+        await _settled(redis, {STREAM_WRITTEN: GROUP_GRAPH})
+        assert calls >= 2 and overlap == 1, "batches written one at a time"
+        assert (await res.graph.stats(tenant))["memories"] == len(ids)
+        assert await redis.xlen(STREAM_DLQ) == 0
+    finally:
+        for m in ids:
+            await res.graph.delete_memory(tenant, m)
+        await comp.stop()
+        await res.aclose()
+
+
 # -- Neo4j killed during ingest ---------------------------------------------------------
 
 

@@ -33,6 +33,7 @@ class GraphExtractorComponent(Component):
             MemoryWritten,
             self.handlers.process_batch,
             max_batch=self.settings.batch_max,
+            readers=self.settings.batch_readers,
         )
         bus.consume(STREAM_CHANGED, GROUP_GRAPH_CHANGES, MemoryChanged, self.handlers.on_changed)
 

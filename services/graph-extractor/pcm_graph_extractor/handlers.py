@@ -47,6 +47,10 @@ class GraphHandlers:
         self.settings = settings
         self.extractor = extractor or _default_extractor(res, settings)
         self._schema_ready = False
+        # Several readers extract concurrently (their parses overlap), but writes of one
+        # replica go one at a time: concurrent batches merging the same entities made the
+        # graph server abort and retry transactions.
+        self._write_lock = asyncio.Lock()
 
     async def ensure_schema(self) -> None:
         """Best effort at start; retried before the first write if the graph was down."""
@@ -95,7 +99,9 @@ class GraphHandlers:
                 outcomes[(ev.tenant, ev.memory_id)] = ex
             else:
                 ready.append((ev, ex))
-        for (ev, _), err in zip(ready, await self._write(ready), strict=True):
+        async with self._write_lock:
+            written = await self._write(ready)
+        for (ev, _), err in zip(ready, written, strict=True):
             outcomes[(ev.tenant, ev.memory_id)] = err
         done = [(ev, ex) for ev, ex in ready if outcomes[(ev.tenant, ev.memory_id)] is None]
         if done:

@@ -42,7 +42,6 @@ from neo4j.exceptions import ConstraintError, Neo4jError
 from .graph import Entity, EntityLinks, Extraction, GraphStore
 from .graph_schema import (
     ENTITY_LABEL,
-    ENTITY_TYPES,
     MEMORY_LABEL,
     MENTIONS,
     require_entity_type,
@@ -281,9 +280,16 @@ _STATS = {
 }
 
 
+def surface_and_key(name: str) -> tuple[str, str]:
+    """The name with its whitespace collapsed, and its `canonical_key` (one split for
+    both: the graph write needs the two for every entity)."""
+    surface = " ".join(name.split())
+    return surface, surface.casefold()
+
+
 def canonical_key(name: str) -> str:
     """Same canonical form as ``Entity.key`` (case- and whitespace-insensitive)."""
-    return " ".join(name.split()).casefold()
+    return surface_and_key(name)[1]
 
 
 def _relation_sig(rel_type: str, st: str, sk: str, tt: str, tk: str) -> str:
@@ -404,13 +410,11 @@ class Neo4jGraphStore(GraphStore):
         entities: dict[tuple[str, str], str] = {}
 
         def add(e: Entity) -> tuple[str, str] | None:
-            if e.type not in ENTITY_TYPES:
-                require_entity_type(e.type)  # raises
-            # One split for both: the key (canonical_key) is the casefolded surface form.
-            surface = " ".join(e.name.split())
+            require_entity_type(e.type)
+            surface, key = surface_and_key(e.name)
             if not surface:
                 return None
-            te = (e.type, surface.casefold())
+            te = (e.type, key)
             if te not in entities:
                 entities[te] = surface
             return te

@@ -39,7 +39,6 @@ from pcm_common.stores.qdrant_common import (
     SPARSE,
     dense_of,
     is_uuid,
-    keep_fused_report_cosine,
 )
 from pcm_common.stores.vectors import (
     BOOL_INDEXES,
@@ -383,8 +382,7 @@ class EdgeVectorStore(VectorStore):
                 query=qe.Fusion.Rrf(k=fusion_k),  # type: ignore[arg-type]  # stub omits Rrf
                 filter=edge_filter,
                 with_payload=True,
-                # Fused scores are rank-based; the dense vectors give back the cosine.
-                with_vector=[DENSE],
+                with_vector=[DENSE] if with_vectors else False,
             )
         else:
             request = qe.QueryRequest(
@@ -394,7 +392,11 @@ class EdgeVectorStore(VectorStore):
                 with_payload=True,
                 with_vector=[DENSE] if with_vectors else False,
             )
-        hits = await self._run(lambda: self._read(lambda s: s.query(request)))
+        def run(shard: qe.EdgeShard) -> tuple[list[Any], dict[Any, float]]:
+            hits = shard.query(request)
+            return hits, (_cosines(shard, dense_q, hits) if hybrid else {})
+
+        hits, cosines = await self._run(lambda: self._read(run))
         out = [
             ScoredPoint(
                 id=str(h.id),
@@ -406,8 +408,11 @@ class EdgeVectorStore(VectorStore):
             for h in hits
         ]
         if hybrid:
-            raw = [h.vector.get(DENSE) if isinstance(h.vector, dict) else None for h in hits]
-            keep_fused_report_cosine(out, dense_q, raw)
+            # Fused scores are rank-based: report the cosine as the score (thresholds keep
+            # their meaning whatever the ranking signal) and keep the fused one.
+            for p, h in zip(out, hits, strict=True):
+                p.fused = p.score
+                p.score = cosines.get(h.id, 0.0)
         return out
 
     async def search_many(
@@ -508,6 +513,24 @@ class EdgeVectorStore(VectorStore):
                 self._shard.flush()
                 self._shard.close()
                 self._shard = None
+
+
+def _cosines(shard: qe.EdgeShard, query: list[float], hits: Sequence[Any]) -> dict[Any, float]:
+    """The cosine of `query` to each hit's dense vector, scored by the engine over just
+    those points. Returning the hits' vectors instead cost more: turning 100 vectors of 384
+    floats into Python lists and taking the dots in NumPy was ~2.8 ms per recall at pool
+    100, this second query ~0.9 ms (10k memories, session-7 machine)."""
+    ids = {h.id for h in hits}
+    if not ids:
+        return {}
+    request = qe.QueryRequest(
+        limit=len(ids),
+        query=qe.Query.Nearest(query, using=DENSE),
+        filter=qe.Filter(must=[qe.HasIdCondition(ids)]),
+        with_payload=False,
+        with_vector=False,
+    )
+    return {h.id: float(h.score) for h in shard.query(request)}
 
 
 def _stored(record: Any, with_vectors: bool) -> ScoredPoint:

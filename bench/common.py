@@ -13,6 +13,7 @@ import shlex
 import shutil
 import sys
 import tempfile
+import time
 import uuid
 from collections.abc import AsyncIterator, Callable, Coroutine, Iterable, Mapping, Sequence
 from contextlib import asynccontextmanager
@@ -262,17 +263,56 @@ def command_line(module: str, argv: Sequence[str] | None) -> str:
     return " ".join(["uv run python -m", module, *([shlex.join(args)] if args else [])])
 
 
+def cpu_model() -> str:
+    """The processor's name and clock as the kernel reports them (Linux), else the
+    platform's word for it."""
+    try:
+        info = Path("/proc/cpuinfo").read_text()
+    except OSError:
+        return platform.processor() or "unknown"
+    fields = dict(
+        (k.strip(), v.strip())
+        for k, _, v in (line.partition(":") for line in info.splitlines())
+        if k.strip() in ("model name", "cpu MHz")
+    )
+    mhz = fields.get("cpu MHz")
+    name = fields.get("model name", "unknown")
+    return f"{name} @ {float(mhz):.0f} MHz" if mhz else name
+
+
+def embed_ms_per_text(n: int = 128) -> float:
+    """Calibration: milliseconds of one-thread MiniLM work per short synthetic memory (the
+    largest single cost of ingest and of a recall). The project's machines are all "2
+    cores" but their processors differ: the same code measured 193 ingested memories / s
+    on one and ~80 on another whose embedding was 2.6x slower; this figure lets results of
+    different sessions be compared."""
+    from bench import synthetic
+    from pcm_common.models import local_minilm
+
+    texts = sorted((m.text for m in synthetic.memories(n, seed=99)), key=len)
+    local_minilm.embed(texts[:16])  # load and warm the session first
+    t0 = time.process_time()
+    local_minilm.embed(texts)
+    return round((time.process_time() - t0) * 1000 / n, 2)
+
+
+def machine_facts() -> dict[str, Any]:
+    return {
+        "cpus": os.cpu_count(),
+        "cpu": cpu_model(),
+        "platform": platform.platform(),
+        "python": platform.python_version(),
+        "loadavg_1m_at_end": round(os.getloadavg()[0], 2),
+        "embed_ms_per_text": embed_ms_per_text(),
+    }
+
+
 def envelope(name: str, command: str, config: dict[str, Any], results: Any) -> dict[str, Any]:
     return {
         "benchmark": name,
         "command": command,
         "date": datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC"),
-        "machine": {
-            "cpus": os.cpu_count(),
-            "platform": platform.platform(),
-            "python": platform.python_version(),
-            "loadavg_1m_at_end": round(os.getloadavg()[0], 2),
-        },
+        "machine": machine_facts(),
         "config": config,
         "results": results,
     }

@@ -30,11 +30,19 @@ def _f(x: Any, nd: int = 3) -> str:
 
 
 def _meta(d: dict[str, Any]) -> str:
+    return f"Command: `{d['command']}` — {d['date']}, {_machine(d)}."
+
+
+def _machine(d: dict[str, Any]) -> str:
+    """CPUs, load, and (results written since session 7) the processor and its MiniLM
+    calibration: "2 CPUs" alone did not say that one machine embeds 2.6x slower."""
     m = d.get("machine", {})
-    return (
-        f"Command: `{d['command']}` — {d['date']}, {m.get('cpus')} CPUs, "
-        f"load average {m.get('loadavg_1m_at_end')} at the end."
-    )
+    text = f"{m.get('cpus')} CPUs, load average {m.get('loadavg_1m_at_end')} at the end"
+    if m.get("cpu"):
+        text += f"; {m['cpu']}"
+    if m.get("embed_ms_per_text") is not None:
+        text += f", MiniLM {m['embed_ms_per_text']} ms CPU per short text (one thread)"
+    return text
 
 
 def _row(cells: Sequence[str]) -> str:
@@ -217,10 +225,7 @@ def lifecycle_md(d: dict[str, Any]) -> str:
 
 
 def micro_md(d: dict[str, Any]) -> str:
-    out = [
-        f"{d['date']}, {d['machine'].get('cpus')} CPUs, load average "
-        f"{d['machine'].get('loadavg_1m_at_end')} at the end."
-    ]
+    out = [f"{d['date']}, {_machine(d)}."]
     for run in d["results"]:
         out += ["", f"`{run['command']}`", "", "```", run["output"].rstrip(), "```"]
     return "\n".join(out)

@@ -292,6 +292,55 @@ async def test_scroll_many_matches_single_scrolls(store: VectorStore) -> None:
     assert await store.scroll_many("A", [], limit=8) == []
 
 
+async def test_reads_return_only_the_asked_fields(store: VectorStore) -> None:
+    """`fields` on every read: only those payload fields come back, an empty list none (ids
+    and scores only, as the sweeper's neighbour search asks), and the same points with the
+    same scores as a read of whole payloads; `get` still reads only the tenant's points."""
+    pts = [
+        make_point("A", f"note about topic {i}", episode="e1", created_ts=float(i))
+        for i in range(8)
+    ]
+    other = make_point("B", "note about topic", episode="e1")
+    await store.upsert([*pts, other])
+    payload_of = {p.id: p.payload for p in pts}
+    q = rand_vec()
+    ids = [p.id for p in pts[:5]] + [other.id]
+    episode = Filter(must={"episode": "e1"})
+    whole_get = await store.get("A", ids)
+    whole_search = await store.search("A", q, limit=5)
+    # All 8: fused scores tie often, and the engine orders ties as it likes.
+    whole_hybrid = await store.search("A", q, limit=8, sparse=encode_query("topic"))
+    whole_batch = await store.search_many([SearchQuery("A", q, limit=5)])
+    whole_scroll, _ = await store.scroll("A", flt=episode, limit=6)
+    whole_pages = await store.scroll_many("A", [episode], limit=6)
+    for fields in ([], ["created_ts"], ["created_ts", "tenant", "missing"]):
+
+        def want(pid: str, fields: list[str] = fields) -> dict[str, Any]:
+            return {k: payload_of[pid][k] for k in fields if k in payload_of[pid]}
+
+        got = await store.get("A", ids, fields=fields)
+        assert sorted(g.id for g in got) == sorted(g.id for g in whole_get)
+        assert all(g.payload == want(g.id) for g in got)
+        for whole, cut in (
+            (whole_search, await store.search("A", q, limit=5, fields=fields)),
+            (
+                whole_hybrid,
+                await store.search("A", q, limit=8, sparse=encode_query("topic"), fields=fields),
+            ),
+            (whole_batch[0], (await store.search_many([SearchQuery("A", q, 5)], fields=fields))[0]),
+        ):
+            hits = [(h.id, h.score, h.fused) for h in cut]
+            assert sorted(hits) == sorted((h.id, h.score, h.fused) for h in whole)
+            assert hits == sorted(hits, key=lambda h: -(h[2] if h[2] is not None else h[1]))
+            assert all(h.payload == want(h.id) for h in cut)
+        page, _ = await store.scroll("A", flt=episode, limit=6, fields=fields)
+        (batch_page,) = await store.scroll_many("A", [episode], limit=6, fields=fields)
+        for whole_page, cut_page in ((whole_scroll, page), (whole_pages[0], batch_page)):
+            assert [p.id for p in cut_page] == [p.id for p in whole_page]
+            assert all(p.payload == want(p.id) for p in cut_page)
+    assert all(len(g.payload) > 3 for g in await store.get("A", ids, fields=None))
+
+
 async def test_hybrid_returns_vectors_when_asked(store: VectorStore) -> None:
     q = rand_vec()
     pts = [make_point("A", f"note about topic {i}") for i in range(5)]

@@ -6,7 +6,7 @@ from datetime import UTC, datetime, timedelta
 from hypothesis import given
 from hypothesis import strategies as st
 
-from pcm_common.domain.memory import MemoryRecord, State, Strength
+from pcm_common.domain.memory import MemoryRecord, State, Strength, StrengthView
 from pcm_common.domain.strength import (
     DEMOTE_BELOW,
     decayed,
@@ -129,3 +129,33 @@ def test_reactivation_reverses_demotion() -> None:
     # Only archived memories change state: superseded ones stay superseded.
     old = rec.model_copy(update={"state": State.SUPERSEDED})
     assert "state" not in old.strength_patch(recalled, now)
+
+
+def test_strength_view_reads_and_patches_as_the_record_does() -> None:
+    """The sweeper reads only `StrengthView.FIELDS` of a payload: it must see the same
+    strength, pin and state as the whole record and give the same patches."""
+    now = T0 + timedelta(days=200)
+    for state in State:
+        for pinned in (False, True):
+            rec = MemoryRecord(
+                id="m",
+                tenant="t",
+                text="x",
+                text_hash="h",
+                created_at=T0,
+                ingested_at=T0,
+                state=state,
+                pinned=pinned,
+                strength=Strength(s_ref=0.01, t_ref=T0, n=3),
+            )
+            payload = rec.to_payload()
+            view = StrengthView.model_validate({k: payload[k] for k in StrengthView.FIELDS})
+            assert (view.strength, view.pinned, view.state) == (rec.strength, pinned, state)
+            for new in (
+                rec.strength.reinforced(now, recalled=True),
+                rec.strength.model_copy(update={"s_ref": 0.02, "t_ref": now}),
+            ):
+                assert view.strength_patch(new, now) == rec.strength_patch(new, now)
+    # Fields a payload may lack take the record's defaults.
+    bare = StrengthView.model_validate({"strength": {"t_ref": T0.isoformat()}})
+    assert (bare.pinned, bare.state) == (False, State.ACTIVE)

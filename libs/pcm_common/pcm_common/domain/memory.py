@@ -6,7 +6,7 @@ import hashlib
 import unicodedata
 from datetime import UTC, datetime
 from enum import StrEnum
-from typing import Any
+from typing import Any, ClassVar
 
 from pydantic import BaseModel, Field
 
@@ -129,13 +129,36 @@ class MemoryRecord(BaseModel):
         return cls.model_validate({k: v for k, v in payload.items() if k != "created_ts"})
 
     def strength_patch(self, strength: Strength, now: datetime) -> dict[str, Any]:
-        """Payload patch for a new strength; it also reactivates the memory (state back to
-        active) when the memory was archived and the new strength reaches the demotion
-        threshold again (strength.reactivates)."""
-        patch: dict[str, Any] = {"strength": strength.model_dump(mode="json")}
-        if self.state == State.ARCHIVED and reactivates(strength.at(now, self.pinned)):
-            patch["state"] = State.ACTIVE.value
-        return patch
+        """Payload patch for a new strength (`strength_patch`)."""
+        return strength_patch(strength, now, state=self.state, pinned=self.pinned)
+
+
+class StrengthView(BaseModel):
+    """The payload fields a strength update reads, declared as on `MemoryRecord`: a recall's
+    side effects read these of every memory they touch (~150 at k=50 on the synthetic 10k
+    store), where a whole record is ~30 payload fields read, converted and validated."""
+
+    FIELDS: ClassVar[tuple[str, ...]] = ("strength", "pinned", "state")
+
+    strength: Strength
+    pinned: bool = False
+    state: State = State.ACTIVE
+
+    def strength_patch(self, strength: Strength, now: datetime) -> dict[str, Any]:
+        """Payload patch for a new strength (`strength_patch`)."""
+        return strength_patch(strength, now, state=self.state, pinned=self.pinned)
+
+
+def strength_patch(
+    strength: Strength, now: datetime, *, state: State, pinned: bool
+) -> dict[str, Any]:
+    """Payload patch for a new strength; it also reactivates the memory (state back to
+    active) when the memory was archived and the new strength reaches the demotion
+    threshold again (strength.reactivates)."""
+    patch: dict[str, Any] = {"strength": strength.model_dump(mode="json")}
+    if state == State.ARCHIVED and reactivates(strength.at(now, pinned)):
+        patch["state"] = State.ACTIVE.value
+    return patch
 
 
 def utcnow() -> datetime:

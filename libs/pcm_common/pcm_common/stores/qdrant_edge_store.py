@@ -50,6 +50,7 @@ from pcm_common.stores.vectors import (
     SparseVec,
     VectorPoint,
     VectorStore,
+    only_fields,
 )
 
 T = TypeVar("T")
@@ -94,6 +95,13 @@ def to_edge_filter(tenant: str, flt: Filter | None) -> qe.Filter:
     if should:
         must.append(qe.Filter(should=should))
     return qe.Filter(must=must, must_not=must_not or None)
+
+
+def _selector(fields: Sequence[str] | None) -> Any:
+    """The engine's payload selector for the port's `fields` (None: all; empty: none)."""
+    if fields is None:
+        return True
+    return qe.PayloadSelector.Include(list(fields)) if fields else False
 
 
 class _Gate:
@@ -267,28 +275,37 @@ class EdgeVectorStore(VectorStore):
         ids: Sequence[str],
         vectors: bool,
         *,
-        payload: bool = True,
+        fields: Sequence[str] | None = None,
     ) -> list:
-        """The records of `ids` that belong to `tenant`. Without `payload` only the tenant
-        field is read (an ownership check before a write): a whole payload costs ~30
-        field conversions into Python objects."""
+        """The records of `ids` that belong to `tenant`, with `fields` of their payloads
+        and the tenant (empty `fields`: an ownership check before a write): a whole payload
+        costs ~30 field conversions into Python objects."""
         valid: list[qe.PointId] = [i for i in dict.fromkeys(ids) if is_uuid(i)]
         if not valid:
             return []
         records = shard.retrieve(
             valid,
-            with_payload=True if payload else qe.PayloadSelector.Include(["tenant"]),
+            with_payload=True if fields is None else _selector(["tenant", *fields]),
             with_vector=[DENSE] if vectors else False,
         )
         return [r for r in records if (r.payload or {}).get("tenant") == tenant]
 
     async def get(
-        self, tenant: str, ids: Sequence[str], *, with_vectors: bool = False
+        self,
+        tenant: str,
+        ids: Sequence[str],
+        *,
+        with_vectors: bool = False,
+        fields: Sequence[str] | None = None,
     ) -> list[ScoredPoint]:
         records = await self._run(
-            lambda: self._read(lambda s: self._owned(s, tenant, ids, with_vectors))
+            lambda: self._read(lambda s: self._owned(s, tenant, ids, with_vectors, fields=fields))
         )
-        return [_stored(r, with_vectors) for r in records]
+        points = [_stored(r, with_vectors) for r in records]
+        if fields is not None and "tenant" not in fields:
+            for p in points:  # read for the ownership check only
+                p.payload = only_fields(p.payload, fields)
+        return points
 
     async def set_payload(self, tenant: str, point_id: str, patch: dict[str, Any]) -> bool:
         (done,) = await self.set_payload_many(tenant, [(point_id, patch)])
@@ -308,7 +325,7 @@ class EdgeVectorStore(VectorStore):
         def op(shard: qe.EdgeShard) -> list[bool]:
             owned = {
                 str(r.id)
-                for r in self._owned(shard, tenant, [i for i, _ in patches], False, payload=False)
+                for r in self._owned(shard, tenant, [i for i, _ in patches], False, fields=())
             }
             mine = [is_uuid(i) and str(uuid.UUID(i)) in owned for i, _ in patches]
             for (point_id, patch), ok in zip(patches, mine, strict=True):
@@ -328,7 +345,7 @@ class EdgeVectorStore(VectorStore):
 
     async def delete(self, tenant: str, ids: Sequence[str]) -> int:
         def op(shard: qe.EdgeShard) -> int:
-            owned = [str(r.id) for r in self._owned(shard, tenant, ids, False, payload=False)]
+            owned = [str(r.id) for r in self._owned(shard, tenant, ids, False, fields=())]
             if not owned:
                 return 0
             guard = qe.Filter(
@@ -353,10 +370,12 @@ class EdgeVectorStore(VectorStore):
         with_vectors: bool = False,
         fusion_k: int = RRF_K,
         prefetch: int | None = None,
+        fields: Sequence[str] | None = None,
     ) -> list[ScoredPoint]:
         if limit <= 0:
             return []
         edge_filter = to_edge_filter(tenant, flt)
+        payload = _selector(fields)
         dense_q = [float(x) for x in vector]
         hybrid = sparse is not None and bool(sparse.indices)
         if hybrid:
@@ -381,7 +400,7 @@ class EdgeVectorStore(VectorStore):
                 ],
                 query=qe.Fusion.Rrf(k=fusion_k),  # type: ignore[arg-type]  # stub omits Rrf
                 filter=edge_filter,
-                with_payload=True,
+                with_payload=payload,
                 with_vector=[DENSE] if with_vectors else False,
             )
         else:
@@ -389,9 +408,10 @@ class EdgeVectorStore(VectorStore):
                 limit=limit,
                 query=qe.Query.Nearest(dense_q, using=DENSE),
                 filter=edge_filter,
-                with_payload=True,
+                with_payload=payload,
                 with_vector=[DENSE] if with_vectors else False,
             )
+
         def run(shard: qe.EdgeShard) -> tuple[list[Any], dict[Any, float]]:
             hits = shard.query(request)
             return hits, (_cosines(shard, dense_q, hits) if hybrid else {})
@@ -428,7 +448,7 @@ class EdgeVectorStore(VectorStore):
         0.4 ms for 12 hits at 10k memories)."""
         if not queries:
             return []
-        payload: Any = True if fields is None else qe.PayloadSelector.Include(list(fields))
+        payload = _selector(fields)
         requests = [
             qe.QueryRequest(
                 limit=max(1, q.limit),
@@ -464,6 +484,7 @@ class EdgeVectorStore(VectorStore):
         limit: int = 100,
         offset: str | None = None,
         with_vectors: bool = False,
+        fields: Sequence[str] | None = None,
     ) -> tuple[list[ScoredPoint], str | None]:
         if offset is not None and not is_uuid(offset):
             raise ValueError(f"scroll offset must be a point id: {offset!r}")
@@ -471,7 +492,7 @@ class EdgeVectorStore(VectorStore):
             offset=offset,
             limit=limit,
             filter=to_edge_filter(tenant, flt),
-            with_payload=True,
+            with_payload=_selector(fields),
             with_vector=[DENSE] if with_vectors else False,
         )
         records, next_offset = await self._run(lambda: self._read(lambda s: s.scroll(request)))
@@ -479,15 +500,24 @@ class EdgeVectorStore(VectorStore):
         return points, (str(next_offset) if next_offset is not None else None)
 
     async def scroll_many(
-        self, tenant: str, filters: Sequence[Filter], *, limit: int
+        self,
+        tenant: str,
+        filters: Sequence[Filter],
+        *,
+        limit: int,
+        fields: Sequence[str] | None = None,
     ) -> list[list[ScoredPoint]]:
         """All the scrolls in one worker-thread hop. A recall's episode reads (up to 9 at
         k=50) were one hop each, run at once: on two cores their thread hand-offs and GIL
         contention cost more than the reads (10k memories: ~3 ms for 8 reads in a row,
         4-6 ms wall for each of them when overlapped)."""
+        payload = _selector(fields)
         requests = [
             qe.ScrollRequest(
-                limit=limit, filter=to_edge_filter(tenant, f), with_payload=True, with_vector=False
+                limit=limit,
+                filter=to_edge_filter(tenant, f),
+                with_payload=payload,
+                with_vector=False,
             )
             for f in filters
         ]

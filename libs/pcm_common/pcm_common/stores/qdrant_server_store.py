@@ -34,6 +34,7 @@ from pcm_common.stores.vectors import (
     SparseVec,
     VectorPoint,
     VectorStore,
+    only_fields,
 )
 
 
@@ -56,6 +57,11 @@ def _match(key: str, value: Any) -> models.Condition:
             return models.FieldCondition(key=key, match=models.MatchAny(any=values))
         return models.Filter(should=[_match(key, v) for v in values])
     return models.FieldCondition(key=key, match=models.MatchValue(value=value))
+
+
+def _selector(fields: Sequence[str] | None) -> bool | list[str]:
+    """qdrant-client's `with_payload` for the port's `fields` (None: all; empty: none)."""
+    return True if fields is None else (list(fields) if fields else False)
 
 
 def _tenant_cond(tenant: str) -> models.FieldCondition:
@@ -159,36 +165,48 @@ class ServerVectorStore(VectorStore):
         await self._client.upsert(self.collection, points=structs, wait=True)
 
     async def _owned(
-        self, tenant: str, ids: Sequence[str], with_vectors: bool
+        self,
+        tenant: str,
+        ids: Sequence[str],
+        with_vectors: bool,
+        fields: Sequence[str] | None = None,
     ) -> list[models.Record]:
+        """The records of `ids` that belong to `tenant`, with `fields` of their payloads
+        and the tenant (read for this check)."""
         valid = [i for i in dict.fromkeys(ids) if is_uuid(i)]
         if not valid:
             return []
         records = await self._client.retrieve(
             self.collection,
             ids=valid,
-            with_payload=True,
+            with_payload=True if fields is None else _selector(["tenant", *fields]),
             with_vectors=[DENSE] if with_vectors else False,
         )
         return [r for r in records if (r.payload or {}).get("tenant") == tenant]
 
     async def get(
-        self, tenant: str, ids: Sequence[str], *, with_vectors: bool = False
+        self,
+        tenant: str,
+        ids: Sequence[str],
+        *,
+        with_vectors: bool = False,
+        fields: Sequence[str] | None = None,
     ) -> list[ScoredPoint]:
+        strip = fields is not None and "tenant" not in fields
         return [
             ScoredPoint(
                 id=str(r.id),
                 score=0.0,
-                payload=dict(r.payload or {}),
+                payload=only_fields(dict(r.payload or {}), fields if strip else None),
                 vector=dense_of(r.vector) if with_vectors else None,
             )
-            for r in await self._owned(tenant, ids, with_vectors)
+            for r in await self._owned(tenant, ids, with_vectors, fields)
         ]
 
     async def set_payload(self, tenant: str, point_id: str, patch: dict[str, Any]) -> bool:
         if "tenant" in patch and patch["tenant"] != tenant:
             raise ValueError("set_payload cannot move a point to another tenant")
-        if not await self._owned(tenant, [point_id], False):
+        if not await self._owned(tenant, [point_id], False, ()):
             return False
         # The write is filtered on the tenant too, so even a stale check can't cross tenants.
         guard = models.Filter(must=[models.HasIdCondition(has_id=[point_id]), _tenant_cond(tenant)])
@@ -201,7 +219,7 @@ class ServerVectorStore(VectorStore):
         return True
 
     async def delete(self, tenant: str, ids: Sequence[str]) -> int:
-        owned = [str(r.id) for r in await self._owned(tenant, ids, False)]
+        owned = [str(r.id) for r in await self._owned(tenant, ids, False, ())]
         if not owned:
             return 0
         guard = models.Filter(
@@ -223,10 +241,12 @@ class ServerVectorStore(VectorStore):
         with_vectors: bool = False,
         fusion_k: int = RRF_K,
         prefetch: int | None = None,
+        fields: Sequence[str] | None = None,
     ) -> list[ScoredPoint]:
         if limit <= 0:
             return []
         qfilter = to_qdrant_filter(tenant, flt)
+        payload = _selector(fields)
         dense_q = [float(x) for x in vector]
         hybrid = sparse is not None and bool(sparse.indices)
         if hybrid:
@@ -248,7 +268,7 @@ class ServerVectorStore(VectorStore):
                 query=models.RrfQuery(rrf=models.Rrf(k=fusion_k)),
                 query_filter=qfilter,
                 limit=limit,
-                with_payload=True,
+                with_payload=payload,
                 # Fused scores are rank-based; the dense vectors give back the cosine.
                 with_vectors=[DENSE],
             )
@@ -259,7 +279,7 @@ class ServerVectorStore(VectorStore):
                 using=DENSE,
                 query_filter=qfilter,
                 limit=limit,
-                with_payload=True,
+                with_payload=payload,
                 with_vectors=[DENSE] if with_vectors else False,
             )
         out = [
@@ -286,6 +306,7 @@ class ServerVectorStore(VectorStore):
         limit: int = 100,
         offset: str | None = None,
         with_vectors: bool = False,
+        fields: Sequence[str] | None = None,
     ) -> tuple[list[ScoredPoint], str | None]:
         if offset is not None and not is_uuid(offset):
             raise ValueError(f"scroll offset must be a point id: {offset!r}")
@@ -294,7 +315,7 @@ class ServerVectorStore(VectorStore):
             scroll_filter=to_qdrant_filter(tenant, flt),
             limit=limit,
             offset=offset,
-            with_payload=True,
+            with_payload=_selector(fields),
             with_vectors=[DENSE] if with_vectors else False,
         )
         points = [

@@ -88,7 +88,14 @@ def only_fields(payload: dict[str, Any], fields: Sequence[str] | None) -> dict[s
 
 
 class VectorStore(ABC):
-    """Port for memory points: dense vector (+ optional sparse lexical vector) and payload."""
+    """Port for memory points: dense vector (+ optional sparse lexical vector) and payload.
+
+    `fields` of the reads (get, search, search_many, scroll, scroll_many): the top-level
+    payload fields to return; None returns the whole payload, an empty list none (ids and
+    scores only). Adapters ask the engine for just those: reading payloads nobody uses was
+    most of a small search's cost (Edge, 25 hits at 10k memories: 2.0 ms of CPU with
+    payloads, 0.4 ms without).
+    """
 
     @abstractmethod
     async def ensure_collection(self) -> None:
@@ -100,7 +107,12 @@ class VectorStore(ABC):
 
     @abstractmethod
     async def get(
-        self, tenant: str, ids: Sequence[str], *, with_vectors: bool = False
+        self,
+        tenant: str,
+        ids: Sequence[str],
+        *,
+        with_vectors: bool = False,
+        fields: Sequence[str] | None = None,
     ) -> list[ScoredPoint]:
         """Points by id that belong to `tenant` (others are silently absent); score is 0."""
 
@@ -131,6 +143,7 @@ class VectorStore(ABC):
         with_vectors: bool = False,
         fusion_k: int = 60,
         prefetch: int | None = None,
+        fields: Sequence[str] | None = None,
     ) -> list[ScoredPoint]:
         """Nearest points by cosine (score = cosine similarity), best first.
 
@@ -148,18 +161,21 @@ class VectorStore(ABC):
         concurrency: int = 4,
     ) -> list[list[ScoredPoint]]:
         """Dense searches (as `search` without `sparse`), one result list per query, in
-        order. `fields`: the top-level payload fields to return (None: all). An adapter
-        that can runs them as one batch; this default runs up to `concurrency` at once."""
+        order. `fields`: the top-level payload fields to return (None: all; empty: none).
+        An adapter that can runs them as one batch; this default runs up to `concurrency`
+        at once."""
         gate = asyncio.Semaphore(max(1, concurrency))
 
         async def one(q: SearchQuery) -> list[ScoredPoint]:
             async with gate:
-                hits = await self.search(
-                    q.tenant, q.vector, limit=q.limit, flt=q.flt, with_vectors=q.with_vectors
+                return await self.search(
+                    q.tenant,
+                    q.vector,
+                    limit=q.limit,
+                    flt=q.flt,
+                    with_vectors=q.with_vectors,
+                    fields=fields,
                 )
-            for h in hits:
-                h.payload = only_fields(h.payload, fields)
-            return hits
 
         return list(await asyncio.gather(*(one(q) for q in queries)))
 
@@ -172,15 +188,23 @@ class VectorStore(ABC):
         limit: int = 100,
         offset: str | None = None,
         with_vectors: bool = False,
+        fields: Sequence[str] | None = None,
     ) -> tuple[list[ScoredPoint], str | None]:
         """Page through this tenant's points; returns (points, next offset or None)."""
 
     async def scroll_many(
-        self, tenant: str, filters: Sequence[Filter], *, limit: int
+        self,
+        tenant: str,
+        filters: Sequence[Filter],
+        *,
+        limit: int,
+        fields: Sequence[str] | None = None,
     ) -> list[list[ScoredPoint]]:
         """The first page (`limit` points, no vectors) of `scroll` for each filter, in
         order. An adapter that can reads them all in one call; this default overlaps them."""
-        pages = await asyncio.gather(*(self.scroll(tenant, flt=f, limit=limit) for f in filters))
+        pages = await asyncio.gather(
+            *(self.scroll(tenant, flt=f, limit=limit, fields=fields) for f in filters)
+        )
         return [points for points, _ in pages]
 
     @abstractmethod

@@ -1,0 +1,216 @@
+"""Recall side effects in the sweeper (`SweeperHandlers.on_recalled`) on a real Qdrant Edge
+shard and real Redis (DB 13): the batched path writes in chunks, applies each (event,
+memory) pair once however often the event comes, and a retry after a failed write applies
+exactly what a clean run applies."""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import AsyncIterator, Sequence
+from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+from redis.asyncio import Redis
+
+from pcm_common.domain.memory import MemoryRecord, State, Strength, text_hash
+from pcm_common.events import MemoryRecalled, RecalledItem
+from pcm_common.stores.qdrant_edge_store import EdgeVectorStore
+from pcm_common.stores.vectors import VectorPoint
+from pcm_sweeper.handlers import APPLIED_TTL_S, WRITE_CHUNK, SweeperHandlers
+from pcm_sweeper.settings import SweeperSettings
+from tests.conftest import TEST_REDIS
+
+DIM = 16
+TENANT = "side-effects"
+T0 = datetime(2024, 3, 1, 9, 0, tzinfo=UTC)
+NOW = T0 + timedelta(days=30)
+
+
+@dataclass
+class Bus:
+    """Records what the handlers publish."""
+
+    sent: list[tuple[str, str, str]] = field(default_factory=list)
+
+    async def publish(self, stream: str, event: Any) -> None:
+        self.sent.append((stream, event.memory_id, event.change))
+
+
+@dataclass
+class Res:
+    vectors: EdgeVectorStore
+    redis: Redis
+    bus: Bus = field(default_factory=Bus)
+
+
+def unit(v: np.ndarray) -> list[float]:
+    return (v / np.linalg.norm(v)).astype(float).tolist()
+
+
+def memories() -> list[tuple[MemoryRecord, list[float]]]:
+    """12 recalled memories (the first two in an episode, one pinned, one archived), a close
+    neighbour of each of the top five, two episode mates within the hour and one three
+    hours later: the same ids and vectors on every call."""
+    rng = np.random.default_rng(11)
+    out: list[tuple[MemoryRecord, list[float]]] = []
+
+    def add(i: int, vec: np.ndarray, created: datetime, **extra: Any) -> None:
+        rec = MemoryRecord(
+            id=str(uuid.UUID(int=i + 1)),
+            tenant=TENANT,
+            text=f"memory {i}",
+            text_hash=text_hash(f"memory {i}"),
+            created_at=created,
+            ingested_at=created,
+            strength=Strength(t_ref=created),
+            **extra,
+        )
+        out.append((rec, unit(vec)))
+
+    base = [rng.standard_normal(DIM) for _ in range(12)]
+    for i, vec in enumerate(base):
+        extra: dict[str, Any] = {"episode": "ep"} if i < 2 else {}
+        if i == 3:
+            extra["pinned"] = True
+        if i == 2:
+            extra["state"] = State.ARCHIVED
+        add(i, vec, T0 + timedelta(minutes=10 * i), **extra)
+    for i in range(5):
+        add(100 + i, base[i] + 0.2 * rng.standard_normal(DIM), T0 - timedelta(days=3))
+    for i, minutes in enumerate((20, 59, 180)):
+        add(200 + i, rng.standard_normal(DIM), T0 + timedelta(minutes=minutes), episode="ep")
+    return out
+
+
+def recalled(event_id: str) -> MemoryRecalled:
+    items = [
+        RecalledItem(memory_id=str(uuid.UUID(int=i + 1)), rank=i, relevance=0.9) for i in range(12)
+    ]
+    return MemoryRecalled(tenant=TENANT, query="q", now=NOW, items=items, event_id=event_id)
+
+
+@pytest.fixture
+async def redis() -> AsyncIterator[Redis]:
+    r = Redis.from_url(f"{TEST_REDIS}/13")
+    yield r
+    async for key in r.scan_iter(match="pcm:applied:*:side-*"):
+        await r.delete(key)
+    await r.aclose()
+
+
+async def handlers_on(path: Path, redis: Redis) -> tuple[SweeperHandlers, Res]:
+    store = EdgeVectorStore(path, dim=DIM)
+    await store.upsert(
+        [VectorPoint(id=r.id, vector=v, payload=r.to_payload()) for r, v in memories()]
+    )
+    res = Res(store, redis)
+    return SweeperHandlers(res, SweeperSettings()), res  # type: ignore[arg-type]
+
+
+async def strengths(res: Res) -> dict[str, tuple[dict[str, Any], str]]:
+    ids = [r.id for r, _ in memories()]
+    return {
+        p.id: (p.payload["strength"], p.payload["state"])
+        for p in await res.vectors.get(TENANT, ids)
+    }
+
+
+async def markers(redis: Redis, event_id: str) -> dict[str, tuple[bytes, int]]:
+    out = {}
+    async for key in redis.scan_iter(match=f"pcm:applied:*:{event_id}:*"):
+        out[key.decode()] = (await redis.get(key), await redis.ttl(key))
+    return out
+
+
+def record_writes(res: Res, fail_at: int | None = None) -> list[int]:
+    """Sizes of the store's payload writes; the write numbered `fail_at` raises instead."""
+    sizes: list[int] = []
+    original = res.vectors.set_payload_many
+
+    async def write(tenant: str, patches: Sequence[tuple[str, dict[str, Any]]]) -> list[bool]:
+        if len(sizes) == fail_at:
+            sizes.append(-1)
+            raise ConnectionError("store unavailable")
+        sizes.append(len(patches))
+        return await original(tenant, patches)
+
+    res.vectors.set_payload_many = write  # type: ignore[method-assign]
+    return sizes
+
+
+async def test_redelivery_applies_nothing_twice(tmp_path: Path, redis: Redis) -> None:
+    h, res = await handlers_on(tmp_path / "q", redis)
+    before = await strengths(res)
+    event_id = f"side-{uuid.uuid4().hex}"
+    sizes = record_writes(res)
+    await h.on_recalled(recalled(event_id))
+    after, marks, sent = await strengths(res), await markers(redis, event_id), list(res.bus.sent)
+
+    # 11 reinforcements (the pinned memory has nothing to write) and the spread, in chunks.
+    assert sum(sizes) > 11 and max(sizes) == WRITE_CHUNK
+    assert all(0 < n <= WRITE_CHUNK for n in sizes)
+    ids = [r.id for r, _ in memories()]
+    recalled_ids, near, mates = ids[:12], ids[12:17], ids[17:]
+    for mid in recalled_ids:
+        st, state = after[mid]
+        if mid == ids[3]:  # pinned: unchanged, yet marked with ΔS 0
+            assert (st, state) == before[mid]
+            assert marks[f"pcm:applied:recalled:{event_id}:{mid}"][0] == b"0.0"
+            continue
+        assert st["n"] == 1 and st["last_recalled_at"] == "2024-03-31T09:00:00Z"
+        assert state == "active"  # the archived one is reactivated
+        delta = marks[f"pcm:applied:recalled:{event_id}:{mid}"][0]
+        old = Strength.model_validate(before[mid][0])
+        assert float(delta) == st["s_ref"] - old.at(NOW)
+    assert sent == [("pcm.memory.changed", ids[2], "reactivated")]
+    # Activation reaches the similar neighbours of the top five but the pinned one and
+    # the episode mates within the hour, never the one three hours away.
+    spread_to = {m for m in ids if f"pcm:applied:spread:{event_id}:{m}" in marks}
+    assert spread_to == {*near[:3], near[4], mates[0], mates[1]}
+    for mid in spread_to:
+        assert after[mid][0]["n"] == 0 and after[mid][0]["t_ref"] == "2024-03-31T09:00:00Z"
+        assert after[mid][0]["s_ref"] > Strength.model_validate(before[mid][0]).at(NOW)
+    assert after[near[3]] == before[near[3]] and after[mates[2]] == before[mates[2]]
+    assert all(APPLIED_TTL_S - 60 < ttl <= APPLIED_TTL_S for _, ttl in marks.values())
+
+    sizes.clear()
+    await h.on_recalled(recalled(event_id))
+    await h.on_recalled(recalled(event_id))
+    assert await strengths(res) == after
+    again = await markers(redis, event_id)
+    assert {k: v for k, (v, _) in again.items()} == {k: v for k, (v, _) in marks.items()}
+    assert sizes == [] and res.bus.sent == sent
+    await res.vectors.close()
+
+
+@pytest.mark.parametrize("fail_at", [0, 1, 2])
+async def test_retry_after_a_failed_write_applies_what_a_clean_run_does(
+    tmp_path: Path, redis: Redis, fail_at: int
+) -> None:
+    """Writes 0-1 are the reinforcement's two chunks, write 2 the spread's: the markers of
+    what was written before the failure are set, so the retry skips it (and takes the
+    reinforcement's ΔS from its markers for the spread) and ends where a clean run ends."""
+    clean, clean_res = await handlers_on(tmp_path / "clean", redis)
+    await clean.on_recalled(recalled(f"side-{uuid.uuid4().hex}"))
+    want = await strengths(clean_res)
+
+    h, res = await handlers_on(tmp_path / "q", redis)
+    event_id = f"side-{uuid.uuid4().hex}"
+    sizes = record_writes(res, fail_at=fail_at)
+    with pytest.raises(ConnectionError):
+        await h.on_recalled(recalled(event_id))
+    assert sizes == [*[8, 3, 6][:fail_at], -1]
+    marked = await markers(redis, event_id)
+    # The pinned memory's marker (nothing to write) and those of the chunks written.
+    assert len([k for k in marked if ":recalled:" in k]) == 1 + sum(sizes[:fail_at][:2])
+    assert not [k for k in marked if ":spread:" in k]
+    del res.vectors.set_payload_many  # the store's own again
+    await h.on_recalled(recalled(event_id))
+    assert await strengths(res) == want
+    assert res.bus.sent == clean_res.bus.sent
+    await clean_res.vectors.close()
+    await res.vectors.close()

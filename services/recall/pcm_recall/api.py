@@ -4,6 +4,7 @@ from typing import Annotated
 
 from fastapi import APIRouter, BackgroundTasks, Depends, Request
 
+from pcm_common.foreground import FOREGROUND
 from pcm_common.http import Tenant
 from pcm_recall.schemas import RecallIn, RecallOut
 from pcm_recall.service import RecallService
@@ -22,7 +23,8 @@ async def recall(
     svc: Annotated[RecallService, Depends(service_of)],
     background: BackgroundTasks,
 ) -> RecallOut:
-    out, event = await svc.recall(tenant, body)
+    with FOREGROUND.request():  # background work of this process waits meanwhile
+        out, event = await svc.recall(tenant, body)
     if event is not None:
         # Published after the response is sent: reinforcement never adds to recall latency.
         background.add_task(svc.publish, event)

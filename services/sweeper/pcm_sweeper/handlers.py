@@ -18,6 +18,7 @@ from pcm_common.events import (
     MemoryWritten,
 )
 from pcm_common.extract.local import SHARED_DOCS
+from pcm_common.foreground import FOREGROUND
 from pcm_common.resources import Resources
 from pcm_common.stores.vectors import Filter, ScoredPoint, SearchQuery
 from pcm_common.stream_batches import Outcome
@@ -166,6 +167,7 @@ class SweeperHandlers:
         ~50 memories) to be reinforced again on redelivery, a slightly stronger memory,
         never a lost one; markers after every chunk would close it for ~0.6 ms of CPU each."""
         now = as_utc(event.now)
+        await self._yield()
         items = sorted(event.items, key=lambda i: i.rank)[:MAX_REINFORCED]
         ranked = list(dict.fromkeys(i.memory_id for i in items))
         deltas = await self._reinforce(event, ranked, now)
@@ -203,6 +205,11 @@ class SweeperHandlers:
         await self._write_strengths(tenant, todo)
         return deltas
 
+    async def _yield(self) -> None:
+        """Let a recall being served in this process go first (bounded: side effects are
+        delayed, never starved; a sweeper in its own process never waits)."""
+        await FOREGROUND.wait_idle(self.settings.side_effects_yield_s)
+
     async def _write_strengths(self, tenant: str, todo: list[_StrengthWrite]) -> None:
         """The strength patches, WRITE_CHUNK per store call, then the markers of all that
         is done in one pipeline: a marker only once its strength is written, and those of
@@ -214,6 +221,7 @@ class SweeperHandlers:
         written = 0
         try:
             for i in range(0, len(writes), WRITE_CHUNK):
+                await self._yield()
                 chunk = writes[i : i + WRITE_CHUNK]
                 await self.res.vectors.set_payload_many(
                     tenant, [(w.memory_id, patch) for w, patch in chunk]
@@ -245,6 +253,7 @@ class SweeperHandlers:
         if not top:
             return
         recalled = set(ranked)
+        await self._yield()
         points = await self.res.vectors.get(tenant, top, with_vectors=True)
         weights = await self._associates(tenant, points, recalled)
         total = activation.spread({m: deltas[m] for m in top}, weights, beta=s.spread_beta)

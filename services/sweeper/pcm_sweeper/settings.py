@@ -27,6 +27,9 @@ class SweeperSettings(PcmSettings):
     spread_episode_weight: float = 0.7
     spread_episode_window_min: float = 60.0
     spread_beta: float = 0.5
+    # A recall's side effects yield to recalls being served in the same process (the
+    # embedded default): each store step waits at most this long for none to be in flight.
+    side_effects_yield_s: float = 0.05
 
     # Consolidation (pcm_common.domain.consolidation).
     consolidation_min_members: int = 3

@@ -103,20 +103,25 @@ def test_demotion_rule() -> None:
     assert should_demote(0.01, None, T0, now, ingested_at=now + timedelta(days=365))
 
 
-def test_reactivation_reverses_demotion() -> None:
-    assert reactivates(DEMOTE_BELOW) and not reactivates(DEMOTE_BELOW - 1e-9)
-    now = T0 + timedelta(days=200)
-    weak = Strength(s_ref=0.01, t_ref=T0)
-    rec = MemoryRecord(
+def _record(strength: Strength, state: State, *, pinned: bool = False) -> MemoryRecord:
+    return MemoryRecord(
         id="m",
         tenant="t",
         text="x",
         text_hash="h",
         created_at=T0,
         ingested_at=T0,
-        state=State.ARCHIVED,
-        strength=weak,
+        state=state,
+        pinned=pinned,
+        strength=strength,
     )
+
+
+def test_reactivation_reverses_demotion() -> None:
+    assert reactivates(DEMOTE_BELOW) and not reactivates(DEMOTE_BELOW - 1e-9)
+    now = T0 + timedelta(days=200)
+    weak = Strength(s_ref=0.01, t_ref=T0)
+    rec = _record(weak, State.ARCHIVED)
     # Recalled again: reinforced far above the threshold, so active in the same write.
     recalled = weak.reinforced(now, recalled=True)
     assert rec.strength_patch(recalled, now) == {
@@ -137,17 +142,7 @@ def test_strength_view_reads_and_patches_as_the_record_does() -> None:
     now = T0 + timedelta(days=200)
     for state in State:
         for pinned in (False, True):
-            rec = MemoryRecord(
-                id="m",
-                tenant="t",
-                text="x",
-                text_hash="h",
-                created_at=T0,
-                ingested_at=T0,
-                state=state,
-                pinned=pinned,
-                strength=Strength(s_ref=0.01, t_ref=T0, n=3),
-            )
+            rec = _record(Strength(s_ref=0.01, t_ref=T0, n=3), state, pinned=pinned)
             payload = rec.to_payload()
             view = StrengthView.model_validate({k: payload[k] for k in StrengthView.FIELDS})
             assert (view.strength, view.pinned, view.state) == (rec.strength, pinned, state)

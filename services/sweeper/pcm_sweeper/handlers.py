@@ -287,7 +287,7 @@ class SweeperHandlers:
         s = self.settings
         recs = [MemoryRecord.from_payload(p.payload) for p in points]
         # A memory awaiting repair has no vector, hence no neighbours.
-        vectors = [p.vector for p in points if p.vector and any(p.vector)]
+        vectors = {p.id: p.vector for p in points if p.vector and any(p.vector)}
         found = iter(
             await self.res.vectors.search_many(
                 [
@@ -298,7 +298,7 @@ class SweeperHandlers:
                         limit=s.spread_neighbours + min(len(recalled), 20) + 1,
                         flt=Filter(must={"state": "active"}),
                     )
-                    for vector in vectors
+                    for vector in vectors.values()
                 ],
                 fields=(),
             )
@@ -307,7 +307,7 @@ class SweeperHandlers:
         weights: dict[str, dict[str, float]] = {}
         for point, rec in zip(points, recs, strict=True):
             similar: dict[str, float] = {}
-            if point.vector and any(point.vector):
+            if point.id in vectors:
                 similar = activation.similar_neighbours(
                     rec.id,
                     ((h.id, h.score) for h in next(found)),

@@ -120,9 +120,13 @@ async def strengths(res: Res) -> dict[str, tuple[dict[str, Any], str]]:
 
 
 async def markers(redis: Redis, event_id: str) -> dict[str, tuple[bytes, int]]:
+    """Every marker of `event_id` as "pcm:applied:<phase>:<event>:<memory>" -> (value, TTL
+    of its phase's hash)."""
     out = {}
-    async for key in redis.scan_iter(match=f"pcm:applied:*:{event_id}:*"):
-        out[key.decode()] = (await redis.get(key), await redis.ttl(key))
+    async for key in redis.scan_iter(match=f"pcm:applied:*:{event_id}"):
+        ttl = await redis.ttl(key)
+        for mid, value in (await redis.hgetall(key)).items():
+            out[f"{key.decode()}:{mid.decode()}"] = (value, ttl)
     return out
 
 

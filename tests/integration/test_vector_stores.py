@@ -118,6 +118,37 @@ async def test_crud_roundtrip(store: VectorStore) -> None:
     assert await store.delete("A", [p.id]) == 0
 
 
+async def test_set_payload_many_equal_and_repeated_patches(store: VectorStore) -> None:
+    """Equal patches of several points (a consumer marking a batch), a point patched twice
+    (the later patch wins) and another tenant's point in the same call."""
+    mine = [make_point("A") for _ in range(4)]
+    theirs = make_point("B")
+    await store.upsert([*mine, theirs])
+    mark = {"graph": {"extracted": True}}
+    done = await store.set_payload_many(
+        "A",
+        [
+            *((p.id, dict(mark)) for p in mine[:3]),
+            (theirs.id, dict(mark)),
+            (mine[3].id, {"importance": "low"}),
+            (mine[3].id, {"importance": "high"}),
+        ],
+    )
+    assert done == [True, True, True, False, True, True]
+    got = {p.id: p.payload for p in await store.get("A", [p.id for p in mine])}
+    assert all(got[p.id]["graph"] == {"extracted": True} for p in mine[:3])
+    assert got[mine[3].id]["importance"] == "high"
+    assert got[mine[3].id]["graph"] == mine[3].payload["graph"] != mark["graph"]
+    (other,) = await store.get("B", [theirs.id])
+    assert other.payload["graph"] == theirs.payload["graph"]
+    # 1 and 1.0, true and 1 are different values: never merged into one write.
+    await store.set_payload_many("A", [(mine[0].id, {"v": 1}), (mine[1].id, {"v": 1.0})])
+    await store.set_payload_many("A", [(mine[2].id, {"w": True}), (mine[3].id, {"w": 1})])
+    got = {p.id: p.payload for p in await store.get("A", [p.id for p in mine])}
+    assert type(got[mine[0].id]["v"]) is int and type(got[mine[1].id]["v"]) is float
+    assert got[mine[2].id]["w"] is True and type(got[mine[3].id]["w"]) is int
+
+
 async def test_scroll_pages(store: VectorStore) -> None:
     pts = [make_point("A") for _ in range(7)] + [make_point("B") for _ in range(3)]
     await store.upsert(pts)

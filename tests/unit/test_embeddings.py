@@ -74,6 +74,8 @@ async def test_litellm_route_matches_direct() -> None:
     np.testing.assert_allclose(got, local_minilm.embed(SENTS[:2]), atol=1e-6)
     sync = litellm.embedding(model=DEFAULT_MODEL, input=SENTS[:1])
     np.testing.assert_allclose(sync.data[0]["embedding"], got[0], atol=1e-6)
+    # The local model prices its own answers at zero: litellm does not price them again.
+    assert resp._hidden_params["response_cost"] == 0.0
 
 
 async def test_embedder_order_batching_and_dim() -> None:

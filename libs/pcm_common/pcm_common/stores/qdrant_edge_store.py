@@ -21,6 +21,7 @@ Facts about qdrant-edge-py 0.9 this relies on (checked against the installed bui
 from __future__ import annotations
 
 import asyncio
+import json
 import threading
 import uuid
 from collections.abc import Callable, Iterator, Sequence
@@ -328,17 +329,12 @@ class EdgeVectorStore(VectorStore):
                 for r in self._owned(shard, tenant, [i for i, _ in patches], False, fields=())
             }
             mine = [is_uuid(i) and str(uuid.UUID(i)) in owned for i, _ in patches]
-            for (point_id, patch), ok in zip(patches, mine, strict=True):
-                if not ok:
-                    continue
-                # Filtered write as a second guard: only this tenant's point can change.
-                guard = qe.Filter(
-                    must=[
-                        qe.HasIdCondition({point_id}),
-                        qe.FieldCondition(key="tenant", match=qe.MatchValue(tenant)),
-                    ]
-                )
-                shard.update(qe.UpdateOperation.set_payload_by_filter(guard, dict(patch)))
+            # Written by id: the ownership read above and these writes hold the write lock,
+            # and no other process can open the shard, so nothing moves in between (a
+            # filtered write per point, as before, cost ~60-190 us more per point).
+            todo = [(i, p) for (i, p), ok in zip(patches, mine, strict=True) if ok]
+            for ids, patch in _grouped(todo):
+                shard.update(qe.UpdateOperation.set_payload(ids, dict(patch)))
             return mine
 
         return await self._run(lambda: self._write(op))
@@ -561,6 +557,27 @@ def _cosines(shard: qe.EdgeShard, query: list[float], hits: Sequence[Any]) -> di
         with_vector=False,
     )
     return {h.id: float(h.score) for h in shard.query(request)}
+
+
+def _grouped(
+    patches: Sequence[tuple[str, dict[str, Any]]],
+) -> list[tuple[list[qe.PointId], dict[str, Any]]]:
+    """`patches` as (ids, patch) writes: equal patches of distinct points in one write (a
+    consumer marks a whole batch with the same flag). A point patched twice keeps its
+    order: then every patch is its own write."""
+    ids = [i for i, _ in patches]
+    if len(set(ids)) != len(ids):
+        return [([i], p) for i, p in patches]
+    groups: dict[str, tuple[list[qe.PointId], dict[str, Any]]] = {}
+    alone: list[tuple[list[qe.PointId], dict[str, Any]]] = []
+    for point_id, patch in patches:
+        try:  # JSON tells 1 from 1.0 and true from 1: equal keys, equal writes
+            key = json.dumps(patch, sort_keys=True)
+        except (TypeError, ValueError):
+            alone.append(([point_id], patch))
+            continue
+        groups.setdefault(key, ([], patch))[0].append(point_id)
+    return [*groups.values(), *alone]
 
 
 def _stored(record: Any, with_vectors: bool) -> ScoredPoint:

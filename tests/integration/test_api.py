@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+from collections.abc import AsyncIterator
+
 import httpx
 from redis.asyncio import Redis
 
+from pcm_common.http import MAX_BODY_BYTES
 from tests.conftest import KEYS, NEO4J_URI, TEST_REDIS_URL, settle
 
 
@@ -135,6 +138,21 @@ async def test_bad_input_is_rejected_and_changes_nothing(
     assert r.status_code in (413, 422)
     r = await client_a.post("/v1/memories", json={"text": "fine", "bogus": 1})
     assert r.status_code == 422
+    # Over the body limit, declared or sent chunked without a length: refused as such.
+    too_big = b'{"text": "' + b"x" * (MAX_BODY_BYTES + 1) + b'"}'
+    r = await client_a.post(
+        "/v1/memories", content=too_big, headers={"content-type": "application/json"}
+    )
+    assert r.status_code == 413 and r.json()["error"] == "payload_too_large"
+
+    async def chunks() -> AsyncIterator[bytes]:
+        for i in range(0, len(too_big), 1 << 20):
+            yield too_big[i : i + (1 << 20)]
+
+    r = await client_a.post(
+        "/v1/memories", content=chunks(), headers={"content-type": "application/json"}
+    )
+    assert r.status_code == 413 and r.json()["error"] == "payload_too_large"
     async with httpx.AsyncClient(base_url=pcm_url) as anon:
         r = await anon.post(
             "/v1/memories", json={"text": "hello"}, headers={"Authorization": "Bearer not-a-key"}

@@ -30,7 +30,7 @@ def scored(reranked: bool, rels: list[float], floors: list[float]) -> dict[str, 
     svc = service([])
     svc.reranker = ProbabilityReranker()  # type: ignore[assignment]
     rel = _Relevance(rels, floors, reranked=reranked)
-    return {c.memory_id: c.score for c in svc._score(hits(), rel, NOW, RecallIn(query="q"), {})}
+    return {c.hit.id: c.score for c in svc._score(hits(), rel, NOW, RecallIn(query="q"), {})}
 
 
 def test_skipped_rerank_keeps_the_cosine_floor_and_the_fused_cue() -> None:

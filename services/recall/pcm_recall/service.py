@@ -13,7 +13,7 @@ from typing import Any
 
 from pcm_common.domain import scoring
 from pcm_common.domain.consolidation import GroupKey, record_id
-from pcm_common.domain.memory import MemoryRecord, as_utc, utcnow
+from pcm_common.domain.memory import MemoryRecord, ScoreView, as_utc, utcnow
 from pcm_common.domain.strength import decayed
 from pcm_common.events import STREAM_RECALLED, MemoryRecalled, RecalledItem
 from pcm_common.models.rerank import build_reranker, should_rerank
@@ -170,7 +170,7 @@ class RecallService:
             ),
             self._flags(tenant, req, top, hits, now, routine_of),
         )
-        asker = [self._item(p, now, rel=1.0, score=1.0) for p in await self.pinned.get(tenant)]
+        asker = [self._pinned_item(p, now) for p in await self.pinned.get(tenant)]
         timer.lap("context_and_flags")
         timer.ms["flags"] = flags_ms  # overlapped with the episode context read
         prompt = render(flag_list, asker, top, episode, scoring.prompt_budget_chars(k))
@@ -270,7 +270,7 @@ class RecallService:
         now: datetime,
         req: RecallIn,
         links: dict[str, float],
-    ) -> list[ContextItem]:
+    ) -> list[_Candidate]:
         if rel.reranked and self.reranker is not None:
             floor = link_floor = self.reranker.floor
         else:
@@ -279,14 +279,40 @@ class RecallService:
             # lower for it (the reranker's floor is a probability and stays as it is).
             link_floor = min(floor, self.settings.graph_link_floor)
         cue = self._cue(rel.reranked)
-        items = [
-            self._item(h, now, rel=r, score=None, req=req, link=links.get(h.id, 0.0), cue=cue)
+        ranked = [
+            self._candidate(h, now, r, req, links.get(h.id, 0.0), cue)
             for h, r, f in zip(hits, rel.scores, rel.floors, strict=True)
             if scoring.passes_floor(f, link_floor if h.id in links else floor)
             and self._reachable(h, r, req)
         ]
-        items.sort(key=lambda c: c.score, reverse=True)
-        return items
+        ranked.sort(key=lambda c: c.score, reverse=True)
+        return ranked
+
+    def _candidate(
+        self,
+        h: ScoredPoint,
+        now: datetime,
+        rel: float,
+        req: RecallIn,
+        link: float,
+        cue: tuple[float, float],
+    ) -> _Candidate:
+        """A candidate's score from the few fields it needs (`ScoreView`); the whole record
+        is read only if the candidate makes the answer (`_Candidate.item`)."""
+        view = ScoreView.model_validate(h.payload)
+        st = view.strength
+        s = decayed(st.s_ref, st.t_ref, st.n, now, view.pinned)
+        start, span = cue
+        score = scoring.score(
+            rel,
+            s,
+            link,
+            self._scope_bonus(view.scope.value),
+            cue_start=start,
+            cue_span=span,
+            link_weight=self.settings.graph_link_weight,
+        )
+        return _Candidate(h, rel, s, score)
 
     def _reachable(self, h: ScoredPoint, rel: float, req: RecallIn) -> bool:
         """Demoted (archived) memories no longer compete on weak cues, but a strong cue
@@ -314,12 +340,12 @@ class RecallService:
         return req.include_archived or self.settings.archived_episode_neighbours
 
     async def _with_episode_records(
-        self, tenant: str, ranked: list[ContextItem], k: int
+        self, tenant: str, ranked: list[_Candidate], k: int
     ) -> list[ContextItem]:
-        """The seeds' consolidated episode records, returned whole when short enough: a
-        record takes the rank of its best source, and its sources leave the k slots to
-        other evidence."""
-        top = ranked[:k]
+        """The best `k` candidates as context items, with the seeds' consolidated episode
+        records returned whole when short enough: a record takes the rank of its best
+        source, and its sources leave the k slots to other evidence."""
+        top = [c.item() for c in ranked[:k]]
         seeds = [c for c in top if c.episode][: scoring.episode_seeds(k)]
         ids = [
             record_id(
@@ -338,49 +364,27 @@ class RecallService:
             return top
         out: list[ContextItem] = []
         emitted: set[str] = set()
-        for c in ranked:
-            rec = record_of.get(c.memory_id)
+        for i, cand in enumerate(ranked):
+            rec = record_of.get(cand.hit.id)
             if rec is None:
-                out.append(c)
+                out.append(top[i] if i < len(top) else cand.item())
             elif rec.id not in emitted:
                 emitted.add(rec.id)
                 out.append(
-                    _context_item(rec, score=c.score, relevance=c.relevance, strength=c.strength)
+                    _context_item(rec, score=cand.score, relevance=cand.rel, strength=cand.strength)
                 )
             if len(out) == k:
                 break
         return out
 
-    def _item(
-        self,
-        p: ScoredPoint,
-        now: datetime,
-        rel: float,
-        score: float | None,
-        req: RecallIn | None = None,
-        link: float = 0.0,
-        cue: tuple[float, float] = (scoring.CUE_START, scoring.CUE_SPAN),
-    ) -> ContextItem:
+    def _pinned_item(self, p: ScoredPoint, now: datetime) -> ContextItem:
+        """A pinned memory of the asker's context: delivered whole, whatever the query."""
         rec = MemoryRecord.from_payload(p.payload)
         st = rec.strength
         s = decayed(st.s_ref, st.t_ref, st.n, now, rec.pinned)
-        if score is None:
-            start, span = cue
-            bonus = self._scope_bonus(rec.scope.value, req)
-            score = scoring.score(
-                rel,
-                s,
-                link,
-                bonus,
-                cue_start=start,
-                cue_span=span,
-                link_weight=self.settings.graph_link_weight,
-            )
-        return _context_item(rec, score=score, relevance=rel, strength=s)
+        return _context_item(rec, score=1.0, relevance=1.0, strength=s)
 
-    def _scope_bonus(self, scope: str, req: RecallIn | None) -> float:
-        if req is None:
-            return 0.0
+    def _scope_bonus(self, scope: str) -> float:
         if scope == "project":
             return self.settings.scope_bonus_project
         if scope == "workspace":
@@ -466,6 +470,20 @@ class RecallService:
                         r, score=0.0, relevance=0.0, strength=r.strength.s_ref
                     )
         return sorted(out.values(), key=lambda c: (c.created_at, c.seq))
+
+
+@dataclass(frozen=True)
+class _Candidate:
+    """A scored candidate; its context item is built from the whole record on demand."""
+
+    hit: ScoredPoint
+    rel: float
+    strength: float
+    score: float
+
+    def item(self) -> ContextItem:
+        rec = MemoryRecord.from_payload(self.hit.payload)
+        return _context_item(rec, score=self.score, relevance=self.rel, strength=self.strength)
 
 
 @dataclass(frozen=True)

@@ -149,6 +149,15 @@ class StrengthView(BaseModel):
         return strength_patch(strength, now, state=self.state, pinned=self.pinned)
 
 
+class ScoreView(BaseModel):
+    """The payload fields a recall scores a candidate by, declared as on `MemoryRecord`:
+    every candidate of the pool (50-100) is scored, and only the answer is read whole."""
+
+    strength: Strength
+    pinned: bool = False
+    scope: Scope = Scope.GLOBAL
+
+
 def strength_patch(
     strength: Strength, now: datetime, *, state: State, pinned: bool
 ) -> dict[str, Any]:

@@ -149,6 +149,29 @@ async def test_set_payload_many_equal_and_repeated_patches(store: VectorStore) -
     assert got[mine[2].id]["w"] is True and type(got[mine[3].id]["w"]) is int
 
 
+async def test_timelines_in_order_of_the_key(store: VectorStore) -> None:
+    """Ids with their `created_ts`, ascending, per filter, within the tenant, cut at
+    `limit`; the port's own paging version gives the same answer."""
+    pts = [make_point("A", f"t{i}") for i in range(12)] + [make_point("B") for _ in range(3)]
+    times = [1000.0 + ((i * 7) % 12) * 60 for i in range(12)]
+    for p, t in zip(pts, times, strict=False):
+        p.payload["created_ts"] = t
+        p.payload["episode"] = "e1" if t < 1400 else "e2"
+    for p in pts[12:]:
+        p.payload["created_ts"], p.payload["episode"] = 900.0, "e1"
+    await store.upsert(pts)
+    flts = [
+        Filter(must={"episode": "e1"}),
+        Filter(must={"episode": "e2"}, ranges={"created_ts": (1500.0, None)}),
+    ]
+    lines = await store.timelines("A", flts, key="created_ts", limit=5)
+    by_time = sorted(zip(times, (p.id for p in pts), strict=False))
+    assert lines[0] == [(pid, t) for t, pid in by_time if t < 1400][:5]
+    assert lines[1] == [(pid, t) for t, pid in by_time if t >= 1500][:5]
+    assert await VectorStore.timelines(store, "A", flts, key="created_ts", limit=5) == lines
+    assert await store.timelines("A", [], key="created_ts", limit=5) == []
+
+
 async def test_scroll_pages(store: VectorStore) -> None:
     pts = [make_point("A") for _ in range(7)] + [make_point("B") for _ in range(3)]
     await store.upsert(pts)

@@ -3,11 +3,12 @@ record never rides in as a neighbour (RecallService._seeds / _episode_context)."
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from datetime import UTC, datetime
 from typing import Any
 
 from pcm_common.domain.memory import MemoryRecord, Source, Strength
-from pcm_common.stores.vectors import Filter, ScoredPoint, VectorStore
+from pcm_common.stores.vectors import Filter, ScoredPoint, VectorStore, only_fields
 from pcm_recall.graph_links import payload_matches
 from pcm_recall.schemas import ContextItem
 from pcm_recall.service import RecallService, _context_item
@@ -32,10 +33,11 @@ def record(i: int, episode: str = "e1", source: Source = Source.API) -> MemoryRe
 
 
 class ScrollStore:
-    """Only `scroll`, with the store's filter semantics, and the port's own `scroll_many`
-    over it (the batch the episode context reads with)."""
+    """Only `scroll` (with the store's filter semantics) and `get`, and the port's own
+    `scroll_many` and `timelines` over them (the episode context reads with these)."""
 
     scroll_many = VectorStore.scroll_many
+    timelines = VectorStore.timelines
 
     def __init__(self, recs: list[MemoryRecord]) -> None:
         self.payloads = [r.to_payload() for r in recs]
@@ -49,6 +51,16 @@ class ScrollStore:
             if flt is None or payload_matches(flt, p)
         ]
         return pts[:limit], None
+
+    async def get(
+        self, tenant: str, ids: Sequence[str], *, fields: Sequence[str] | None = None, **_: Any
+    ) -> list[ScoredPoint]:
+        by_id = {p["id"]: p for p in self.payloads}
+        return [
+            ScoredPoint(id=i, score=0.0, payload=only_fields(by_id[i], fields))
+            for i in ids
+            if i in by_id
+        ]
 
 
 def service(recs: list[MemoryRecord], **settings: Any) -> RecallService:

@@ -523,6 +523,30 @@ class EdgeVectorStore(VectorStore):
 
         return await self._run(lambda: self._read(read)) if requests else []
 
+    async def timelines(
+        self, tenant: str, filters: Sequence[Filter], *, key: str, limit: int
+    ) -> list[list[tuple[str, float]]]:
+        """Ordered by the engine (`order_by` on `key`'s range index), ids and order values
+        only, all the reads in one worker-thread hop."""
+        requests = [
+            qe.ScrollRequest(
+                limit=limit,
+                filter=to_edge_filter(tenant, f),
+                with_payload=False,
+                with_vector=False,
+                order_by=qe.OrderBy(key),
+            )
+            for f in filters
+        ]
+
+        def read(shard: qe.EdgeShard) -> list[list[tuple[str, float]]]:
+            return [
+                [(str(r.id), float(r.order_value or 0.0)) for r in shard.scroll(q)[0]]
+                for q in requests
+            ]
+
+        return await self._run(lambda: self._read(read)) if requests else []
+
     async def count(self, tenant: str, flt: Filter | None = None) -> int:
         request = qe.CountRequest(exact=True, filter=to_edge_filter(tenant, flt))
         return int(await self._run(lambda: self._read(lambda s: s.count(request))))

@@ -8,6 +8,7 @@ the Edge adapter, so the two are interchangeable behind `VectorStore`.
 
 from __future__ import annotations
 
+import asyncio
 import warnings
 from collections.abc import Sequence
 from typing import Any
@@ -328,6 +329,24 @@ class ServerVectorStore(VectorStore):
             for r in records
         ]
         return points, (str(next_offset) if next_offset is not None else None)
+
+    async def timelines(
+        self, tenant: str, filters: Sequence[Filter], *, key: str, limit: int
+    ) -> list[list[tuple[str, float]]]:
+        """Ordered by the server (`order_by` on `key`'s range index), no payloads."""
+
+        async def one(flt: Filter) -> list[tuple[str, float]]:
+            records, _ = await self._client.scroll(
+                self.collection,
+                scroll_filter=to_qdrant_filter(tenant, flt),
+                limit=limit,
+                with_payload=False,
+                with_vectors=False,
+                order_by=models.OrderBy(key=key),
+            )
+            return [(str(r.id), float(r.order_value or 0.0)) for r in records]
+
+        return list(await asyncio.gather(*(one(f) for f in filters)))
 
     async def count(self, tenant: str, flt: Filter | None = None) -> int:
         result = await self._client.count(

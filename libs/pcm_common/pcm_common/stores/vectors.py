@@ -207,6 +207,27 @@ class VectorStore(ABC):
         )
         return [points for points, _ in pages]
 
+    async def timelines(
+        self, tenant: str, filters: Sequence[Filter], *, key: str, limit: int
+    ) -> list[list[tuple[str, float]]]:
+        """For each filter, the (id, value of `key`) of its first `limit` points in
+        ascending order of the numeric payload field `key` (one with a range index), and
+        no payloads: reading a payload cost ~35-50 us per point whatever was selected
+        (Qdrant Edge, 10k memories), ids in order cost next to nothing. This default pages
+        through `scroll` and sorts; an adapter that can asks the engine for the order."""
+        out: list[list[tuple[str, float]]] = []
+        for flt in filters:
+            points: list[ScoredPoint] = []
+            offset: str | None = None
+            while True:
+                page, offset = await self.scroll(tenant, flt=flt, limit=256, offset=offset)
+                points += [p for p in page if isinstance(p.payload.get(key), (int, float))]
+                if offset is None:
+                    break
+            points.sort(key=lambda p: float(p.payload[key]))
+            out.append([(p.id, float(p.payload[key])) for p in points[:limit]])
+        return out
+
     @abstractmethod
     async def count(self, tenant: str, flt: Filter | None = None) -> int:
         """Number of this tenant's points matching `flt`."""

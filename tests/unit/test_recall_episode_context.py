@@ -123,3 +123,12 @@ async def test_a_question_in_the_answer_brings_the_memory_after_it() -> None:
         "t", top, 10, exclude={"m1", "m2", "m3", "m5"}, visible=Filter()
     )
     assert [c.memory_id for c in got] == ["m4"]
+
+
+async def test_turns_saved_at_one_instant_keep_their_ingest_order() -> None:
+    """Every turn has the same created_at and the store returns them in reverse: the
+    neighbours still come by seq (read for the tied turns only)."""
+    turns = [record(i) for i in range(8, 0, -1)]
+    svc = service(turns, episode_neighbours=1, graph_seeds=0)
+    got = await svc._episode_context("t", [item(turns[4])], 10, exclude={"m4"}, visible=Filter())
+    assert [c.memory_id for c in got] == ["m3", "m5"]

@@ -54,3 +54,28 @@ def test_usable_from_one_event_loop_after_another() -> None:
 
     assert asyncio.run(once())
     assert asyncio.run(once())
+
+
+async def test_quiet_period_after_a_request() -> None:
+    """A step waits for a gap of `quiet_s` after the last request, not just for the end of
+    the request in flight (the next one of a back-to-back client would start mid-step)."""
+    fg = Foreground()
+    with fg.request():
+        pass
+    t0 = time.perf_counter()
+    assert await fg.wait_idle(1.0, quiet_s=0.05)
+    assert 0.04 < time.perf_counter() - t0 < 0.5
+
+    async def back_to_back() -> None:
+        for _ in range(8):
+            with fg.request():
+                await asyncio.sleep(0.02)
+            await asyncio.sleep(0.002)
+
+    client = asyncio.create_task(back_to_back())
+    await asyncio.sleep(0.01)
+    t0 = time.perf_counter()
+    assert not await fg.wait_idle(0.1, quiet_s=0.05)  # bounded: never starved
+    assert 0.09 < time.perf_counter() - t0 < 0.5
+    await client
+    assert await fg.wait_idle(1.0, quiet_s=0.01)

@@ -11,6 +11,7 @@ serves no requests (a sweeper on its own) never waits.
 from __future__ import annotations
 
 import asyncio
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 
@@ -20,6 +21,7 @@ class Foreground:
         self._active = 0
         self._idle: asyncio.Event | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
+        self._last_end = 0.0  # time.monotonic() when the last request finished
 
     @property
     def active(self) -> int:
@@ -44,18 +46,31 @@ class Foreground:
         finally:
             self._active -= 1
             if self._active == 0:
+                self._last_end = time.monotonic()
                 self._event().set()
 
-    async def wait_idle(self, max_wait_s: float) -> bool:
-        """Wait until no foreground request is in flight, at most `max_wait_s` (so that
-        background work is delayed, never starved); returns whether it was idle."""
-        if self._active == 0 or max_wait_s <= 0:
-            return self._active == 0
-        try:
-            await asyncio.wait_for(self._event().wait(), max_wait_s)
-        except TimeoutError:
-            return False
-        return True
+    async def wait_idle(self, max_wait_s: float, quiet_s: float = 0.0) -> bool:
+        """Wait until no foreground request is in flight and none ended in the last
+        `quiet_s` (a client sending requests back to back leaves gaps of a few ms, and a
+        step started in one lands on the next request), at most `max_wait_s` in all (so
+        background work is delayed, never starved); returns whether it was quiet."""
+        deadline = time.monotonic() + max(0.0, max_wait_s)
+        while True:
+            now = time.monotonic()
+            if self._active == 0:
+                left = self._last_end + quiet_s - now
+                if left <= 0:
+                    return True
+                if now >= deadline:
+                    return False
+                await asyncio.sleep(min(left, deadline - now))
+                continue
+            if now >= deadline:
+                return False
+            try:
+                await asyncio.wait_for(self._event().wait(), deadline - now)
+            except TimeoutError:
+                return False
 
 
 FOREGROUND = Foreground()

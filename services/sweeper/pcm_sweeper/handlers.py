@@ -207,7 +207,8 @@ class SweeperHandlers:
     async def _yield(self) -> None:
         """Let a recall being served in this process go first (bounded: side effects are
         delayed, never starved; a sweeper in its own process never waits)."""
-        await FOREGROUND.wait_idle(self.settings.side_effects_yield_s)
+        s = self.settings
+        await FOREGROUND.wait_idle(s.side_effects_yield_s, s.side_effects_quiet_s)
 
     async def _write_strengths(self, tenant: str, key: str, todo: list[_StrengthWrite]) -> None:
         """The strength patches, WRITE_CHUNK per store call, then the markers of all that

@@ -28,8 +28,10 @@ class SweeperSettings(PcmSettings):
     spread_episode_window_min: float = 60.0
     spread_beta: float = 0.5
     # A recall's side effects yield to recalls being served in the same process (the
-    # embedded default): each store step waits at most this long for none to be in flight.
+    # embedded default): each store step waits at most `side_effects_yield_s` for none to
+    # be in flight and none to have ended in the last `side_effects_quiet_s`.
     side_effects_yield_s: float = 0.05
+    side_effects_quiet_s: float = 0.01
 
     # Consolidation (pcm_common.domain.consolidation).
     consolidation_min_members: int = 3

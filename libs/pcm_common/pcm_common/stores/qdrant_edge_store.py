@@ -507,43 +507,49 @@ class EdgeVectorStore(VectorStore):
         k=50) were one hop each, run at once: on two cores their thread hand-offs and GIL
         contention cost more than the reads (10k memories: ~3 ms for 8 reads in a row,
         4-6 ms wall for each of them when overlapped)."""
-        payload = _selector(fields)
-        requests = [
-            qe.ScrollRequest(
-                limit=limit,
-                filter=to_edge_filter(tenant, f),
-                with_payload=payload,
-                with_vector=False,
-            )
-            for f in filters
-        ]
-
-        def read(shard: qe.EdgeShard) -> list[list[ScoredPoint]]:
-            return [[_stored(r, False) for r in shard.scroll(q)[0]] for q in requests]
-
-        return await self._run(lambda: self._read(read)) if requests else []
+        return await self._scroll_batch(
+            tenant, filters, lambda r: _stored(r, False), limit=limit, payload=_selector(fields)
+        )
 
     async def timelines(
         self, tenant: str, filters: Sequence[Filter], *, key: str, limit: int
     ) -> list[list[tuple[str, float]]]:
         """Ordered by the engine (`order_by` on `key`'s range index), ids and order values
         only, all the reads in one worker-thread hop."""
+        return await self._scroll_batch(
+            tenant,
+            filters,
+            lambda r: (str(r.id), float(r.order_value or 0.0)),
+            limit=limit,
+            payload=False,
+            order_by=qe.OrderBy(key),
+        )
+
+    async def _scroll_batch(
+        self,
+        tenant: str,
+        filters: Sequence[Filter],
+        convert: Callable[[Any], T],
+        *,
+        limit: int,
+        payload: Any,
+        order_by: qe.OrderBy | None = None,
+    ) -> list[list[T]]:
+        """The first page of each filter's scroll, every record through `convert`, in one
+        worker-thread hop (no vectors)."""
         requests = [
             qe.ScrollRequest(
                 limit=limit,
                 filter=to_edge_filter(tenant, f),
-                with_payload=False,
+                with_payload=payload,
                 with_vector=False,
-                order_by=qe.OrderBy(key),
+                order_by=order_by,
             )
             for f in filters
         ]
 
-        def read(shard: qe.EdgeShard) -> list[list[tuple[str, float]]]:
-            return [
-                [(str(r.id), float(r.order_value or 0.0)) for r in shard.scroll(q)[0]]
-                for q in requests
-            ]
+        def read(shard: qe.EdgeShard) -> list[list[T]]:
+            return [[convert(r) for r in shard.scroll(q)[0]] for q in requests]
 
         return await self._run(lambda: self._read(read)) if requests else []
 

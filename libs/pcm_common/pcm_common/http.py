@@ -108,7 +108,7 @@ class LimitAndTime:
                 if seen > self.max_bytes:
                     # Raised while FastAPI reads the body, before any endpoint runs: it
                     # answers it through the error handler, and nothing changed.
-                    raise ApiError(413, "payload_too_large", f"body over {self.max_bytes} bytes")
+                    raise ApiError(413, "payload_too_large", self._too_large)
             return message
 
         async def send_status(message: Message) -> None:
@@ -126,8 +126,12 @@ class LimitAndTime:
                 time.perf_counter() - started
             )
 
+    @property
+    def _too_large(self) -> str:
+        return f"body over {self.max_bytes} bytes"
+
     async def _refuse(self, scope: Scope, receive: Receive, send: Send) -> None:
-        body = {"error": "payload_too_large", "detail": f"body over {self.max_bytes} bytes"}
+        body = {"error": "payload_too_large", "detail": self._too_large}
         await JSONResponse(body, 413)(scope, receive, send)
 
 

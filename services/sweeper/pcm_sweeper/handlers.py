@@ -215,9 +215,8 @@ class SweeperHandlers:
         is done in one write to the phase's hash `key`: a marker only once its strength is
         written, and those of the chunks written before a failure too, so that a retry
         re-applies at most the chunk that failed (a pipeline per chunk cost ~0.6 ms of CPU
-        each). An archived
-        memory that a patch lifts back to the demotion threshold is reactivated by the
-        same write, and the change is announced like its demotion was."""
+        each). An archived memory that a patch lifts back to the demotion threshold is
+        reactivated by the same write, and the change is announced like its demotion was."""
         writes = [(w, w.patch) for w in todo if w.patch is not None]
         written = 0
         try:
@@ -284,7 +283,8 @@ class SweeperHandlers:
     ) -> dict[str, dict[str, float]]:
         """Each top memory's associates with their weights: its similarity neighbours (one
         batch of searches for ids and scores only: the payloads of ~25 hits each were most
-        of a search's cost) and its episode mates (their ids and creation times)."""
+        of a search's cost) and its episode mates (one batch of timelines: ids and creation
+        times)."""
         s = self.settings
         recs = [MemoryRecord.from_payload(p.payload) for p in points]
         # A memory awaiting repair has no vector, hence no neighbours.
@@ -305,6 +305,13 @@ class SweeperHandlers:
             )
         )
         window = timedelta(minutes=s.spread_episode_window_min)
+        # The episode mates of the top memories, as ids with their created_ts in one batch
+        # (no payloads: a payload read cost ~35-50 us per mate whatever fields were asked).
+        in_episode = [r for r in recs if r.source.value != "consolidation" and r.episode]
+        lines = await self.res.vectors.timelines(
+            tenant, [_episode_filter(r, window) for r in in_episode], key="created_ts", limit=256
+        )
+        mates_of = {r.id: line for r, line in zip(in_episode, lines, strict=True)}
         weights: dict[str, dict[str, float]] = {}
         for point, rec in zip(points, recs, strict=True):
             similar: dict[str, float] = {}
@@ -321,19 +328,14 @@ class SweeperHandlers:
                 # An episode record's associates are its sources, wherever they sit in time.
                 sources = [str(x) for x in rec.metadata.get("sources", [])]
                 episode = {m: s.spread_episode_weight for m in sources if m not in recalled}
-            elif rec.episode:
-                # One scroll per memory, as before: a batch of them held the engine (and the
-                # GIL) for 3-4 ms at once. Mates are read for their created_ts only.
-                mates, _ = await self.res.vectors.scroll(
-                    tenant, flt=_episode_filter(rec, window), limit=256, fields=("created_ts",)
-                )
+            elif rec.id in mates_of:
                 episode = activation.episode_neighbours(
                     rec.id,
                     rec.created_at,
                     # created_ts is created_at.timestamp() (MemoryRecord.to_payload), from
                     # which fromtimestamp gives created_at back to the microsecond: the
                     # window is compared exactly as on the records.
-                    ((m.id, datetime.fromtimestamp(m.payload["created_ts"], UTC)) for m in mates),
+                    ((mid, datetime.fromtimestamp(ts, UTC)) for mid, ts in mates_of[rec.id]),
                     recalled,
                     window=window,
                     weight=s.spread_episode_weight,

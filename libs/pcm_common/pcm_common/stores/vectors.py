@@ -220,7 +220,9 @@ class VectorStore(ABC):
             points: list[ScoredPoint] = []
             offset: str | None = None
             while True:
-                page, offset = await self.scroll(tenant, flt=flt, limit=256, offset=offset)
+                page, offset = await self.scroll(
+                    tenant, flt=flt, limit=256, offset=offset, fields=(key,)
+                )
                 points += [p for p in page if isinstance(p.payload.get(key), (int, float))]
                 if offset is None:
                     break

@@ -32,9 +32,12 @@ class PcmSettings(BaseSettings):
     )
     qdrant_path: Path = Path("var/qdrant-edge")
     # Largest Qdrant Edge segment the optimizer builds, in KB of vectors (0: Qdrant's own
-    # default, which keeps merging segments into one). Each merge re-indexes the merged
-    # segment while holding the interpreter lock (`qdrant_edge_store`).
-    qdrant_max_segment_kb: int = 0
+    # default, which keeps merging into one segment). A build holds the interpreter lock
+    # (`qdrant_edge_store`), so it stalls the whole process: uncapped, each re-index of the
+    # grown segment took 8, 24, 27, 44, 52 s at 10-50k memories (the adapter's indexes,
+    # real payloads), capped at 20,000 KB (~13k memories a segment) 8-10 s each time, with
+    # hybrid search no slower (docs/benchmarks.md, session 9).
+    qdrant_max_segment_kb: int = 20_000
     collection: str = "pcm_memories"
 
     neo4j_uri: str = Field(

@@ -234,7 +234,7 @@ def micro_md(d: dict[str, Any]) -> str:
 SECTIONS: dict[str, tuple[str, str, Callable[[dict[str, Any]], str]]] = {
     "locomo": ("LoCoMo retrieval (dev)", "locomo.json", locomo_md),
     "latency": ("Recall latency and ingest throughput", "latency.json", latency_md),
-    # The 100k run takes ~40 minutes here: written to its own file (`--out
+    # The 100k run takes ~35 minutes here: written to its own file (`--out
     # bench-results/latency-100k.json`) so a later 10k run does not replace it.
     "latency-100k": (
         "Recall latency and ingest throughput to 100k memories",

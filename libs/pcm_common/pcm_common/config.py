@@ -35,8 +35,10 @@ class PcmSettings(BaseSettings):
     # default, which keeps merging into one segment). A build holds the interpreter lock
     # (`qdrant_edge_store`), so it stalls the whole process: uncapped, each re-index of the
     # grown segment took 8, 24, 27, 44, 52 s at 10-50k memories (the adapter's indexes,
-    # real payloads), capped at 20,000 KB (~13k memories a segment) 8-10 s each time, with
-    # hybrid search no slower (docs/benchmarks.md, session 9).
+    # real payloads), capped at 20,000 KB (~13k memories a segment) 8-10 s each time. The
+    # price is more segments to search: recall p50 at 100k 91.8 / 123.5 ms (k=10 / 50)
+    # against 71.6 / 118.6 uncapped, and more CPU per ingested memory (docs/benchmarks.md,
+    # session 9).
     qdrant_max_segment_kb: int = 20_000
     collection: str = "pcm_memories"
 

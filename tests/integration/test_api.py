@@ -192,6 +192,50 @@ async def test_pin_patch_history_delete(client_a: httpx.AsyncClient) -> None:
     assert all(a["memory_id"] != mid for a in r.json()["asker_context"])
 
 
+async def test_pinned_rules_stay_in_their_scope(client_a: httpx.AsyncClient) -> None:
+    acme = {"workspace": "acme"}
+    apollo = await store(
+        client_a,
+        "In project apollo never force-push to main.",
+        pinned=True,
+        scope="project",
+        project="apollo",
+        **acme,
+    )
+    zephyr = await store(
+        client_a,
+        "In project zephyr every deploy needs two approvals.",
+        pinned=True,
+        scope="project",
+        project="zephyr",
+        **acme,
+    )
+    house = await store(
+        client_a,
+        "At acme commit messages are written in English.",
+        pinned=True,
+        scope="workspace",
+        **acme,
+    )
+    hana = await store(client_a, "Answer Hana in Japanese.", pinned=True, user_id="hana")
+    await settle(client_a)  # the pinned cache is dropped by the change events
+
+    async def asker(**where: str) -> set[str]:
+        body = {"query": "how should I ship this change?", **where}
+        r = await client_a.post("/v1/recall", json=body)
+        assert r.status_code == 200, r.text
+        return {a["memory_id"] for a in r.json()["asker_context"]}
+
+    got = await asker(project="zephyr", **acme)
+    assert {zephyr, house} <= got and apollo not in got
+    got = await asker(project="apollo", **acme)
+    assert {apollo, house} <= got and zephyr not in got
+    assert not {apollo, zephyr, house} & await asker()
+    assert not {apollo, zephyr, house} & await asker(workspace="globex")
+    assert hana in await asker(user_id="hana")
+    assert hana not in await asker(user_id="kenji")
+
+
 async def test_ops_endpoints(client_a: httpx.AsyncClient) -> None:
     assert (await client_a.get("/healthz")).json() == {"status": "ok"}
     ready = await client_a.get("/readyz")

@@ -15,13 +15,12 @@ import pytest
 from pcm_common.extract import Extractor
 from pcm_common.stores.graph import Entity, EntityLinks, Extraction
 from pcm_common.stores.neo4j_graph import Neo4jGraphStore
-from pcm_common.stores.vectors import Filter, ScoredPoint
+from pcm_common.stores.vectors import ScoredPoint
 from pcm_recall.graph_links import (
     GraphLinker,
     GraphLinks,
     fetch_linked,
     link_strengths,
-    payload_matches,
 )
 
 
@@ -223,22 +222,6 @@ async def test_linker_degrades_on_timeout_error_and_cools_down() -> None:
     await asyncio.sleep(0.35)
     graph.fail = None
     assert (await linker.links("t", "Sweden?")).links == {"m1": 1.0, "m2": 1.0}
-
-
-def test_payload_matches_visibility() -> None:
-    flt = Filter(
-        must={"state": ["active"], "user_id": "u1"},
-        should=[{"scope": "global"}, {"scope": "project", "project": "p"}],
-        ranges={"created_ts": (0.0, None)},
-    )
-    base = {"state": "active", "user_id": "u1", "scope": "global", "created_ts": 5.0}
-    assert payload_matches(flt, base)
-    assert not payload_matches(flt, {**base, "state": "archived"})
-    assert not payload_matches(flt, {**base, "user_id": "u2"})
-    assert payload_matches(flt, {**base, "scope": "project", "project": "p"})
-    assert not payload_matches(flt, {**base, "scope": "project", "project": "other"})
-    assert not payload_matches(flt, {**base, "created_ts": -1.0})
-    assert payload_matches(Filter(must={"graph.extracted": True}), {"graph": {"extracted": True}})
 
 
 @pytest.mark.neo4j

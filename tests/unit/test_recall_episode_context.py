@@ -8,8 +8,13 @@ from datetime import UTC, datetime
 from typing import Any
 
 from pcm_common.domain.memory import MemoryRecord, Source, Strength
-from pcm_common.stores.vectors import Filter, ScoredPoint, VectorStore, only_fields
-from pcm_recall.graph_links import payload_matches
+from pcm_common.stores.vectors import (
+    Filter,
+    ScoredPoint,
+    VectorStore,
+    only_fields,
+    payload_matches,
+)
 from pcm_recall.schemas import ContextItem
 from pcm_recall.service import RecallService, _context_item
 from pcm_recall.settings import RecallSettings

@@ -23,8 +23,7 @@ from typing import Any
 
 from pcm_common.domain import surprisal as sp
 from pcm_common.stores.routines import Routine, RoutineIndex
-from pcm_common.stores.vectors import Filter, VectorStore
-from pcm_recall.graph_links import payload_matches
+from pcm_common.stores.vectors import Filter, VectorStore, payload_matches
 from pcm_recall.schemas import AnomalyFlag
 
 MAX_FLAGS = 5

@@ -54,7 +54,7 @@ from pcm_common.extract import Extractor
 from pcm_common.extract.query import query_keys, query_types
 from pcm_common.stores.graph import EntityLinks, GraphStore
 from pcm_common.stores.graph_schema import ENTITY_TYPES
-from pcm_common.stores.vectors import Filter, ScoredPoint, VectorStore
+from pcm_common.stores.vectors import Filter, ScoredPoint, VectorStore, payload_matches
 from pcm_common.telemetry import get_logger
 
 log = get_logger("recall.graph")
@@ -318,35 +318,6 @@ def _ms(t0: float) -> float:
 
 
 # -- joining the candidate pool ---------------------------------------------------------
-
-
-def payload_matches(flt: Filter, payload: dict[str, Any]) -> bool:
-    """``Filter`` semantics evaluated on a payload (the vector store's ``get`` by id does not
-    filter, so linked memories fetched by id are checked against recall's visibility here)."""
-
-    def value(path: str) -> Any:
-        cur: Any = payload
-        for part in path.split("."):
-            if not isinstance(cur, dict):
-                return None
-            cur = cur.get(part)
-        return cur
-
-    def eq(path: str, want: Any) -> bool:
-        got = value(path)
-        return got in want if isinstance(want, list) else got == want
-
-    if not all(eq(k, v) for k, v in flt.must.items()):
-        return False
-    if any(eq(k, v) for k, v in flt.must_not.items()):
-        return False
-    for k, (lo, hi) in flt.ranges.items():
-        got = value(k)
-        if not isinstance(got, int | float):
-            return False
-        if (lo is not None and got < lo) or (hi is not None and got > hi):
-            return False
-    return not flt.should or any(all(eq(k, v) for k, v in g.items()) for g in flt.should)
 
 
 async def fetch_linked(

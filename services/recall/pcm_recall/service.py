@@ -170,7 +170,8 @@ class RecallService:
             ),
             self._flags(tenant, req, top, hits, now, routine_of),
         )
-        asker = [self._pinned_item(p, now) for p in await self.pinned.get(tenant)]
+        pins = await self.pinned.get(tenant, visibility(req, include_archived=False))
+        asker = [self._pinned_item(p, now) for p in pins]
         timer.lap("context_and_flags")
         timer.ms["flags"] = flags_ms  # overlapped with the episode context read
         prompt = render(flag_list, asker, top, episode, scoring.prompt_budget_chars(k))

@@ -71,6 +71,35 @@ class Filter:
     should: list[dict[str, Any]] = field(default_factory=list)
 
 
+def payload_matches(flt: Filter, payload: dict[str, Any]) -> bool:
+    """``Filter`` semantics evaluated on a payload in process: `VectorStore.get` by id does
+    not filter, and cached points (the pinned cache) are checked per request."""
+
+    def value(path: str) -> Any:
+        cur: Any = payload
+        for part in path.split("."):
+            if not isinstance(cur, dict):
+                return None
+            cur = cur.get(part)
+        return cur
+
+    def eq(path: str, want: Any) -> bool:
+        got = value(path)
+        return got in want if isinstance(want, list) else got == want
+
+    if not all(eq(k, v) for k, v in flt.must.items()):
+        return False
+    if any(eq(k, v) for k, v in flt.must_not.items()):
+        return False
+    for k, (lo, hi) in flt.ranges.items():
+        got = value(k)
+        if not isinstance(got, int | float):
+            return False
+        if (lo is not None and got < lo) or (hi is not None and got > hi):
+            return False
+    return not flt.should or any(all(eq(k, v) for k, v in g.items()) for g in flt.should)
+
+
 @dataclass(frozen=True)
 class SearchQuery:
     """One dense search of a batch (`VectorStore.search_many`)."""

@@ -56,6 +56,23 @@ async def test_near_duplicate_merges_only_with_equal_figures(client_a: httpx.Asy
     assert c.json() == {"id": a, "status": "merged"}
 
 
+async def test_importance_is_inferred_unless_given(client_a: httpx.AsyncClient) -> None:
+    rule = await store(client_a, "Never merge to main without a green build.")
+    chatter = await store(client_a, "haha ok, see ya!")
+    plain = await store(client_a, "Ivan bought a green bicycle last week.")
+    given = await store(
+        client_a, "Never water the cactus more than once a month.", importance="low"
+    )
+    tiers = {}
+    for mid in (rule, chatter, plain, given):
+        rec = (await client_a.get(f"/v1/memories/{mid}")).json()
+        tiers[mid] = (rec["importance"], rec["strength"]["s_ref"])
+    assert tiers[rule] == ("high", 0.9)
+    assert tiers[chatter] == ("low", 0.3)
+    assert tiers[plain] == ("normal", 0.6)
+    assert tiers[given] == ("low", 0.3)  # an explicit tier wins over the rules
+
+
 async def test_batch_and_created_at(client_a: httpx.AsyncClient) -> None:
     r = await client_a.post(
         "/v1/memories:batch",

@@ -8,6 +8,7 @@ from datetime import datetime
 from typing import Any
 
 from pcm_common.domain.figures import extract_figures, same_figures
+from pcm_common.domain.importance import infer_importance
 from pcm_common.domain.memory import (
     GraphInfo,
     Importance,
@@ -142,7 +143,11 @@ class IngestService:
         self, tenant: str, item: MemoryIn, figures: list[str], now: datetime, seq: int
     ) -> MemoryRecord:
         created = as_utc(item.created_at) if item.created_at else now
-        importance = item.importance or Importance.NORMAL
+        importance = item.importance or (
+            Importance(infer_importance(item.text))
+            if self.settings.infer_importance
+            else Importance.NORMAL
+        )
         return MemoryRecord(
             id=str(uuid.uuid4()),
             tenant=tenant,

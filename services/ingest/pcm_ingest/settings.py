@@ -8,3 +8,6 @@ class IngestSettings(PcmSettings):
     # Near-duplicate lookups (vector searches) in flight per batch request, for stores
     # that search one query at a time (Qdrant Edge runs a request's lookups as one batch).
     near_duplicate_lookups: int = 4
+    # A write without `importance` gets the tier its text implies (domain.importance):
+    # instructions, decisions and constraints high, bare chatter low; off: always normal.
+    infer_importance: bool = True

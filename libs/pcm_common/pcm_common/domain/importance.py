@@ -1,0 +1,66 @@
+"""The importance tier of a memory written without one (DESIGN §2: "importance tier"; the
+tier sets the initial strength, §3). A pure function of the text, by rules that say why:
+
+- `high`: what an agent must not lose. A standing instruction ("Always run the linter",
+  "Never push on Fridays", "Make sure ..."), a decision or commitment ("we decided to ...",
+  "from now on ..."), a stated rule or constraint ("it's mandatory", "the policy is ..."),
+  a deadline, an allergy or another safety fact.
+- `low`: chatter that carries nothing to remember: a short reply made only of
+  acknowledgements, greetings and laughter ("ok thanks!", "haha nice", "see you").
+- `normal`: everything else, so an unclear case keeps the default strength.
+
+An explicit `importance` on the write always wins; this is only the fallback.
+"""
+
+from __future__ import annotations
+
+import re
+
+HIGH, NORMAL, LOW = "high", "normal", "low"
+
+# A sentence that opens with an instruction (after an optional "please" / "note:").
+_INSTRUCTION = re.compile(
+    r"(?:^|[.!?;:\n]\s*)(?:please\s+|note:?\s+|rule:?\s+)?"
+    r"(?:always|never|don'?t\s+ever|do\s+not|don'?t|make\s+sure|be\s+sure\s+to|remember\s+to|"
+    r"ensure|avoid|stop\s+using|only\s+use)\b"
+    # Not encouragement or small talk: "Don't give up!", "Always happy to help".
+    r"(?!\s+(?:give\s+up|quit|worry|stress|hesitate|be\b|let\b|happy|good|great|glad|nice|fun|"
+    r"up\s+for|here))",
+    re.IGNORECASE,
+)
+_DECISION = re.compile(
+    r"\b(?:(?:we|i|they|the\s+team)\s+(?:have\s+)?(?:decided|agreed|committed|promised|chose)|"
+    r"from\s+now\s+on|going\s+forward|no\s+longer\s+allowed)\b",
+    re.IGNORECASE,
+)
+_CONSTRAINT = re.compile(
+    r"\b(?:mandatory|must\s+not|mustn'?t|is\s+required|are\s+required|requirements?|policy|"
+    r"urgent|deadline|due\s+(?:by|on|date)|allerg(?:y|ic|ies)|emergency\s+contact|"
+    r"blood\s+type)\b",
+    re.IGNORECASE,
+)
+
+# Words a reply made only of chatter consists of (lower case, letters and apostrophes).
+_CHATTER = frozenset(
+    """
+    ok okay okey k kk alright thanks thank thx ty you u too so much very lol lmao haha hahaha
+    hehe heh cool nice great awesome sure yes yeah yep yup no nope nah hi hey hello hiya bye
+    goodbye good morning night evening see ya later soon cya wow omg oh ah aw aww np welcome
+    you're youre sounds fine will do got it indeed right true agreed same
+    """.split()
+)
+_WORD = re.compile(r"[a-z']+")
+# Longer replies are not dismissed even when every word is in the list.
+_CHATTER_MAX_WORDS = 6
+
+
+def infer_importance(text: str) -> str:
+    """`high`, `normal` or `low` for a memory whose write gave no tier (module docstring)."""
+    if _INSTRUCTION.search(text) or _DECISION.search(text) or _CONSTRAINT.search(text):
+        return HIGH
+    words = _WORD.findall(text.lower())
+    if len(words) <= _CHATTER_MAX_WORDS and all(w in _CHATTER for w in words):
+        # Also a reply with no words at all (emoji, "!!", "+1").
+        if not re.search(r"\d", text):
+            return LOW
+    return NORMAL

@@ -73,6 +73,63 @@ async def test_importance_is_inferred_unless_given(client_a: httpx.AsyncClient) 
     assert tiers[given] == ("low", 0.3)  # an explicit tier wins over the rules
 
 
+async def test_memories_without_episode_are_grouped_by_time(client_a: httpx.AsyncClient) -> None:
+    async def episode_of(mid: str) -> str | None:
+        ep = (await client_a.get(f"/v1/memories/{mid}")).json()["episode"]
+        return str(ep) if ep is not None else None
+
+    me = {"user_id": "ep-kim"}
+    a = await store(
+        client_a, "Kim booked the venue for the offsite.", created_at="2024-02-01T09:00:00Z", **me
+    )
+    b = await store(
+        client_a, "Kim ordered lunch for twelve people.", created_at="2024-02-01T09:40:00Z", **me
+    )
+    c = await store(
+        client_a, "Kim's flight to Oslo leaves at noon.", created_at="2024-02-01T12:00:00Z", **me
+    )
+    other = await store(
+        client_a,
+        "Lee reviewed the offsite agenda.",
+        created_at="2024-02-01T09:10:00Z",
+        user_id="ep-lee",
+    )
+    named = await store(
+        client_a,
+        "Kim renewed her passport.",
+        created_at="2024-02-01T09:20:00Z",
+        episode="errands",
+        **me,
+    )
+    first = await episode_of(a)
+    assert first is not None and first.startswith("auto-")
+    assert await episode_of(b) == first  # 40 minutes later: the same episode
+    assert await episode_of(c) not in {None, first}  # over an hour later: a new one
+    assert await episode_of(other) not in {None, first}  # another user's stream
+    assert await episode_of(named) == "errands"  # a client's episode is kept
+
+    # A batch is placed oldest first, whatever its order.
+    r = await client_a.post(
+        "/v1/memories:batch",
+        json={
+            "memories": [
+                {"text": f"Mo note {n}: {what}", "created_at": at, "user_id": "ep-mo"}
+                for n, (what, at) in enumerate(
+                    [
+                        ("packed the tent", "2024-03-01T11:20:00Z"),
+                        ("left home early", "2024-03-01T09:00:00Z"),
+                        ("reached the lake", "2024-03-01T11:00:00Z"),
+                        ("stopped for coffee", "2024-03-01T09:30:00Z"),
+                    ]
+                )
+            ]
+        },
+    )
+    assert r.status_code == 201, r.text
+    eps = [await episode_of(x["id"]) for x in r.json()["results"]]
+    assert eps[1] == eps[3] and eps[0] == eps[2] and eps[0] != eps[1]
+
+
 async def test_batch_and_created_at(client_a: httpx.AsyncClient) -> None:
     r = await client_a.post(
         "/v1/memories:batch",

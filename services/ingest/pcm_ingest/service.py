@@ -27,6 +27,7 @@ from pcm_common.models.sparse import encode_document
 from pcm_common.resources import TENANTS_KEY, Resources
 from pcm_common.stores.vectors import Filter, ScoredPoint, SearchQuery, VectorPoint
 from pcm_common.telemetry import MEMORIES_WRITTEN, get_logger
+from pcm_ingest.episodes import EpisodeAssigner
 from pcm_ingest.schemas import MemoryIn, MemoryPatch, StoreResult
 from pcm_ingest.settings import IngestSettings
 
@@ -63,6 +64,11 @@ class IngestService:
     def __init__(self, res: Resources, settings: IngestSettings) -> None:
         self.res = res
         self.settings = settings
+        self.episodes = (
+            EpisodeAssigner(res.redis, settings.auto_episode_gap_min * 60.0)
+            if settings.auto_episodes
+            else None
+        )
 
     async def store(self, tenant: str, items: list[MemoryIn]) -> list[StoreResult]:
         now = utcnow()
@@ -87,7 +93,7 @@ class IngestService:
         vectors = await self.res.embedder.embed([items[i].text for i in fresh])
         seq_base = time.time_ns() // 1000 * 1000  # room for 1,000 items per microsecond
         records: list[MemoryRecord] = []
-        points: list[VectorPoint] = []
+        vectors_of: dict[str, list[float]] = {}
         figures_of = {i: extract_figures(items[i].text) for i in fresh}
         twins = await self._near_duplicates(tenant, items, fresh, vectors, figures_of)
         for i, vec, twin in zip(fresh, vectors, twins, strict=True):
@@ -103,15 +109,19 @@ class IngestService:
                 continue
             record = self._record(tenant, item, figures, now, seq_base + i)
             records.append(record)
-            points.append(
-                VectorPoint(
-                    id=record.id,
-                    vector=vec,
-                    payload=record.to_payload(),
-                    sparse=encode_document(item.text),
-                )
-            )
+            vectors_of[record.id] = vec
             results[i] = StoreResult(id=record.id, status="created")
+        if self.episodes is not None:
+            await self.episodes.assign(records)
+        points = [
+            VectorPoint(
+                id=r.id,
+                vector=vectors_of[r.id],
+                payload=r.to_payload(),
+                sparse=encode_document(r.text),
+            )
+            for r in records
+        ]
         if points:
             await self.res.vectors.upsert(points)
             # Published after the upsert is durable; a crash between the two leaves a memory

@@ -11,3 +11,7 @@ class IngestSettings(PcmSettings):
     # A write without `importance` gets the tier its text implies (domain.importance):
     # instructions, decisions and constraints high, bare chatter low; off: always normal.
     infer_importance: bool = True
+    # A write without `episode` joins its stream's current episode when saved within this
+    # many minutes of it, else opens a new one (pcm_ingest.episodes); off: no episode.
+    auto_episodes: bool = True
+    auto_episode_gap_min: int = 60

@@ -1,0 +1,84 @@
+"""Episodes for writes that name none (whitepaper §2.3, §2.5: the same episode is what was
+saved within 60 minutes).
+
+Each stream of memories (tenant, user, scope, workspace, project) has a current episode in
+Redis: its id and the span of `created_at` it covers. A memory within `gap` of that span
+joins it and widens it; any other memory opens a new episode, which becomes the stream's
+current one. So a conversation imported in time order splits where it paused for more
+than an hour, as a live one does. One Lua script per memory makes the read-and-update
+atomic across ingest replicas; a batch sends all of its memories in one pipeline, oldest
+first.
+
+Without these ids a memory would get no episode context in recall, no episode mates in
+spreading activation and no consolidation: all three go by `episode`.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import uuid
+from collections.abc import Sequence
+
+from redis.asyncio import Redis
+
+from pcm_common.domain.memory import MemoryRecord
+
+AUTO_PREFIX = "auto-"
+# A stream idle this long forgets its current episode (a later memory opens a new one,
+# which the gap rule would do anyway unless it is backfilled next to an old one).
+STREAM_TTL_S = 7 * 86400
+
+# KEYS[1]: the stream's hash. ARGV: created_ts, gap in seconds, id for a new episode, TTL.
+_JOIN_OR_OPEN = """
+local ts = tonumber(ARGV[1])
+local gap = tonumber(ARGV[2])
+local cur = redis.call('HMGET', KEYS[1], 'id', 'first', 'last')
+local id = ARGV[3]
+if cur[1] and ts >= tonumber(cur[2]) - gap and ts <= tonumber(cur[3]) + gap then
+  id = cur[1]
+  if ts > tonumber(cur[3]) then redis.call('HSET', KEYS[1], 'last', ARGV[1]) end
+  if ts < tonumber(cur[2]) then redis.call('HSET', KEYS[1], 'first', ARGV[1]) end
+else
+  redis.call('HSET', KEYS[1], 'id', id, 'first', ARGV[1], 'last', ARGV[1])
+end
+redis.call('EXPIRE', KEYS[1], tonumber(ARGV[4]))
+return id
+"""
+
+
+def stream_key(record: MemoryRecord) -> str:
+    """The Redis key of the record's stream: scope, workspace, project and user, hashed so
+    that no name needs escaping."""
+    parts = "\x1f".join(
+        [record.scope.value, record.workspace or "", record.project or "", record.user_id or ""]
+    )
+    digest = hashlib.sha256(parts.encode()).hexdigest()[:24]
+    return f"pcm:episode:{record.tenant}:{digest}"
+
+
+class EpisodeAssigner:
+    def __init__(self, redis: Redis, gap_s: float) -> None:
+        self.redis = redis
+        self.gap_s = gap_s
+        self._script = redis.register_script(_JOIN_OR_OPEN)
+
+    async def assign(self, records: Sequence[MemoryRecord]) -> None:
+        """Set `episode` on each record that has none (in place)."""
+        todo = sorted((r for r in records if not r.episode), key=lambda r: (r.created_at, r.seq))
+        if not todo:
+            return
+        async with self.redis.pipeline(transaction=False) as pipe:
+            for r in todo:
+                await self._script(
+                    keys=[stream_key(r)],
+                    args=[
+                        r.created_at.timestamp(),
+                        self.gap_s,
+                        f"{AUTO_PREFIX}{uuid.uuid4().hex[:16]}",
+                        STREAM_TTL_S,
+                    ],
+                    client=pipe,
+                )
+            ids = await pipe.execute()
+        for r, episode in zip(todo, ids, strict=True):
+            r.episode = episode.decode() if isinstance(episode, bytes) else str(episode)

@@ -301,12 +301,25 @@ async def test_consolidation_builds_one_record_per_episode(life: Lifecycle) -> N
         (kept,) = await episode_records(c)
         assert kept["version"] == grown["version"]
 
-        # Sources explicitly deleted below the minimum: the derived record goes too, so
-        # deleted text never survives inside it.
-        for mid in kept["metadata"]["sources"][:5]:
-            assert (await c.delete(f"/v1/memories/{mid}")).status_code in (200, 204)
+        # A source's text rewritten: the record quoting the old text goes at once, and the
+        # next run rebuilds it (same id) with the new text.
+        first = kept["metadata"]["sources"][0]
+        new_text = "We landed in Lisbon at dawn and took the tram to the old town."
+        r = await c.patch(f"/v1/memories/{first}", json={"text": new_text})
+        assert r.status_code == 200, r.text
+        assert await episode_records(c) == []
         await settle(c)
         assert await job(c, "consolidation", day5 + timedelta(days=1)) == 1
+        (rebuilt,) = await episode_records(c)
+        assert rebuilt["id"] == kept["id"] and new_text in rebuilt["text"]
+
+        # Sources explicitly deleted: the record goes with the first, and below the minimum
+        # it is not rebuilt, so deleted text never survives inside it.
+        for mid in rebuilt["metadata"]["sources"][:5]:
+            assert (await c.delete(f"/v1/memories/{mid}")).status_code in (200, 204)
+            assert await episode_records(c) == []
+        await settle(c)
+        assert await job(c, "consolidation", day5 + timedelta(days=2)) == 0
         assert await episode_records(c) == []
 
 

@@ -7,6 +7,7 @@ import uuid
 from datetime import datetime
 from typing import Any
 
+from pcm_common.domain.consolidation import GroupKey, record_id
 from pcm_common.domain.figures import extract_figures, same_figures
 from pcm_common.domain.importance import infer_importance
 from pcm_common.domain.memory import (
@@ -14,6 +15,7 @@ from pcm_common.domain.memory import (
     Importance,
     MemoryRecord,
     Scope,
+    Source,
     Strength,
     as_utc,
     text_hash,
@@ -58,6 +60,8 @@ def _scope_key(fields: dict[str, Any]) -> tuple[str, str, str, str]:
 # What `_twin` reads of the nearest stored memory: whole payloads (~30 fields turned into
 # Python objects) for one hit per new memory, when nearly none is a twin.
 _TWIN_FIELDS = ("figures", "text")
+# What names a memory's episode group (`domain.consolidation.GroupKey`).
+_GROUP_FIELDS = ("episode", "user_id", "scope", "workspace", "project", "source")
 
 
 class IngestService:
@@ -310,6 +314,7 @@ class IngestService:
                 ]
             )
             await self.res.bus.publish(STREAM_WRITTEN, MemoryWritten.of(rec))
+            await self._drop_episode_record(tenant, rec.id, changes)
         else:
             await self.res.vectors.set_payload(tenant, rec.id, changes)
         await self.res.bus.publish(
@@ -319,6 +324,7 @@ class IngestService:
         return present(changes)
 
     async def delete(self, tenant: str, memory_id: str) -> bool:
+        found = await self.res.vectors.get(tenant, [memory_id], fields=_GROUP_FIELDS)
         deleted = await self.res.vectors.delete(tenant, [memory_id])
         if not deleted:
             return False
@@ -326,7 +332,36 @@ class IngestService:
             STREAM_CHANGED, MemoryChanged(tenant=tenant, memory_id=memory_id, change="deleted")
         )
         log.info("memory_deleted", tenant=tenant, memory_id=memory_id)
+        if found:
+            await self._drop_episode_record(tenant, memory_id, found[0].payload)
         return True
+
+    async def _drop_episode_record(
+        self, tenant: str, memory_id: str, payload: dict[str, Any]
+    ) -> None:
+        """Delete the episode record that quotes this memory, so a deleted or rewritten text
+        does not live on in it until the next consolidation run; that run rebuilds the
+        record from the sources left (with the new text), once the episode qualifies."""
+        if not payload.get("episode") or payload.get("source") == Source.CONSOLIDATION.value:
+            return
+        key = GroupKey(
+            episode=str(payload["episode"]),
+            user_id=payload.get("user_id"),
+            scope=str(payload.get("scope") or Scope.GLOBAL.value),
+            workspace=payload.get("workspace") or "",
+            project=payload.get("project") or "",
+        )
+        rid = record_id(tenant, key)
+        found = await self.res.vectors.get(tenant, [rid], fields=["metadata"])
+        if not found or memory_id not in (found[0].payload.get("metadata") or {}).get(
+            "sources", []
+        ):
+            return
+        if await self.res.vectors.delete(tenant, [rid]):
+            await self.res.bus.publish(
+                STREAM_CHANGED, MemoryChanged(tenant=tenant, memory_id=rid, change="deleted")
+            )
+            log.info("episode_record_dropped", tenant=tenant, memory_id=rid, source_id=memory_id)
 
 
 # Payload fields for the services' own use: not part of a memory's public view.

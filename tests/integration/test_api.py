@@ -130,6 +130,37 @@ async def test_memories_without_episode_are_grouped_by_time(client_a: httpx.Asyn
     assert eps[1] == eps[3] and eps[0] == eps[2] and eps[0] != eps[1]
 
 
+async def test_write_firewall_blocks_secrets_and_redacts_pii(client_a: httpx.AsyncClient) -> None:
+    async def count() -> int:
+        return len((await client_a.get("/v1/memories", params={"limit": 500})).json()["items"])
+
+    before = await count()
+    key = "AKIAIOSFODNN7EXAMPLE"
+    r = await client_a.post("/v1/memories", json={"text": f"the deploy key is {key}"})
+    assert r.status_code == 422 and r.json()["error"] == "secret_detected"
+    assert r.json()["detail"] == [{"index": 0, "kinds": ["AWS Access Key"]}]
+    assert key not in r.text  # the refusal never echoes the secret
+    # One secret in a batch refuses the whole batch: nothing of it is stored.
+    batch = {"memories": [{"text": "Olga likes plums."}, {"text": f"aws {key}"}]}
+    r = await client_a.post("/v1/memories:batch", json=batch)
+    assert r.status_code == 422 and r.json()["detail"][0]["index"] == 1
+    r = await client_a.post(
+        "/v1/memories", json={"text": "Olga likes pears.", "metadata": {"env": f"KEY={key}"}}
+    )
+    assert r.status_code == 422 and r.json()["detail"][0]["field"] == "metadata"
+    assert await count() == before
+
+    r = await client_a.post("/v1/memories", json={"text": "Reach Olga at olga@example.com."})
+    assert r.status_code == 201 and r.json()["status"] == "redacted"
+    mid = r.json()["id"]
+    rec = (await client_a.get(f"/v1/memories/{mid}")).json()
+    assert rec["text"] == "Reach Olga at [REDACTED_EMAIL]."
+    # PATCH goes through the same screen.
+    r = await client_a.patch(f"/v1/memories/{mid}", json={"text": f"Olga's key: {key}"})
+    assert r.status_code == 422 and r.json()["error"] == "secret_detected"
+    assert (await client_a.get(f"/v1/memories/{mid}")).json()["version"] == rec["version"]
+
+
 async def test_batch_and_created_at(client_a: httpx.AsyncClient) -> None:
     r = await client_a.post(
         "/v1/memories:batch",

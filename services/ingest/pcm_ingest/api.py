@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import uuid
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Annotated, Any
 
 from fastapi import APIRouter, Depends, Query, Request, Response
@@ -10,6 +12,7 @@ from fastapi import APIRouter, Depends, Query, Request, Response
 from pcm_common.domain.memory import Scope, State
 from pcm_common.http import ApiError, Tenant
 from pcm_common.stores.vectors import Filter
+from pcm_ingest.firewall import SecretDetected
 from pcm_ingest.schemas import BatchIn, BatchOut, MemoryIn, MemoryPage, MemoryPatch, StoreResult
 from pcm_ingest.service import IngestService
 
@@ -30,10 +33,20 @@ def _check_size(svc: IngestService, items: list[MemoryIn]) -> None:
             raise ApiError(413, "text_too_large", f"item {n}: text over {limit} characters")
 
 
+@contextmanager
+def _firewalled() -> Iterator[None]:
+    """A blocked secret is the client's error: 422, and nothing was stored."""
+    try:
+        yield
+    except SecretDetected as exc:
+        raise ApiError(422, "secret_detected", exc.items) from None
+
+
 @router.post("/memories", status_code=201, response_model=StoreResult)
 async def store_memory(body: MemoryIn, tenant: Tenant, svc: Svc) -> StoreResult:
     _check_size(svc, [body])
-    return (await svc.store(tenant, [body]))[0]
+    with _firewalled():
+        return (await svc.store(tenant, [body]))[0]
 
 
 @router.post("/memories:batch", status_code=201, response_model=BatchOut)
@@ -41,7 +54,8 @@ async def store_batch(body: BatchIn, tenant: Tenant, svc: Svc) -> BatchOut:
     if len(body.memories) > svc.settings.max_batch:
         raise ApiError(413, "batch_too_large", f"at most {svc.settings.max_batch} memories")
     _check_size(svc, body.memories)
-    return BatchOut(results=await svc.store(tenant, body.memories))
+    with _firewalled():
+        return BatchOut(results=await svc.store(tenant, body.memories))
 
 
 @router.get("/memories", response_model=MemoryPage)
@@ -103,7 +117,8 @@ async def patch_memory(
 ) -> dict[str, Any]:
     if body.text is not None and len(body.text) > svc.settings.max_text_chars:
         raise ApiError(413, "text_too_large")
-    updated = await svc.patch(tenant, _valid_id(memory_id), body)
+    with _firewalled():
+        updated = await svc.patch(tenant, _valid_id(memory_id), body)
     if updated is None:
         raise ApiError(404, "memory_not_found", memory_id)
     return updated

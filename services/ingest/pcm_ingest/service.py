@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import asyncio
+import json
 import time
 import uuid
 from datetime import datetime
@@ -30,6 +32,7 @@ from pcm_common.resources import TENANTS_KEY, Resources
 from pcm_common.stores.vectors import Filter, ScoredPoint, SearchQuery, VectorPoint
 from pcm_common.telemetry import MEMORIES_WRITTEN, get_logger
 from pcm_ingest.episodes import EpisodeAssigner
+from pcm_ingest.firewall import SecretDetected, WriteFirewall
 from pcm_ingest.schemas import MemoryIn, MemoryPatch, StoreResult
 from pcm_ingest.settings import IngestSettings
 
@@ -68,14 +71,45 @@ class IngestService:
     def __init__(self, res: Resources, settings: IngestSettings) -> None:
         self.res = res
         self.settings = settings
+        self.firewall = WriteFirewall(
+            settings.firewall_secrets,
+            settings.firewall_pii,
+            settings.firewall_phone_regions,
+        )
         self.episodes = (
             EpisodeAssigner(res.redis, settings.auto_episode_gap_min * 60.0)
             if settings.auto_episodes
             else None
         )
 
+    async def screen(self, items: list[MemoryIn]) -> tuple[list[MemoryIn], set[int]]:
+        """The items as the firewall lets them be stored, and which of them it redacted;
+        raises `SecretDetected` (nothing stored) for a blocked text or metadata. In a
+        worker thread: ~0.45 ms a text, a whole batch at once."""
+        texts = [item.text for item in items]
+        metas = [json.dumps(item.metadata, default=str) if item.metadata else "" for item in items]
+        screened = await asyncio.to_thread(self.firewall.check_many, texts)
+        meta_blocked = [
+            {"index": i, "field": "metadata", "kinds": sorted({f.kind for f in s.blocked})}
+            for i, s in enumerate(await asyncio.to_thread(self.firewall.screen_many, metas))
+            if metas[i] and s.blocked
+        ]
+        if meta_blocked:
+            raise SecretDetected(meta_blocked)
+        redacted = {i for i, s in enumerate(screened) if s.redacted}
+        out = [
+            item.model_copy(update={"text": screened[i].text}) if i in redacted else item
+            for i, item in enumerate(items)
+        ]
+        for i in redacted:
+            log.info(
+                "memory_redacted", index=i, kinds=sorted({f.kind for f in screened[i].redacted})
+            )
+        return out, redacted
+
     async def store(self, tenant: str, items: list[MemoryIn]) -> list[StoreResult]:
         now = utcnow()
+        items, redacted = await self.screen(items)
         await self.res.redis.sadd(TENANTS_KEY, tenant)
         results: list[StoreResult | None] = [None] * len(items)
         fresh: list[int] = []
@@ -114,7 +148,9 @@ class IngestService:
             record = self._record(tenant, item, figures, now, seq_base + i)
             records.append(record)
             vectors_of[record.id] = vec
-            results[i] = StoreResult(id=record.id, status="created")
+            results[i] = StoreResult(
+                id=record.id, status="redacted" if i in redacted else "created"
+            )
         if self.episodes is not None:
             await self.episodes.assign(records)
         points = [
@@ -283,6 +319,9 @@ class IngestService:
         history = list(found[0].payload.get("history", []))
         changes: dict[str, Any] = {}
         change_kind = "updated"
+        if patch.text is not None:
+            (checked,), _ = await self.screen([MemoryIn(text=patch.text)])
+            patch = patch.model_copy(update={"text": checked.text})
         if patch.text is not None and patch.text != rec.text:
             history.append(
                 {"version": rec.version, "text": rec.text, "changed_at": now.isoformat()}

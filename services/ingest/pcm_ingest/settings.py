@@ -1,4 +1,5 @@
 from pcm_common.config import PcmSettings
+from pcm_ingest.firewall import Action
 
 
 class IngestSettings(PcmSettings):
@@ -11,6 +12,12 @@ class IngestSettings(PcmSettings):
     # A write without `importance` gets the tier its text implies (domain.importance):
     # instructions, decisions and constraints high, bare chatter low; off: always normal.
     infer_importance: bool = True
+    # Write firewall (pcm_ingest.firewall), per category: block (422, nothing stored),
+    # redact ([REDACTED_<KIND>], status "redacted") or allow.
+    firewall_secrets: Action = Action.BLOCK
+    firewall_pii: Action = Action.REDACT
+    # Regions whose national phone formats are recognised (international +.. always are).
+    firewall_phone_regions: tuple[str, ...] = ("US",)
     # A write without `episode` joins its stream's current episode when saved within this
     # many minutes of it, else opens a new one (pcm_ingest.episodes); off: no episode.
     auto_episodes: bool = True

@@ -1,0 +1,71 @@
+"""The write firewall's screen: secrets blocked, PII redacted, by category actions."""
+
+from __future__ import annotations
+
+import pytest
+
+from pcm_ingest.firewall import Action, SecretDetected, WriteFirewall
+
+SECRETS = {
+    "AWS Access Key": "my aws key is AKIAIOSFODNN7EXAMPLE",
+    "GitHub Token": "push with ghp_1234567890abcdefghijklmnopqrstuvwxyzAB please",
+    "Slack Token": "bot token xoxb-123456789012-1234567890123-abcdefghijklmnopqrstuvwx",
+    "Private Key": "-----BEGIN RSA PRIVATE KEY-----\nMIIEowIBAAKCAQEA\n-----END RSA PRIVATE KEY",
+    "Secret Keyword": "password = 'hunter2hunter2'",
+    "Basic Auth Credentials": "db at postgres://admin:s3cretpass@db.example.com/prod",
+    "Anthropic API Key": "use sk-ant-api03-abcdefghijklmnopqrstuvwxyz0123 for claude",
+    "Secret Assignment": "export OPENAI_API_KEY=sk-proj-abcdEFGHijklMNOPqrstUVWXyz0123456789",
+}
+
+
+@pytest.mark.parametrize("kind", sorted(SECRETS))
+def test_secrets_are_blocked(kind: str) -> None:
+    screened = WriteFirewall().screen(SECRETS[kind])
+    assert kind in {f.kind for f in screened.blocked}
+    assert screened.text == SECRETS[kind]  # a blocked text is not stored at all
+
+
+def test_pii_is_redacted_by_kind() -> None:
+    text = (
+        "Call Bob at (415) 555-2671 or bob@example.com; SSN 123-45-6789, card 4111 1111 1111 1111."
+    )
+    screened = WriteFirewall().screen(text)
+    assert not screened.blocked
+    assert screened.text == (
+        "Call Bob at [REDACTED_PHONE] or [REDACTED_EMAIL]; "
+        "SSN [REDACTED_SSN], card [REDACTED_CARD]."
+    )
+    assert [f.kind for f in screened.redacted] == ["phone", "email", "ssn", "card"]
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Ran 5k in 27:10 this morning along the river.",
+        "The meeting moved to room 4B at 10:30 on 2024-03-05.",
+        "Order 4111 1111 1111 1112 failed its checksum.",  # not a valid card number
+        "Rent of 724720 is due on the 11th; Lena pays it from the joint account.",
+        "666-12-3456 is not a social security number.",
+    ],
+)
+def test_ordinary_text_passes_untouched(text: str) -> None:
+    screened = WriteFirewall().screen(text)
+    assert screened.text == text and not screened.blocked and not screened.redacted
+
+
+def test_actions_per_category() -> None:
+    text = "token ghp_1234567890abcdefghijklmnopqrstuvwxyzAB, mail ann@example.org"
+    redact_all = WriteFirewall(secrets=Action.REDACT, pii=Action.REDACT).screen(text)
+    assert redact_all.text == "token [REDACTED_SECRET] mail [REDACTED_EMAIL]"
+    allow_all = WriteFirewall(secrets=Action.ALLOW, pii=Action.ALLOW).screen(text)
+    assert allow_all.text == text and not allow_all.redacted
+    block_pii = WriteFirewall(secrets=Action.ALLOW, pii=Action.BLOCK).screen(text)
+    assert [f.kind for f in block_pii.blocked] == ["email"]
+
+
+def test_check_many_names_items_and_kinds_never_the_text() -> None:
+    texts = ["fine text", SECRETS["AWS Access Key"], "also fine"]
+    with pytest.raises(SecretDetected) as err:
+        WriteFirewall().check_many(texts)
+    assert err.value.items == [{"index": 1, "kinds": ["AWS Access Key"]}]
+    assert "AKIA" not in repr(err.value.items)

@@ -46,6 +46,7 @@ def test_pii_is_redacted_by_kind() -> None:
         "Order 4111 1111 1111 1112 failed its checksum.",  # not a valid card number
         "Rent of 724720 is due on the 11th; Lena pays it from the joint account.",
         "666-12-3456 is not a social security number.",
+        "We agreed with Acme to pay 3100100 euros per month for the support plan.",
     ],
 )
 def test_ordinary_text_passes_untouched(text: str) -> None:

@@ -154,7 +154,11 @@ def _pii_spans(text: str, regions: tuple[str, ...]) -> Iterator[Finding]:
             yield Finding("pii", "card", m.start(), m.end())
     for region in regions:
         for match in phonenumbers.PhoneNumberMatcher(text, region):
-            yield Finding("pii", "phone", match.start, match.end)
+            # A bare figure ("3100100 euros") can pass for a local number: a phone needs
+            # its area code (10+ digits) or an international "+".
+            raw = match.raw_string
+            if raw.startswith("+") or len(re.sub(r"\D", "", raw)) >= 10:
+                yield Finding("pii", "phone", match.start, match.end)
 
 
 def _merge(findings: list[Finding]) -> list[Finding]:

@@ -161,6 +161,37 @@ async def test_write_firewall_blocks_secrets_and_redacts_pii(client_a: httpx.Asy
     assert (await client_a.get(f"/v1/memories/{mid}")).json()["version"] == rec["version"]
 
 
+async def test_an_update_supersedes_the_old_fact(client_a: httpx.AsyncClient) -> None:
+    me = {"user_id": "sup-ana"}
+    old = await store(client_a, "Ana's team standup is at 9:30 every morning.", **me)
+    await settle(client_a)
+    new = await store(client_a, "Ana's team standup is now at 10:15 every morning.", **me)
+    await settle(client_a)
+    before = (await client_a.get(f"/v1/memories/{old}")).json()
+    assert before["state"] == "superseded" and before["superseded_by"] == new
+    assert (await client_a.get(f"/v1/memories/{new}")).json()["supersedes"] == old
+    hist = (await client_a.get(f"/v1/memories/{old}/history")).json()
+    assert hist["superseded_by"] == new and hist["versions"][-1]["text"].endswith(
+        "9:30 every morning."
+    )
+
+    async def recalled(query: str) -> tuple[dict[str, dict[str, object]], str]:
+        r = await client_a.post("/v1/recall", json={"query": query, **me})
+        assert r.status_code == 200, r.text
+        return {c["memory_id"]: c for c in r.json()["situational_context"]}, r.json()["prompt"]
+
+    now, _ = await recalled("When is Ana's team standup?")
+    assert new in now and old not in now
+    past, prompt = await recalled("When was Ana's team standup before?")
+    assert past[old]["superseded_by"] == new and new in past
+    assert "(superseded) Ana's team standup is at 9:30" in prompt
+
+    # Deleting the update makes the old fact current again.
+    assert (await client_a.delete(f"/v1/memories/{new}")).status_code == 204
+    restored = (await client_a.get(f"/v1/memories/{old}")).json()
+    assert restored["state"] == "active" and restored.get("superseded_by") is None
+
+
 async def test_batch_and_created_at(client_a: httpx.AsyncClient) -> None:
     r = await client_a.post(
         "/v1/memories:batch",

@@ -18,6 +18,7 @@ from pcm_common.domain.memory import (
     MemoryRecord,
     Scope,
     Source,
+    State,
     Strength,
     as_utc,
     text_hash,
@@ -363,7 +364,9 @@ class IngestService:
         return present(changes)
 
     async def delete(self, tenant: str, memory_id: str) -> bool:
-        found = await self.res.vectors.get(tenant, [memory_id], fields=_GROUP_FIELDS)
+        found = await self.res.vectors.get(
+            tenant, [memory_id], fields=(*_GROUP_FIELDS, "supersedes")
+        )
         deleted = await self.res.vectors.delete(tenant, [memory_id])
         if not deleted:
             return False
@@ -373,7 +376,28 @@ class IngestService:
         log.info("memory_deleted", tenant=tenant, memory_id=memory_id)
         if found:
             await self._drop_episode_record(tenant, memory_id, found[0].payload)
+            await self._restore_superseded(tenant, memory_id, found[0].payload)
         return True
+
+    async def _restore_superseded(
+        self, tenant: str, memory_id: str, payload: dict[str, Any]
+    ) -> None:
+        """Deleting the memory that superseded another makes that one current again."""
+        old = payload.get("supersedes")
+        if not old:
+            return
+        prev = await self.res.vectors.get(tenant, [str(old)], fields=("state", "superseded_by"))
+        if not prev or prev[0].payload.get("superseded_by") != memory_id:
+            return
+        if prev[0].payload.get("state") != State.SUPERSEDED.value:
+            return
+        await self.res.vectors.set_payload(
+            tenant, str(old), {"state": State.ACTIVE.value, "superseded_by": None}
+        )
+        await self.res.bus.publish(
+            STREAM_CHANGED, MemoryChanged(tenant=tenant, memory_id=str(old), change="updated")
+        )
+        log.info("memory_restored", tenant=tenant, memory_id=str(old), deleted=memory_id)
 
     async def _drop_episode_record(
         self, tenant: str, memory_id: str, payload: dict[str, Any]

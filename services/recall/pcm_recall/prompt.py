@@ -18,6 +18,11 @@ EMPTY = "No relevant memories found"
 BRIEF_CHARS = 80
 
 
+def item_line(item: ContextItem) -> str:
+    """A memory's line; an outdated one says so (the agent sees what changed and when)."""
+    return f"- {'(superseded) ' if item.superseded_by else ''}{one_line(item.text)}"
+
+
 def flag_line(flag: AnomalyFlag, quoted: bool = False) -> str:
     line = f"- {brief(flag.text, BRIEF_CHARS) if quoted else one_line(flag.text)}"
     if flag.differs:
@@ -47,7 +52,7 @@ def render(
     days: set[str] = set()
     for item in [*situational, *episode]:
         day = f"{item.created_at:%Y-%m-%d}"
-        cost = len(one_line(item.text)) + 3 + (0 if day in days else len(day) + 2)
+        cost = len(item_line(item)) + 1 + (0 if day in days else len(day) + 2)
         if used + cost > budget_chars and chosen:
             break
         chosen.append(item)
@@ -59,5 +64,5 @@ def render(
     chosen.sort(key=lambda i: (i.created_at, i.seq))
     for day, items in groupby(chosen, key=lambda i: f"{i.created_at:%Y-%m-%d}"):
         lines.append(f"{day}:")
-        lines += [f"- {one_line(i.text)}" for i in items]
+        lines += [item_line(i) for i in items]
     return "\n".join(lines)

@@ -19,6 +19,8 @@ class RecallIn(BaseModel):
     compact: bool = False
     now: datetime | None = None
     include_archived: bool = False
+    # Superseded memories compete too (also when the query asks what held before).
+    include_superseded: bool = False
 
 
 class ContextItem(BaseModel):
@@ -31,6 +33,8 @@ class ContextItem(BaseModel):
     scope: str
     episode: str | None = None
     metadata: dict[str, Any] = Field(default_factory=dict)
+    # Set when a newer memory superseded this one (only asked-for recalls return it).
+    superseded_by: str | None = None
     seq: int = Field(default=0, exclude=True)  # ingest order, for time-ordered rendering
     user_id: str | None = Field(default=None, exclude=True)
     workspace: str | None = Field(default=None, exclude=True)

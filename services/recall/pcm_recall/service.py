@@ -11,9 +11,9 @@ from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 from typing import Any
 
-from pcm_common.domain import scoring
+from pcm_common.domain import scoring, supersession
 from pcm_common.domain.consolidation import GroupKey, record_id
-from pcm_common.domain.memory import MemoryRecord, ScoreView, as_utc, utcnow
+from pcm_common.domain.memory import MemoryRecord, ScoreView, State, as_utc, utcnow
 from pcm_common.domain.strength import decayed
 from pcm_common.events import STREAM_RECALLED, MemoryRecalled, RecalledItem
 from pcm_common.models.rerank import build_reranker, should_rerank
@@ -56,6 +56,8 @@ def visibility(req: RecallIn, include_archived: bool) -> Filter:
             group["workspace"] = req.workspace
         should.append(group)
     states = ["active", "archived"] if include_archived else ["active"]
+    if req.include_superseded or supersession.asks_about_past(req.query):
+        states.append("superseded")
     must: dict[str, Any] = {"state": states}
     if req.user_id:
         must["user_id"] = req.user_id
@@ -536,6 +538,7 @@ def _context_item(
         scope=rec.scope.value,
         episode=rec.episode,
         metadata=rec.metadata,
+        superseded_by=rec.superseded_by if rec.state == State.SUPERSEDED else None,
         seq=rec.seq,
         user_id=rec.user_id,
         workspace=rec.workspace,

@@ -17,9 +17,10 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
 
+from pcm_common.domain import supersession
 from pcm_common.domain import surprisal as sp
 from pcm_common.domain.memory import MemoryRecord, utcnow
-from pcm_common.events import MemoryWritten
+from pcm_common.events import STREAM_CHANGED, MemoryChanged, MemoryWritten
 from pcm_common.judge import MEMBER_FIELDS, FamilyMember, Judge, Verdict, make_judge
 from pcm_common.resources import Resources
 from pcm_common.stores.vectors import Filter, ScoredPoint, SearchQuery
@@ -31,7 +32,8 @@ log = get_logger("sweeper.judging")
 # its events (created_ts, repeats), the judge (`MEMBER_FIELDS`) and the routine index
 # (user_id). Whole payloads cost ~4x more per search (1.9 against 0.4 ms for 12 hits at
 # 10k memories): most of it went into turning unread fields into Python objects.
-FAMILY_FIELDS = tuple(dict.fromkeys(("created_ts", "user_id", *MEMBER_FIELDS)))
+# Supersession reads `pinned` and `state` (a pin or an archived memory is not replaced).
+FAMILY_FIELDS = tuple(dict.fromkeys(("created_ts", "user_id", "pinned", "state", *MEMBER_FIELDS)))
 
 
 @dataclass(frozen=True)
@@ -49,6 +51,7 @@ class JudgingConfig:
     sweep_grace_s: float = 30.0
     sweep_batch: int = 256
     concurrency: int = 4  # verdicts asked of a model judge at once
+    supersession: bool = True  # a memory that updates a family member supersedes it
 
     @classmethod
     def from_settings(cls, settings: Any) -> JudgingConfig:
@@ -63,6 +66,7 @@ class JudgingConfig:
             "sweep_grace_s": "surprisal_sweep_grace_s",
             "sweep_batch": "surprisal_sweep_batch",
             "concurrency": "surprisal_concurrency",
+            "supersession": "supersession",
         }
         values = {k: getattr(settings, v) for k, v in names.items() if hasattr(settings, v)}
         return cls(**values)
@@ -319,6 +323,7 @@ class Judging:
         )
         now = utcnow().isoformat()
         patches: list[tuple[str, dict[str, Any]]] = []
+        replaced: list[tuple[str, dict[str, Any]]] = []  # superseded memories, their patches
         for j, verdict in judged:
             surprisal: dict[str, Any] = {
                 "score": None,
@@ -332,10 +337,19 @@ class Judging:
                     score=round(verdict.score, 4), differs=verdict.differs, usual=verdict.usual
                 )
             # With what the judge keeps for later judgements of this memory's family.
-            patches.append(
-                (j.point.id, {"surprisal": surprisal, **self.judge.stored_features(j.memory)})
+            patch = {"surprisal": surprisal, **self.judge.stored_features(j.memory)}
+            old = self._supersedes(j)
+            if old is not None:
+                patch["supersedes"] = old
+                replaced.append((old, {"state": "superseded", "superseded_by": j.point.id}))
+            patches.append((j.point.id, patch))
+        # One write: the newer memory's link and the older one's state land together.
+        await self.res.vectors.set_payload_many(tenant, [*replaced, *patches])
+        for old, patch in replaced:
+            await self.res.bus.publish(
+                STREAM_CHANGED, MemoryChanged(tenant=tenant, memory_id=old, change="superseded")
             )
-        await self.res.vectors.set_payload_many(tenant, patches)
+            log.info("memory_superseded", tenant=tenant, memory_id=old, by=patch["superseded_by"])
         for (j, _), (_, patch) in zip(judged, patches, strict=True):
             log.info(
                 "memory_judged",
@@ -344,6 +358,22 @@ class Judging:
                 family=len(j.family),
                 score=patch["surprisal"]["score"],
             )
+
+    def _supersedes(self, j: Judgement) -> str | None:
+        """The family member the judged memory supersedes (`domain.supersession`): one of
+        the same user, active and not pinned (a pin changes only when asked). None when
+        off, or when an earlier delivery linked it already (redelivery changes nothing)."""
+        if not self.config.supersession or j.point.payload.get("supersedes"):
+            return None
+        user = j.point.payload.get("user_id")
+        earlier = [
+            supersession.Earlier(f.id, str(f.payload.get("text") or ""), f.score)
+            for f in j.family
+            if f.payload.get("user_id") == user
+            and not f.payload.get("pinned")
+            and f.payload.get("state", "active") == "active"
+        ]
+        return supersession.superseded(j.memory.text, earlier)
 
     async def index_routine(
         self, tenant: str, point: ScoredPoint, family: list[ScoredPoint]

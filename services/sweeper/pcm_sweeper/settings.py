@@ -53,6 +53,12 @@ class SweeperSettings(PcmSettings):
     surprisal_interval_s: float = 120.0  # the sweep that judges whatever was missed
     # Verdicts asked of a model judge at once per replica (the local judge gives a batch's
     # verdicts in one call). Safe: a judgement reads only earlier memories' vectors and
-    # texts (already stored before the event) and writes only the memory's own
-    # `surprisal` field; a memory judged twice gets the same verdict.
+    # texts (already stored before the event) and writes the memory's own `surprisal`
+    # field (and, on supersession, the older memory's state); a memory judged twice gets
+    # the same verdict. Two updates of one memory judged at once both link to it, and the
+    # later write names one of them as its `superseded_by`.
     surprisal_concurrency: int = 4
+    # Supersession (pcm_common.domain.supersession): a memory that says it updates a
+    # family member of the same user ("the standup is now at 10:00") marks that one
+    # `superseded`; off: nothing is superseded automatically (PATCH still can).
+    supersession: bool = True

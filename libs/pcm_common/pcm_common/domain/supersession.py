@@ -1,0 +1,110 @@
+"""Supersession (DESIGN §6): a newer memory that updates an older one marks it `superseded`
+instead of overwriting it; the older one keeps its text and history and still answers
+"what did we use before?".
+
+Pure rules, no I/O. A new memory supersedes an earlier one of the same stream (its family:
+same tenant, scope and user) when all of these hold:
+
+1. it says it is an update: "now", "no longer", "switched", "moved to", "changed",
+   "replaced", "instead", "from now on", "these days", "currently", ...;
+2. the two are close (cos >= `MIN_COS`) and say the same thing around the values: of the
+   content words that are not values, at least `MIN_SHARED` of each one's come back in
+   the other ("Alice lives in Berlin" / "Alice now lives in Munich": all of them);
+3. a value was replaced: the old one states a value the new one does not, and the new one
+   a value the old one does not (values: figures, and capitalised words past the first:
+   "at 9:30" -> "now at 10:00", "Berlin" -> "Munich", "Postgres" -> "MySQL").
+
+Two runs "in 27:10" and "in 41:30" are two events, not an update (no cue): they stay two
+active memories, as near-duplicate merging keeps them two. Of several candidates the
+closest is superseded, one per new memory; a chain (A by B by C) forms over time.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+from pcm_common.domain.figures import extract_figures
+
+MIN_COS = 0.75  # *start*: conversational paraphrases below this are mostly different facts
+MIN_SHARED = 0.75  # rule 2, both ways
+
+_CUE = re.compile(
+    r"\b(?:now|no\s+longer|not\s+any\s*more|any\s*more|switched|switching|moved|changed|"
+    r"replaced|instead|updated|from\s+now\s+on|going\s+forward|these\s+days|currently|"
+    r"nowadays)\b",
+    re.IGNORECASE,
+)
+_WORD = re.compile(r"[A-Za-z][A-Za-z'-]*|\d+(?:[.,:/-]\d+)*")
+_STOP = frozenset(
+    """
+    a an the and or but if of to in on at for from by with as is are was were be been being
+    it its this that these those there here i me my we our you your he him his she her they
+    them their not no now just also so very really too than then into about over after
+    before up down out off again still all any some each more most other such only own same
+    can will would should could may might must do does did have has had am currently
+    instead anymore longer moved switched changed replaced updated going forward days
+    nowadays use uses using used lives live living'm 're 's
+    """.split()
+)
+
+
+@dataclass(frozen=True)
+class Earlier:
+    """An earlier memory of the new one's family."""
+
+    id: str
+    text: str
+    cos: float
+
+
+_PAST = re.compile(
+    r"\b(?:before|previously|used\s+to|earlier|originally|formerly|former|prior|old|"
+    r"last\s+time|back\s+then|at\s+first|initially|history|changed?|switched)\b",
+    re.IGNORECASE,
+)
+
+
+def asks_about_past(query: str) -> bool:
+    """Whether a recall asks what held before ("what did we use before?"): superseded
+    memories then compete too, marked as such in the prompt."""
+    return _PAST.search(query) is not None
+
+
+def is_update(text: str) -> bool:
+    """Whether the text says it changes something that held before (rule 1)."""
+    return _CUE.search(text) is not None
+
+
+def _values(text: str) -> set[str]:
+    """Figures, and capitalised words past the first word (which any sentence capitalises)."""
+    words = _WORD.findall(text)
+    return {w.lower() for w in words[1:] if w[0].isupper()} | set(extract_figures(text))
+
+
+def _content(text: str, values: set[str]) -> set[str]:
+    """Lower-cased words that are neither stop words nor values."""
+    return {w.lower() for w in _WORD.findall(text)} - _STOP - values
+
+
+def _share(a: set[str], b: set[str]) -> float:
+    return len(a & b) / len(a) if a else 0.0
+
+
+def superseded(text: str, earlier: Iterable[Earlier], min_cos: float = MIN_COS) -> str | None:
+    """The id of the earlier memory `text` supersedes, or None (module docstring)."""
+    if not is_update(text):
+        return None
+    new_values = _values(text)
+    new_words = _content(text, new_values)
+    best: Earlier | None = None
+    for e in earlier:
+        if e.cos < min_cos or (best is not None and e.cos <= best.cos):
+            continue
+        old_values = _values(e.text)
+        old_words = _content(e.text, old_values)
+        same_frame = min(_share(old_words, new_words), _share(new_words, old_words)) >= MIN_SHARED
+        if same_frame and old_values - new_values and new_values - old_values:
+            best = e
+    return best.id if best is not None else None

@@ -217,16 +217,3 @@ class WriteFirewall:
             at = f.end
         out.append(text[at:])
         return Screened("".join(out), redacted=spans)
-
-    def check_many(self, texts: list[str]) -> list[Screened]:
-        """`screen_many`, raising `SecretDetected` when any text must be blocked (PII under
-        `block` too: the error then names its kinds)."""
-        screened = self.screen_many(texts)
-        bad = [
-            {"index": i, "kinds": sorted({f.kind for f in s.blocked})}
-            for i, s in enumerate(screened)
-            if s.blocked
-        ]
-        if bad:
-            raise SecretDetected(bad)
-        return screened

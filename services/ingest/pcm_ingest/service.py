@@ -83,20 +83,29 @@ class IngestService:
             else None
         )
 
-    async def screen(self, items: list[MemoryIn]) -> tuple[list[MemoryIn], set[int]]:
+    async def screen(self, tenant: str, items: list[MemoryIn]) -> tuple[list[MemoryIn], set[int]]:
         """The items as the firewall lets them be stored, and which of them it redacted;
-        raises `SecretDetected` (nothing stored) for a blocked text or metadata. In a
-        worker thread: ~0.45 ms a text, a whole batch at once."""
-        texts = [item.text for item in items]
-        metas = [json.dumps(item.metadata, default=str) if item.metadata else "" for item in items]
-        screened = await asyncio.to_thread(self.firewall.check_many, texts)
-        meta_blocked = [
-            {"index": i, "field": "metadata", "kinds": sorted({f.kind for f in s.blocked})}
-            for i, s in enumerate(await asyncio.to_thread(self.firewall.screen_many, metas))
-            if metas[i] and s.blocked
+        raises `SecretDetected` (nothing stored) for a blocked text, or a blocked finding
+        in the metadata (which is never rewritten). One worker-thread call for the batch:
+        ~0.45 ms a text."""
+        with_meta = [i for i, item in enumerate(items) if item.metadata]
+        texts = [item.text for item in items] + [
+            json.dumps(items[i].metadata, default=str) for i in with_meta
         ]
-        if meta_blocked:
-            raise SecretDetected(meta_blocked)
+        every = await asyncio.to_thread(self.firewall.screen_many, texts)
+        screened, metas = every[: len(items)], every[len(items) :]
+        bad = [
+            {"index": i, "kinds": sorted({f.kind for f in s.blocked})}
+            for i, s in enumerate(screened)
+            if s.blocked
+        ] + [
+            {"index": i, "field": "metadata", "kinds": sorted({f.kind for f in s.blocked})}
+            for i, s in zip(with_meta, metas, strict=True)
+            if s.blocked
+        ]
+        if bad:
+            log.info("write_blocked", tenant=tenant, items=bad)
+            raise SecretDetected(bad)
         redacted = {i for i, s in enumerate(screened) if s.redacted}
         out = [
             item.model_copy(update={"text": screened[i].text}) if i in redacted else item
@@ -104,13 +113,16 @@ class IngestService:
         ]
         for i in redacted:
             log.info(
-                "memory_redacted", index=i, kinds=sorted({f.kind for f in screened[i].redacted})
+                "memory_redacted",
+                tenant=tenant,
+                index=i,
+                kinds=sorted({f.kind for f in screened[i].redacted}),
             )
         return out, redacted
 
     async def store(self, tenant: str, items: list[MemoryIn]) -> list[StoreResult]:
         now = utcnow()
-        items, redacted = await self.screen(items)
+        items, redacted = await self.screen(tenant, items)
         await self.res.redis.sadd(TENANTS_KEY, tenant)
         results: list[StoreResult | None] = [None] * len(items)
         fresh: list[int] = []
@@ -321,7 +333,7 @@ class IngestService:
         changes: dict[str, Any] = {}
         change_kind = "updated"
         if patch.text is not None:
-            (checked,), _ = await self.screen([MemoryIn(text=patch.text)])
+            (checked,), _ = await self.screen(tenant, [MemoryIn(text=patch.text)])
             patch = patch.model_copy(update={"text": checked.text})
         if patch.text is not None and patch.text != rec.text:
             history.append(

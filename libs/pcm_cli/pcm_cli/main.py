@@ -48,6 +48,24 @@ def serve(
 
 
 @app.command()
+def mcp(
+    transport: str = typer.Option("stdio", help="stdio | streamable-http"),
+    host: str = "127.0.0.1",
+    port: int = 8090,
+) -> None:
+    """PCM's tools over MCP, as a client of the API at PCM_URL with PCM_API_KEY."""
+    from pcm_cli.mcp_server import from_env
+
+    server = from_env()
+    if transport == "stdio":
+        server.run("stdio")
+    elif transport == "streamable-http":
+        server.run("streamable-http", host=host, port=port)
+    else:
+        raise typer.BadParameter("transport: stdio or streamable-http")
+
+
+@app.command()
 def wait(
     url: str = "http://127.0.0.1:8080",
     timeout: float = typer.Option(120.0, help="seconds"),

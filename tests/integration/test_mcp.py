@@ -1,0 +1,65 @@
+"""The MCP server's tools and resources, end to end against the real all-in-one server."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from mcp.client.client import Client
+
+from pcm_cli.mcp_server import PcmApi, build
+from tests.conftest import settle
+
+WHERE = {"workspace": "mcp-ws", "project": "mcp-proj"}
+
+
+def text_of(result: Any) -> str:
+    return "".join(getattr(block, "text", "") for block in result.content)
+
+
+async def test_mcp_tools_store_recall_pin_forget(pcm_url: str, client_a: Any) -> None:
+    async with Client(build(PcmApi(pcm_url, "key-a"))) as mcp:
+        tools = {t.name for t in (await mcp.list_tools()).tools}
+        assert {
+            "store",
+            "recall",
+            "pin",
+            "forget",
+            "inspect",
+            "list",
+            "consolidate",
+            "stats",
+            "health",
+        } <= tools
+
+        fact = "Quinn keeps the build cache on the NAS in rack 3."
+        stored = await mcp.call_tool("store", {"text": fact, "scope": "project", **WHERE})
+        assert not stored.is_error, text_of(stored)
+        mid = stored.structured_content["id"]
+        assert stored.structured_content["status"] == "created"
+        await settle(client_a)
+
+        recalled = await mcp.call_tool(
+            "recall", {"query": "Where is Quinn's build cache?", **WHERE}
+        )
+        assert "[SITUATIONAL CONTEXT]" in text_of(recalled) and "rack 3" in text_of(recalled)
+
+        assert not (await mcp.call_tool("pin", {"memory_id": mid})).is_error
+        inspected = (await mcp.call_tool("inspect", {"memory_id": mid})).structured_content
+        assert inspected["pinned"] is True and inspected["source"] == "mcp"
+        assert inspected["history"]["versions"][-1]["text"] == fact
+        await settle(client_a)
+        pins = json.loads((await mcp.read_resource("pcm://pinned")).contents[0].text)
+        assert mid in {p["id"] for p in pins}
+
+        # The API's rules hold through MCP: a secret is refused and nothing is stored.
+        refused = await mcp.call_tool("store", {"text": "aws key AKIAIOSFODNN7EXAMPLE"})
+        assert refused.is_error and "secret_detected" in text_of(refused)
+
+        stats = (await mcp.call_tool("stats", {})).structured_content
+        assert stats["memories"] >= 1 and stats["pinned"] >= 1
+        assert (await mcp.call_tool("health", {})).structured_content["ready"] is True
+
+        assert "deleted" in text_of(await mcp.call_tool("forget", {"memory_id": mid}))
+        gone = await mcp.call_tool("inspect", {"memory_id": mid})
+        assert gone.is_error and "memory_not_found" in text_of(gone)

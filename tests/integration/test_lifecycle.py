@@ -124,7 +124,11 @@ async def test_recalled_memory_keeps_strength_unrecalled_one_is_archived(
 ) -> None:
     async with life.client("fade") as c:
         kept = await store(c, "Ivan plays the cello in the city orchestra.", T0)
-        faded = await store(c, "Harold repaired the vintage motorcycle engine in his garage.", T0)
+        # Saved hours apart: memories saved within 60 minutes share an episode, and
+        # spreading activation would keep this one alive with the other's recalls.
+        faded = await store(
+            c, "Harold repaired the vintage motorcycle engine in his garage.", at(hours=3)
+        )
         await settle(c)
         for day in (2, 5, 10, 20, 35, 50, 70, 90, 110):
             got = await recall(c, "Which instrument does Ivan play in the orchestra?", at(days=day))

@@ -5,8 +5,8 @@ is screened before anything is stored, on every write path (single, batch, PATCH
   keys, tokens of GitHub, GitLab, Slack, Stripe, npm, PyPI, ..., private key blocks, JWTs,
   passwords in URLs, `password = "..."`), plus a few shapes it does not know yet (current
   OpenAI and Anthropic keys, Google API keys, `SOMETHING_TOKEN=...` environment lines).
-  Its entropy plugins are left out: on prose they flag ordinary words (every LoCoMo dev
-  turn had hits).
+  Its entropy plugins are left out: on prose they flag ordinary words (91,824 hits over
+  2,080 LoCoMo dev turns and 3,000 synthetic memories).
 - PII: e-mail addresses, phone numbers (Google's libphonenumber, through `phonenumbers`),
   US social security numbers and payment card numbers (checked by python-stdnum: area
   rules, Luhn).

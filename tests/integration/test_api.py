@@ -158,6 +158,10 @@ async def test_write_firewall_blocks_secrets_and_redacts_pii(client_a: httpx.Asy
     # PATCH goes through the same screen.
     r = await client_a.patch(f"/v1/memories/{mid}", json={"text": f"Olga's key: {key}"})
     assert r.status_code == 422 and r.json()["error"] == "secret_detected"
+    r = await client_a.patch(f"/v1/memories/{mid}", json={"metadata": {"note": f"aws {key}"}})
+    assert r.status_code == 422 and r.json()["detail"][0]["field"] == "metadata"
+    r = await client_a.patch(f"/v1/memories/{mid}", json={"metadata": {"blob": "x" * 20_000}})
+    assert r.status_code == 422 and r.json()["error"] == "invalid_request"
     assert (await client_a.get(f"/v1/memories/{mid}")).json()["version"] == rec["version"]
 
 

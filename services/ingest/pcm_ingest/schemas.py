@@ -15,6 +15,12 @@ MAX_METADATA_BYTES = 16_384
 Name = Field(default=None, min_length=1, max_length=200)
 
 
+def small_metadata(v: dict[str, Any]) -> dict[str, Any]:
+    if len(json.dumps(v, default=str)) > MAX_METADATA_BYTES:
+        raise ValueError(f"metadata over {MAX_METADATA_BYTES} bytes")
+    return v
+
+
 class MemoryIn(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
@@ -40,9 +46,7 @@ class MemoryIn(BaseModel):
     @field_validator("metadata")
     @classmethod
     def _small_metadata(cls, v: dict[str, Any]) -> dict[str, Any]:
-        if len(json.dumps(v, default=str)) > MAX_METADATA_BYTES:
-            raise ValueError(f"metadata over {MAX_METADATA_BYTES} bytes")
-        return v
+        return small_metadata(v)
 
     @model_validator(mode="after")
     def _scope_names(self) -> MemoryIn:
@@ -74,6 +78,11 @@ class MemoryPatch(BaseModel):
     pinned: bool | None = None
     state: State | None = None
     metadata: dict[str, Any] | None = None
+
+    @field_validator("metadata")
+    @classmethod
+    def _small_metadata(cls, v: dict[str, Any] | None) -> dict[str, Any] | None:
+        return small_metadata(v) if v is not None else v
 
     @field_validator("text")
     @classmethod

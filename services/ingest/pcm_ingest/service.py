@@ -332,9 +332,12 @@ class IngestService:
         history = list(found[0].payload.get("history", []))
         changes: dict[str, Any] = {}
         change_kind = "updated"
-        if patch.text is not None:
-            (checked,), _ = await self.screen(tenant, [MemoryIn(text=patch.text)])
-            patch = patch.model_copy(update={"text": checked.text})
+        if patch.text is not None or patch.metadata:
+            # The same screen as a write: the new text, and the new metadata (secrets).
+            probe = MemoryIn(text=patch.text or rec.text, metadata=patch.metadata or {})
+            (checked,), _ = await self.screen(tenant, [probe])
+            if patch.text is not None:
+                patch = patch.model_copy(update={"text": checked.text})
         if patch.text is not None and patch.text != rec.text:
             history.append(
                 {"version": rec.version, "text": rec.text, "changed_at": now.isoformat()}

@@ -190,7 +190,18 @@ async def test_an_update_supersedes_the_old_fact(client_a: httpx.AsyncClient) ->
     assert past[old]["superseded_by"] == new and new in past
     assert "(superseded) Ana's team standup is at 9:30" in prompt
 
+    # A chain: a third update supersedes the second; deleting the middle one closes the
+    # chain (the first stays superseded, now by the third), it does not revive 9:30.
+    third = await store(client_a, "Ana's team standup is now at 11:00 every morning.", **me)
+    await settle(client_a)
+    assert (await client_a.get(f"/v1/memories/{new}")).json()["superseded_by"] == third
+    assert (await client_a.delete(f"/v1/memories/{new}")).status_code == 204
+    first = (await client_a.get(f"/v1/memories/{old}")).json()
+    assert first["state"] == "superseded" and first["superseded_by"] == third
+    assert (await client_a.get(f"/v1/memories/{third}")).json()["supersedes"] == old
+
     # Deleting the update makes the old fact current again.
+    new = third
     assert (await client_a.delete(f"/v1/memories/{new}")).status_code == 204
     restored = (await client_a.get(f"/v1/memories/{old}")).json()
     assert restored["state"] == "active" and restored.get("superseded_by") is None
@@ -374,6 +385,8 @@ async def test_pinned_rules_stay_in_their_scope(client_a: httpx.AsyncClient) -> 
     assert not {apollo, zephyr, house} & await asker(workspace="globex")
     assert hana in await asker(user_id="hana")
     assert hana not in await asker(user_id="kenji")
+    # Pins stored for everyone reach a user's recall too (a team's guardrails).
+    assert {zephyr, house} <= await asker(project="zephyr", user_id="kenji", **acme)
 
 
 async def test_ops_endpoints(client_a: httpx.AsyncClient) -> None:

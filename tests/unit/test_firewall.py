@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import pytest
+from pydantic import ValidationError
 
 from pcm_ingest.firewall import Action, WriteFirewall
+from pcm_ingest.settings import IngestSettings
 
 SECRETS = {
     "AWS Access Key": "my aws key is AKIAIOSFODNN7EXAMPLE",
@@ -70,3 +72,18 @@ def test_findings_name_kinds_and_spans_never_the_text() -> None:
     assert finding.kind == "AWS Access Key"
     assert text[finding.start : finding.end] == "AKIAIOSFODNN7EXAMPLE"
     assert "AKIA" not in repr(finding)  # what an error or a log line may carry
+
+
+def test_a_redacted_private_key_leaves_no_body() -> None:
+    pem = "-----BEGIN RSA PRIVATE KEY-----\nMIIEowIBAAKCAQEA\n-----END RSA PRIVATE KEY-----"
+    screened = WriteFirewall(secrets=Action.REDACT).screen(f"deploy key:\n{pem}\nthanks")
+    assert screened.text == "deploy key:\n[REDACTED_SECRET]\nthanks"
+
+
+def test_unknown_phone_regions_are_refused() -> None:
+    with pytest.raises(ValidationError):
+        IngestSettings(firewall_phone_regions=("UK",))
+    assert IngestSettings(firewall_phone_regions=("GB", "DE")).firewall_phone_regions == (
+        "GB",
+        "DE",
+    )

@@ -21,6 +21,8 @@ from pcm_common.domain.importance import infer_importance
         "The report deadline is June 3.",
         "Maya is allergic to peanuts.",
         "Deploy the fix. Make sure the cache is cleared first.",
+        "Never be late to the standup.",
+        "Don't let Bob merge to main.",
     ],
 )
 def test_instructions_decisions_and_constraints_are_high(text: str) -> None:

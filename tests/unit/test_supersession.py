@@ -63,8 +63,12 @@ def test_the_closest_candidate_is_superseded() -> None:
         ("What did we use before MySQL?", True),
         ("Where did Alice live previously?", True),
         ("When was the standup originally?", True),
+        ("When was the standup before?", True),
         ("When is the standup?", False),
         ("Where does Alice live?", False),
+        ("How old is my daughter?", False),
+        ("Please change my password", False),
+        ("What should I do before the meeting?", False),
     ],
 )
 def test_questions_about_the_past(query: str, past: bool) -> None:

@@ -52,10 +52,17 @@ def mcp(
     transport: str = typer.Option("stdio", help="stdio | streamable-http"),
     host: str = "127.0.0.1",
     port: int = 8090,
+    allow_remote: bool = typer.Option(
+        False, help="serve HTTP on a non-loopback host: anyone who reaches it acts as the key"
+    ),
 ) -> None:
     """PCM's tools over MCP, as a client of the API at PCM_URL with PCM_API_KEY."""
     from pcm_cli.mcp_server import from_env
 
+    # The MCP endpoint carries no auth of its own: it acts with PCM_API_KEY for whoever
+    # reaches it, so it stays on loopback unless asked.
+    if transport != "stdio" and host not in ("127.0.0.1", "localhost", "::1") and not allow_remote:
+        raise typer.BadParameter(f"{host} is not loopback; pass --allow-remote to serve it")
     server = from_env()
     if transport == "stdio":
         server.run("stdio")

@@ -69,6 +69,16 @@ SECRET_PLUGINS = (
 
 # Shapes detect-secrets 1.5 does not cover.
 _EXTRA_SECRETS: tuple[tuple[str, re.Pattern[str]], ...] = (
+    # The whole PEM block (detect-secrets marks only its BEGIN line): redaction must not
+    # leave the key's body behind.
+    (
+        "Private Key",
+        re.compile(
+            r"-----BEGIN[A-Z ]*PRIVATE KEY( BLOCK)?-----.*?(?:-----END[A-Z ]*PRIVATE KEY"
+            r"( BLOCK)?-----|\Z)",
+            re.DOTALL,
+        ),
+    ),
     ("Anthropic API Key", re.compile(r"\bsk-ant-[A-Za-z0-9_-]{20,}")),
     ("OpenAI API Key", re.compile(r"\bsk-(?:proj-|svcacct-|admin-)?[A-Za-z0-9_-]{32,}")),
     ("Google API Key", re.compile(r"\bAIza[0-9A-Za-z_-]{35}\b")),

@@ -334,7 +334,8 @@ class IngestService:
         change_kind = "updated"
         if patch.text is not None or patch.metadata:
             # The same screen as a write: the new text, and the new metadata (secrets).
-            probe = MemoryIn(text=patch.text or rec.text, metadata=patch.metadata or {})
+            # (A placeholder when the text stays: the stored one was screened already.)
+            probe = MemoryIn(text=patch.text or "-", metadata=patch.metadata or {})
             (checked,), _ = await self.screen(tenant, [probe])
             if patch.text is not None:
                 patch = patch.model_copy(update={"text": checked.text})
@@ -380,7 +381,7 @@ class IngestService:
 
     async def delete(self, tenant: str, memory_id: str) -> bool:
         found = await self.res.vectors.get(
-            tenant, [memory_id], fields=(*_GROUP_FIELDS, "supersedes")
+            tenant, [memory_id], fields=(*_GROUP_FIELDS, "supersedes", "superseded_by", "state")
         )
         deleted = await self.res.vectors.delete(tenant, [memory_id])
         if not deleted:
@@ -397,7 +398,9 @@ class IngestService:
     async def _restore_superseded(
         self, tenant: str, memory_id: str, payload: dict[str, Any]
     ) -> None:
-        """Deleting the memory that superseded another makes that one current again."""
+        """Deleting the memory that superseded another makes that one current again, unless
+        the deleted one was itself superseded: then the chain closes over the gap (A, B
+        superseded by C, B deleted: A is superseded by C)."""
         old = payload.get("supersedes")
         if not old:
             return
@@ -405,6 +408,13 @@ class IngestService:
         if not prev or prev[0].payload.get("superseded_by") != memory_id:
             return
         if prev[0].payload.get("state") != State.SUPERSEDED.value:
+            return
+        newer = payload.get("superseded_by")
+        if payload.get("state") == State.SUPERSEDED.value and newer:
+            await self.res.vectors.set_payload_many(
+                tenant, [(str(old), {"superseded_by": newer}), (str(newer), {"supersedes": old})]
+            )
+            log.info("supersession_relinked", tenant=tenant, memory_id=str(old), by=newer)
             return
         await self.res.vectors.set_payload(
             tenant, str(old), {"state": State.ACTIVE.value, "superseded_by": None}

@@ -1,3 +1,6 @@
+import phonenumbers
+from pydantic import field_validator
+
 from pcm_common.config import PcmSettings
 from pcm_ingest.firewall import Action
 
@@ -22,3 +25,12 @@ class IngestSettings(PcmSettings):
     # many minutes of it, else opens a new one (pcm_ingest.episodes); off: no episode.
     auto_episodes: bool = True
     auto_episode_gap_min: int = 60
+
+    @field_validator("firewall_phone_regions")
+    @classmethod
+    def _known_regions(cls, v: tuple[str, ...]) -> tuple[str, ...]:
+        # A typo ("UK" for "GB") would silently match no phone number at all.
+        unknown = [r for r in v if r not in phonenumbers.SUPPORTED_REGIONS]
+        if unknown:
+            raise ValueError(f"unknown phone regions {unknown}: use ISO 3166 codes (GB, DE, ...)")
+        return v

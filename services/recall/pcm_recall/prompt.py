@@ -20,7 +20,7 @@ BRIEF_CHARS = 80
 
 def item_line(item: ContextItem) -> str:
     """A memory's line; an outdated one says so (the agent sees what changed and when)."""
-    return f"- {'(superseded) ' if item.superseded_by else ''}{one_line(item.text)}"
+    return f"- {'(superseded) ' if item.state == 'superseded' else ''}{one_line(item.text)}"
 
 
 def flag_line(flag: AnomalyFlag, quoted: bool = False) -> str:

@@ -33,7 +33,9 @@ class ContextItem(BaseModel):
     scope: str
     episode: str | None = None
     metadata: dict[str, Any] = Field(default_factory=dict)
-    # Set when a newer memory superseded this one (only asked-for recalls return it).
+    state: str = "active"
+    # The newer memory that superseded this one, when known (superseded memories come
+    # only to recalls that ask about the past or set include_superseded).
     superseded_by: str | None = None
     seq: int = Field(default=0, exclude=True)  # ingest order, for time-ordered rendering
     user_id: str | None = Field(default=None, exclude=True)

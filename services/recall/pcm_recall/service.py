@@ -65,6 +65,15 @@ def visibility(req: RecallIn, include_archived: bool) -> Filter:
     return Filter(must=must, should=should, must_not={"source": "consolidation"})
 
 
+def _pin_visibility(req: RecallIn) -> Filter:
+    """`visibility` for the asker slot: a user's recall also gets the pins stored for
+    everyone (no user), the team's guardrails; other users' pins stay theirs."""
+    flt = visibility(req, include_archived=False)
+    if req.user_id:
+        flt.must["user_id"] = [req.user_id, None]
+    return flt
+
+
 _NOT_EPISODE_RECORDS = Filter(must_not={"source": "consolidation"})
 
 
@@ -172,7 +181,7 @@ class RecallService:
             ),
             self._flags(tenant, req, top, hits, now, routine_of),
         )
-        pins = await self.pinned.get(tenant, visibility(req, include_archived=False))
+        pins = await self.pinned.get(tenant, _pin_visibility(req))
         asker = [self._pinned_item(p, now) for p in pins]
         timer.lap("context_and_flags")
         timer.ms["flags"] = flags_ms  # overlapped with the episode context read
@@ -538,6 +547,7 @@ def _context_item(
         scope=rec.scope.value,
         episode=rec.episode,
         metadata=rec.metadata,
+        state=rec.state.value,
         superseded_by=rec.superseded_by if rec.state == State.SUPERSEDED else None,
         seq=rec.seq,
         user_id=rec.user_id,

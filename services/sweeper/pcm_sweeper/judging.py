@@ -343,8 +343,10 @@ class Judging:
                 patch["supersedes"] = old
                 replaced.append((old, {"state": "superseded", "superseded_by": j.point.id}))
             patches.append((j.point.id, patch))
-        # One write: the newer memory's link and the older one's state land together.
-        await self.res.vectors.set_payload_many(tenant, [*replaced, *patches])
+        # The newer memory's link first: after a crash between the two, the redelivery
+        # finds the link and writes the older one's state again (`_supersedes`); the
+        # other order could leave a superseded memory that nothing links to.
+        await self.res.vectors.set_payload_many(tenant, [*patches, *replaced])
         for old, patch in replaced:
             await self.res.bus.publish(
                 STREAM_CHANGED, MemoryChanged(tenant=tenant, memory_id=old, change="superseded")
@@ -362,9 +364,13 @@ class Judging:
     def _supersedes(self, j: Judgement) -> str | None:
         """The family member the judged memory supersedes (`domain.supersession`): one of
         the same user, active and not pinned (a pin changes only when asked). None when
-        off, or when an earlier delivery linked it already (redelivery changes nothing)."""
-        if not self.config.supersession or j.point.payload.get("supersedes"):
+        off. A memory an earlier delivery linked already keeps that link (its older
+        memory is left out of the family by now, and its state is written again)."""
+        if not self.config.supersession:
             return None
+        linked = j.point.payload.get("supersedes")
+        if linked:
+            return str(linked)
         user = j.point.payload.get("user_id")
         earlier = [
             supersession.Earlier(f.id, str(f.payload.get("text") or ""), f.score)

@@ -24,8 +24,8 @@ _INSTRUCTION = re.compile(
     r"(?:always|never|don'?t\s+ever|do\s+not|don'?t|make\s+sure|be\s+sure\s+to|remember\s+to|"
     r"ensure|avoid|stop\s+using|only\s+use)\b"
     # Not encouragement or small talk: "Don't give up!", "Always happy to help".
-    r"(?!\s+(?:give\s+up|quit|worry|stress|hesitate|be\b|let\b|happy|good|great|glad|nice|fun|"
-    r"up\s+for|here))",
+    r"(?!\s+(?:give\s+up|quit|worry|stress|hesitate|be\s+(?:sorry|shy|afraid|hard|so)\b|"
+    r"let\s+(?:it|that|them|anything|anyone)\b|happy|good|great|glad|nice|fun|up\s+for|here))",
     re.IGNORECASE,
 )
 _DECISION = re.compile(
@@ -60,7 +60,7 @@ def infer_importance(text: str) -> str:
         return HIGH
     words = _WORD.findall(text.lower())
     if len(words) <= _CHATTER_MAX_WORDS and all(w in _CHATTER for w in words):
-        # Also a reply with no words at all (emoji, "!!", "+1").
+        # Also a reply with no words at all (emoji, "!!"); a figure keeps it normal.
         if not re.search(r"\d", text):
             return LOW
     return NORMAL

@@ -59,9 +59,14 @@ class Earlier:
     cos: float
 
 
+# Phrases, not single common words: "How old is she?", "change my password" and "before
+# the meeting" ask about the present.
 _PAST = re.compile(
-    r"\b(?:before|previously|used\s+to|earlier|originally|formerly|former|prior|old|"
-    r"last\s+time|back\s+then|at\s+first|initially|history|changed?|switched)\b",
+    r"\b(?:previously|used\s+to|formerly|originally|at\s+first|initially|in\s+the\s+past|"
+    r"back\s+then|before\s+(?:that|then|it|we|they|he|she|you|I)\s+(?:was\s+)?"
+    r"(?:changed|switched|moved|became)|before\s+(?:that|then)\b|before\s*(?:\?|$)|"
+    r"before\s+(?!(?:the|a|an|my|our|his|her|their|your|this|next|last)\b)(?-i:[A-Z])\w*|"
+    r"what\s+did\s+\w+\s+use|the\s+old\s+\w+)",
     re.IGNORECASE,
 )
 

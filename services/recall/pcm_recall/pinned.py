@@ -10,12 +10,11 @@ from __future__ import annotations
 
 from typing import Any
 
-import structlog
-
 from pcm_common.events import MemoryChanged
 from pcm_common.stores.vectors import Filter, ScoredPoint, VectorStore, payload_matches
+from pcm_common.telemetry import get_logger
 
-log = structlog.get_logger(__name__)
+log = get_logger("recall.pinned")
 
 # Pinned memories read per tenant: guardrails are few; past this only the first ones in
 # the store's order are considered, and a warning says so.

@@ -123,6 +123,14 @@ class Screened:
     blocked: list[Finding] = field(default_factory=list)
     redacted: list[Finding] = field(default_factory=list)
 
+    @property
+    def blocked_kinds(self) -> list[str]:
+        return sorted({f.kind for f in self.blocked})
+
+    @property
+    def redacted_kinds(self) -> list[str]:
+        return sorted({f.kind for f in self.redacted})
+
 
 @contextmanager
 def _detecting() -> Iterator[None]:

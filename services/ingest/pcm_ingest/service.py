@@ -95,11 +95,9 @@ class IngestService:
         every = await asyncio.to_thread(self.firewall.screen_many, texts)
         screened, metas = every[: len(items)], every[len(items) :]
         bad = [
-            {"index": i, "kinds": sorted({f.kind for f in s.blocked})}
-            for i, s in enumerate(screened)
-            if s.blocked
+            {"index": i, "kinds": s.blocked_kinds} for i, s in enumerate(screened) if s.blocked
         ] + [
-            {"index": i, "field": "metadata", "kinds": sorted({f.kind for f in s.blocked})}
+            {"index": i, "field": "metadata", "kinds": s.blocked_kinds}
             for i, s in zip(with_meta, metas, strict=True)
             if s.blocked
         ]
@@ -116,7 +114,7 @@ class IngestService:
                 "memory_redacted",
                 tenant=tenant,
                 index=i,
-                kinds=sorted({f.kind for f in screened[i].redacted}),
+                kinds=screened[i].redacted_kinds,
             )
         return out, redacted
 

@@ -251,6 +251,7 @@ async def run_offline(
                 for m in mems:
                     item = MemoryIn(text=m["text"], created_at=_ts(m["created_at"]))
                     (r,) = await ingest.store(tenant, [item])
+                    assert r.id is not None  # explicit stores are never skipped
                     rep.ids[m["memory_id"]] = r.id
                     rep.status[m["memory_id"]] = r.status
                 await judging.sweep(tenant, _ts(mems[-1]["created_at"]))

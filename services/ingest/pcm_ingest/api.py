@@ -14,7 +14,7 @@ from pcm_common.http import ApiError, Tenant
 from pcm_common.stores.vectors import Filter
 from pcm_ingest.firewall import SecretDetected
 from pcm_ingest.schemas import BatchIn, BatchOut, MemoryIn, MemoryPage, MemoryPatch, StoreResult
-from pcm_ingest.service import IngestService
+from pcm_ingest.service import CaptureRefused, IngestService
 
 router = APIRouter(prefix="/v1", tags=["memories"])
 
@@ -35,18 +35,24 @@ def _check_size(svc: IngestService, items: list[MemoryIn]) -> None:
 
 @contextmanager
 def _firewalled() -> Iterator[None]:
-    """A blocked secret is the client's error: 422, and nothing was stored."""
+    """A blocked secret is the client's error: 422, and nothing was stored; so is an
+    explicit store that the scope's capture mode refuses (403)."""
     try:
         yield
     except SecretDetected as exc:
         raise ApiError(422, "secret_detected", exc.items) from None
+    except CaptureRefused as exc:
+        raise ApiError(403, "capture_refused", exc.items) from None
 
 
 @router.post("/memories", status_code=201, response_model=StoreResult)
-async def store_memory(body: MemoryIn, tenant: Tenant, svc: Svc) -> StoreResult:
+async def store_memory(body: MemoryIn, tenant: Tenant, svc: Svc, response: Response) -> StoreResult:
     _check_size(svc, [body])
     with _firewalled():
-        return (await svc.store(tenant, [body]))[0]
+        result = (await svc.store(tenant, [body]))[0]
+    if result.status == "skipped":
+        response.status_code = 200  # nothing was created
+    return result
 
 
 @router.post("/memories:batch", status_code=201, response_model=BatchOut)

@@ -6,7 +6,15 @@ import json
 from datetime import datetime
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    SerializerFunctionWrapHandler,
+    field_validator,
+    model_serializer,
+    model_validator,
+)
 
 from pcm_common.domain.memory import Importance, Scope, Source, State
 
@@ -63,8 +71,20 @@ class BatchIn(BaseModel):
 
 
 class StoreResult(BaseModel):
-    id: str
-    status: Literal["created", "reinforced", "merged", "redacted"]
+    # None only for a skipped capture (nothing stored).
+    id: str | None
+    status: Literal["created", "reinforced", "merged", "redacted", "skipped"]
+    # Why a capture was skipped: `capture_gate` (predictable chatter) or `capture_mode`
+    # (the scope's policy keeps no automatic captures). Absent from other results, which
+    # keep the contract's `{id, status}`.
+    reason: str | None = None
+
+    @model_serializer(mode="wrap")
+    def _without_empty_reason(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        out: dict[str, Any] = handler(self)
+        if out.get("reason") is None:
+            out.pop("reason", None)
+        return out
 
 
 class BatchOut(BaseModel):

@@ -9,16 +9,15 @@ import uuid
 from datetime import datetime
 from typing import Any
 
-from pcm_common.domain.consolidation import GroupKey, record_id
+from pcm_common.domain.capture import predictable
 from pcm_common.domain.figures import extract_figures, same_figures
+from pcm_common.domain.governance import admits, effective, is_automatic
 from pcm_common.domain.importance import infer_importance
 from pcm_common.domain.memory import (
     GraphInfo,
     Importance,
     MemoryRecord,
     Scope,
-    Source,
-    State,
     Strength,
     as_utc,
     text_hash,
@@ -27,9 +26,11 @@ from pcm_common.domain.memory import (
 from pcm_common.domain.strength import decayed, initial_strength
 from pcm_common.domain.surprisal import distinct_events
 from pcm_common.events import STREAM_CHANGED, STREAM_WRITTEN, MemoryChanged, MemoryWritten
+from pcm_common.forgetting import Forgetter
 from pcm_common.judge.features import FEATURES_FIELD
 from pcm_common.models.sparse import encode_document
 from pcm_common.resources import TENANTS_KEY, Resources
+from pcm_common.stores.governance import GovernanceStore
 from pcm_common.stores.vectors import Filter, ScoredPoint, SearchQuery, VectorPoint
 from pcm_common.telemetry import MEMORIES_WRITTEN, get_logger
 from pcm_ingest.episodes import EpisodeAssigner
@@ -38,6 +39,15 @@ from pcm_ingest.schemas import MemoryIn, MemoryPatch, StoreResult
 from pcm_ingest.settings import IngestSettings
 
 log = get_logger("ingest")
+
+
+class CaptureRefused(Exception):
+    """An explicit store into a scope whose policy keeps only hook captures: nothing of
+    the request is stored. `items`: index and capture mode per refused item."""
+
+    def __init__(self, items: list[dict[str, object]]) -> None:
+        super().__init__(f"capture mode refuses {len(items)} item(s)")
+        self.items = items
 
 
 def scope_filter(item: MemoryIn) -> dict[str, Any]:
@@ -64,8 +74,6 @@ def _scope_key(fields: dict[str, Any]) -> tuple[str, str, str, str]:
 # What `_twin` reads of the nearest stored memory: whole payloads (~30 fields turned into
 # Python objects) for one hit per new memory, when nearly none is a twin.
 _TWIN_FIELDS = ("figures", "text")
-# What names a memory's episode group (`domain.consolidation.GroupKey`).
-_GROUP_FIELDS = ("episode", "user_id", "scope", "workspace", "project", "source")
 
 
 class IngestService:
@@ -82,6 +90,36 @@ class IngestService:
             if settings.auto_episodes
             else None
         )
+        self.governance = GovernanceStore(res.redis)
+        self.forgetter = Forgetter(res)
+
+    async def admit(self, tenant: str, items: list[MemoryIn]) -> dict[int, str]:
+        """Which items are skipped, and why: an automatic capture (a hook's) that the
+        scope's capture mode does not keep (`capture_mode`) or that the capture gate finds
+        predictable (`capture_gate`). Raises `CaptureRefused` for an explicit store that
+        the scope's mode refuses: the client asked for it, so it must hear no."""
+        policies = await self.governance.all(tenant)
+        skipped: dict[int, str] = {}
+        refused: list[dict[str, object]] = []
+        for i, item in enumerate(items):
+            mode = effective(
+                policies, item.scope.value, item.workspace or "", item.project or ""
+            ).capture_mode
+            if not admits(mode, item.source):
+                if is_automatic(item.source):
+                    skipped[i] = "capture_mode"
+                else:
+                    refused.append({"index": i, "capture_mode": mode.value})
+            elif (
+                self.settings.capture_gate and is_automatic(item.source) and predictable(item.text)
+            ):
+                skipped[i] = "capture_gate"
+        if refused:
+            log.info("write_refused", tenant=tenant, items=refused)
+            raise CaptureRefused(refused)
+        for i, reason in skipped.items():
+            log.info("capture_skipped", tenant=tenant, index=i, reason=reason)
+        return skipped
 
     async def screen(self, tenant: str, items: list[MemoryIn]) -> tuple[list[MemoryIn], set[int]]:
         """The items as the firewall lets them be stored, and which of them it redacted;
@@ -119,6 +157,31 @@ class IngestService:
         return out, redacted
 
     async def store(self, tenant: str, items: list[MemoryIn]) -> list[StoreResult]:
+        """Store a request's items (after the capture checks): one result per item, in
+        order; a skipped capture's result has no id."""
+        skipped = await self.admit(tenant, items)
+        if not skipped:
+            return await self._store(tenant, items)
+        kept = [i for i in range(len(items)) if i not in skipped]
+        out = [
+            StoreResult(id=None, status="skipped", reason=skipped[i]) if i in skipped else None
+            for i in range(len(items))
+        ]
+        if kept:
+            try:
+                stored = await self._store(tenant, [items[i] for i in kept])
+            except SecretDetected as exc:  # name the items by their place in the request
+                for bad in exc.items:
+                    bad["index"] = kept[int(str(bad["index"]))]
+                raise
+            for i, result in zip(kept, stored, strict=True):
+                out[i] = result
+        for r in out:
+            if r is not None and r.status == "skipped":
+                MEMORIES_WRITTEN.labels(r.status).inc()
+        return [r for r in out if r is not None]
+
+    async def _store(self, tenant: str, items: list[MemoryIn]) -> list[StoreResult]:
         now = utcnow()
         items, redacted = await self.screen(tenant, items)
         await self.res.redis.sadd(TENANTS_KEY, tenant)
@@ -189,7 +252,7 @@ class IngestService:
         # remembered as a repeat at its own time.
         for i, first in dup_of.items():
             first_result = results[first]
-            assert first_result is not None
+            assert first_result is not None and first_result.id is not None
             again = await self.res.vectors.get(tenant, [first_result.id])
             if again:
                 await self._reinforce(tenant, again[0], as_utc(items[i].created_at or now))
@@ -368,7 +431,7 @@ class IngestService:
                 ]
             )
             await self.res.bus.publish(STREAM_WRITTEN, MemoryWritten.of(rec))
-            await self._drop_episode_record(tenant, rec.id, changes)
+            await self.forgetter.drop_episode_record(tenant, rec.id, changes)
         else:
             await self.res.vectors.set_payload(tenant, rec.id, changes)
         await self.res.bus.publish(
@@ -378,76 +441,7 @@ class IngestService:
         return present(changes)
 
     async def delete(self, tenant: str, memory_id: str) -> bool:
-        found = await self.res.vectors.get(
-            tenant, [memory_id], fields=(*_GROUP_FIELDS, "supersedes", "superseded_by", "state")
-        )
-        deleted = await self.res.vectors.delete(tenant, [memory_id])
-        if not deleted:
-            return False
-        await self.res.bus.publish(
-            STREAM_CHANGED, MemoryChanged(tenant=tenant, memory_id=memory_id, change="deleted")
-        )
-        log.info("memory_deleted", tenant=tenant, memory_id=memory_id)
-        if found:
-            await self._drop_episode_record(tenant, memory_id, found[0].payload)
-            await self._restore_superseded(tenant, memory_id, found[0].payload)
-        return True
-
-    async def _restore_superseded(
-        self, tenant: str, memory_id: str, payload: dict[str, Any]
-    ) -> None:
-        """Deleting the memory that superseded another makes that one current again, unless
-        the deleted one was itself superseded: then the chain closes over the gap (A, B
-        superseded by C, B deleted: A is superseded by C)."""
-        old = payload.get("supersedes")
-        if not old:
-            return
-        prev = await self.res.vectors.get(tenant, [str(old)], fields=("state", "superseded_by"))
-        if not prev or prev[0].payload.get("superseded_by") != memory_id:
-            return
-        if prev[0].payload.get("state") != State.SUPERSEDED.value:
-            return
-        newer = payload.get("superseded_by")
-        if payload.get("state") == State.SUPERSEDED.value and newer:
-            await self.res.vectors.set_payload_many(
-                tenant, [(str(old), {"superseded_by": newer}), (str(newer), {"supersedes": old})]
-            )
-            log.info("supersession_relinked", tenant=tenant, memory_id=str(old), by=newer)
-            return
-        await self.res.vectors.set_payload(
-            tenant, str(old), {"state": State.ACTIVE.value, "superseded_by": None}
-        )
-        await self.res.bus.publish(
-            STREAM_CHANGED, MemoryChanged(tenant=tenant, memory_id=str(old), change="updated")
-        )
-        log.info("memory_restored", tenant=tenant, memory_id=str(old), deleted=memory_id)
-
-    async def _drop_episode_record(
-        self, tenant: str, memory_id: str, payload: dict[str, Any]
-    ) -> None:
-        """Delete the episode record that quotes this memory, so a deleted or rewritten text
-        does not live on in it until the next consolidation run; that run rebuilds the
-        record from the sources left (with the new text), once the episode qualifies."""
-        if not payload.get("episode") or payload.get("source") == Source.CONSOLIDATION.value:
-            return
-        key = GroupKey(
-            episode=str(payload["episode"]),
-            user_id=payload.get("user_id"),
-            scope=str(payload.get("scope") or Scope.GLOBAL.value),
-            workspace=payload.get("workspace") or "",
-            project=payload.get("project") or "",
-        )
-        rid = record_id(tenant, key)
-        found = await self.res.vectors.get(tenant, [rid], fields=["metadata"])
-        if not found or memory_id not in (found[0].payload.get("metadata") or {}).get(
-            "sources", []
-        ):
-            return
-        if await self.res.vectors.delete(tenant, [rid]):
-            await self.res.bus.publish(
-                STREAM_CHANGED, MemoryChanged(tenant=tenant, memory_id=rid, change="deleted")
-            )
-            log.info("episode_record_dropped", tenant=tenant, memory_id=rid, source_id=memory_id)
+        return await self.forgetter.forget(tenant, memory_id)
 
 
 # Payload fields for the services' own use: not part of a memory's public view.

@@ -25,6 +25,10 @@ class IngestSettings(PcmSettings):
     # many minutes of it, else opens a new one (pcm_ingest.episodes); off: no episode.
     auto_episodes: bool = True
     auto_episode_gap_min: int = 60
+    # Automatic captures (source `hook`) that are only acknowledgements or steering
+    # ("sounds good", "try again") are skipped (pcm_common.domain.capture); explicit
+    # stores never are. Off: every capture is stored.
+    capture_gate: bool = True
 
     @field_validator("firewall_phone_regions")
     @classmethod

@@ -1,4 +1,4 @@
-"""Scheduled lifecycle jobs: demotion, consolidation, repair.
+"""Scheduled lifecycle jobs: demotion, consolidation, repair, governance.
 
 Safe with several sweeper replicas: every job runs per tenant under a Redis lock
 (`pcm:lock:job:{name}:{tenant}`), so two replicas never run the same job on the same tenant
@@ -34,6 +34,7 @@ from pcm_common.models.sparse import encode_document
 from pcm_common.resources import TENANTS_KEY, Resources
 from pcm_common.stores.vectors import Filter, ScoredPoint, VectorPoint
 from pcm_common.telemetry import get_logger
+from pcm_sweeper.governance import Governance
 from pcm_sweeper.graph_repair import remove_orphan_facts, republish_unextracted
 from pcm_sweeper.judging import Judging
 from pcm_sweeper.settings import SweeperSettings
@@ -56,6 +57,7 @@ class Jobs:
         self.settings = settings
         # name -> (job, scheduled interval in seconds)
         self.judging = Judging(res, settings)
+        self.governance = Governance(res)
         self.jobs: dict[str, Job] = {
             "demotion": self.demote,
             "consolidation": self.consolidate,
@@ -63,6 +65,7 @@ class Jobs:
             "surprisal": self.judging.sweep,
             "graph_repair": self.graph_repair,
             "routines": self.routines,
+            "governance": self.governance.enforce,
         }
         self.intervals: dict[str, float] = {
             "demotion": settings.demotion_interval_s,
@@ -71,6 +74,7 @@ class Jobs:
             "surprisal": settings.surprisal_interval_s,
             "graph_repair": settings.repair_interval_s,
             "routines": settings.repair_interval_s,
+            "governance": settings.governance_interval_s,
         }
         self._task: asyncio.Task[None] | None = None
 

@@ -8,6 +8,8 @@ class SweeperSettings(PcmSettings):
     demotion_interval_s: float = 3600.0
     consolidation_interval_s: float = 3600.0
     repair_interval_s: float = 900.0
+    # Scope retention periods and memory caps (pcm_sweeper.governance).
+    governance_interval_s: float = 3600.0
     lock_ttl_s: int = 600
 
     # Stream consumption: entries handled as one batch (one read, one XACK; the

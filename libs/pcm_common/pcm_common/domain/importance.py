@@ -41,7 +41,7 @@ _CONSTRAINT = re.compile(
 )
 
 # Words a reply made only of chatter consists of (lower case, letters and apostrophes).
-_CHATTER = frozenset(
+CHATTER = frozenset(
     """
     ok okay okey k kk alright thanks thank thx ty you u too so much very lol lmao haha hahaha
     hehe heh cool nice great awesome sure yes yeah yep yup no nope nah hi hey hello hiya bye
@@ -58,9 +58,17 @@ def infer_importance(text: str) -> str:
     """`high`, `normal` or `low` for a memory whose write gave no tier (module docstring)."""
     if _INSTRUCTION.search(text) or _DECISION.search(text) or _CONSTRAINT.search(text):
         return HIGH
-    words = _WORD.findall(text.lower())
-    if len(words) <= _CHATTER_MAX_WORDS and all(w in _CHATTER for w in words):
-        # Also a reply with no words at all (emoji, "!!"); a figure keeps it normal.
-        if not re.search(r"\d", text):
-            return LOW
+    if only_words_of(text, CHATTER, _CHATTER_MAX_WORDS):
+        return LOW
     return NORMAL
+
+
+def only_words_of(text: str, vocabulary: frozenset[str], max_words: int) -> bool:
+    """A short text (at most `max_words`) made only of `vocabulary`, or of no words at all
+    (emoji, "!!"); any figure makes it more than that."""
+    words = _WORD.findall(text.lower())
+    return (
+        len(words) <= max_words
+        and all(w in vocabulary for w in words)
+        and not re.search(r"\d", text)
+    )

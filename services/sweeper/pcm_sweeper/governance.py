@@ -1,0 +1,81 @@
+"""The `governance` job: each scope's retention period and memory cap
+(`pcm_common.domain.governance`). Expired memories are deleted through the same path as
+the API's DELETE (`pcm_common.forgetting`); a scope over its cap has its weakest active
+memories archived, as demotion would. A tenant without a retention or cap policy costs one
+Redis read. Idempotent: a second run finds nothing left to do."""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from datetime import UTC, datetime
+
+from pcm_common.domain.governance import CapEntry, Effective, effective, expired, over_cap
+from pcm_common.domain.memory import Source, State, Strength
+from pcm_common.events import STREAM_CHANGED, MemoryChanged
+from pcm_common.forgetting import Forgetter
+from pcm_common.resources import Resources
+from pcm_common.stores.governance import GovernanceStore
+from pcm_common.telemetry import get_logger
+
+log = get_logger("sweeper.governance")
+
+PAGE = 256
+_FIELDS = ("scope", "workspace", "project", "created_ts", "pinned", "state", "source", "strength")
+
+ScopeKey = tuple[str, str, str]  # scope, workspace, project
+
+
+class Governance:
+    def __init__(self, res: Resources) -> None:
+        self.res = res
+        self.store = GovernanceStore(res.redis)
+        self.forgetter = Forgetter(res)
+
+    async def enforce(self, tenant: str, now: datetime) -> int:
+        """Delete what outlived its scope's retention, archive what is over its cap; returns
+        how many memories changed."""
+        policies = await self.store.all(tenant)
+        if not any(p.retention_days or p.max_memories for p in policies.values()):
+            return 0
+        in_force: dict[ScopeKey, Effective] = {}
+        expired_ids: list[str] = []
+        active: dict[ScopeKey, list[CapEntry]] = defaultdict(list)
+        offset: str | None = None
+        while True:
+            points, offset = await self.res.vectors.scroll(
+                tenant, limit=PAGE, offset=offset, fields=_FIELDS
+            )
+            for p in points:
+                pl = p.payload
+                if pl.get("source") == Source.CONSOLIDATION.value:
+                    continue  # episode records go with their sources
+                key = (str(pl.get("scope")), pl.get("workspace") or "", pl.get("project") or "")
+                rule = in_force.get(key)
+                if rule is None:
+                    rule = in_force[key] = effective(policies, *key)
+                pinned = bool(pl.get("pinned"))
+                created_ts = float(pl.get("created_ts") or 0.0)
+                created = datetime.fromtimestamp(created_ts, UTC)
+                if not pinned and expired(created, rule.retention_days, now):
+                    expired_ids.append(p.id)
+                elif rule.max_memories and pl.get("state") == State.ACTIVE.value:
+                    strength = Strength.model_validate(pl["strength"]).at(now, pinned)
+                    active[key].append(CapEntry(p.id, strength, created_ts, pinned))
+            if offset is None:
+                break
+
+        changed = 0
+        for memory_id in expired_ids:
+            changed += await self.forgetter.forget(tenant, memory_id, reason="retention")
+        for key, entries in active.items():
+            for memory_id in over_cap(entries, in_force[key].max_memories):
+                await self.res.vectors.set_payload(
+                    tenant, memory_id, {"state": State.ARCHIVED.value}
+                )
+                await self.res.bus.publish(
+                    STREAM_CHANGED,
+                    MemoryChanged(tenant=tenant, memory_id=memory_id, change="archived"),
+                )
+                log.info("memory_archived", tenant=tenant, memory_id=memory_id, reason="cap")
+                changed += 1
+        return changed

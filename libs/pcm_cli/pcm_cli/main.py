@@ -1,25 +1,49 @@
-"""`pcm`: run the services, check a deployment, wait for the pipeline."""
+"""`pcm`: run the services, check a deployment, wait for the pipeline; and, as a client of
+the HTTP API at PCM_URL with PCM_API_KEY, store / recall / pin / forget / inspect / list /
+consolidate / stats, the Claude Code hooks (`pcm hook EVENT`) and their installer
+(`pcm hooks install`).
+
+The services are imported only by the commands that run them: a client command, and above
+all a hook, which Claude Code starts for every event, loads no more than httpx and typer.
+"""
 
 from __future__ import annotations
 
+import asyncio
+import json
 import os
+import shlex
+import shutil
+import sys
 import time
+from collections.abc import Coroutine
+from enum import StrEnum
+from pathlib import Path
+from typing import Annotated, Any, TypeVar
 
 # litellm looks up its model cost map on the network at import unless told otherwise.
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 
 import httpx
 import typer
-import uvicorn
 
-from pcm_cli.app import COMPONENTS, DEFAULT_PORTS, build_app
+from pcm_cli.client import PcmApi, PcmError
+
+T = TypeVar("T")
+SERVICES = ("ingest", "recall", "graph-extractor", "sweeper")
 
 app = typer.Typer(
     help="PCM (Peripheral Cognitive Mesh): memory for AI agents.", no_args_is_help=True
 )
+hooks_app = typer.Typer(help="Claude Code hooks: install PCM's into a settings file.")
+app.add_typer(hooks_app, name="hooks")
 
 
 def _serve(names: list[str], host: str, port: int) -> None:
+    import uvicorn
+
+    from pcm_cli.app import build_app
+
     # uvicorn handles SIGTERM: it stops accepting, then the app's lifespan drains the broker.
     uvicorn.run(
         build_app(names), host=host, port=port, log_level="warning", timeout_graceful_shutdown=20
@@ -30,7 +54,7 @@ def _serve(names: list[str], host: str, port: int) -> None:
 def dev(host: str = "127.0.0.1", port: int = 8080) -> None:
     """Every service in one process on the embedded default (Qdrant Edge, local models)."""
     typer.echo(f"PCM dev: http://{host}:{port}  (docs at /docs, dev key: pcm-dev-key)")
-    _serve(list(COMPONENTS), host, port)
+    _serve(list(SERVICES), host, port)
 
 
 @app.command()
@@ -42,8 +66,10 @@ def serve(
     ),
 ) -> None:
     """One service per process (production)."""
-    if service not in COMPONENTS:
-        raise typer.BadParameter(f"unknown service {service!r}; one of {', '.join(COMPONENTS)}")
+    from pcm_cli.app import DEFAULT_PORTS
+
+    if service not in SERVICES:
+        raise typer.BadParameter(f"unknown service {service!r}; one of {', '.join(SERVICES)}")
     _serve([service], host, port or DEFAULT_PORTS[service])
 
 
@@ -104,6 +130,294 @@ def doctor(url: str = "http://127.0.0.1:8080") -> None:
     except httpx.HTTPError as exc:
         typer.echo(f"cannot reach {url}: {exc!r}", err=True)
         raise typer.Exit(1) from None
+
+
+# ---- client commands (the HTTP API at PCM_URL with PCM_API_KEY) -----------------------------
+
+EXIT_REFUSED = 1  # PCM answered with an error (its code and detail on stderr)
+EXIT_UNREACHABLE = 3  # no answer: not running, wrong PCM_URL, timed out
+
+
+class ScopeName(StrEnum):
+    global_ = "global"
+    workspace = "workspace"
+    project = "project"
+
+
+class ImportanceName(StrEnum):
+    low = "low"
+    normal = "normal"
+    high = "high"
+
+
+class StateName(StrEnum):
+    active = "active"
+    archived = "archived"
+    superseded = "superseded"
+
+
+Workspace = Annotated[str | None, typer.Option("--workspace", "-w", help="workspace name")]
+Project = Annotated[str | None, typer.Option("--project", "-p", help="project name")]
+User = Annotated[str | None, typer.Option("--user", "-u", help="user id")]
+AsJson = Annotated[bool, typer.Option("--json", help="print the whole answer as JSON")]
+MemoryId = Annotated[str, typer.Argument(metavar="ID", help="a memory id")]
+
+
+def _call(coro: Coroutine[Any, Any, T]) -> T:
+    """Run one client call; a refusal or an unreachable server ends the command."""
+    try:
+        return asyncio.run(coro)
+    except PcmError as exc:
+        typer.echo(f"pcm: {exc}", err=True)
+        raise typer.Exit(EXIT_REFUSED if exc.status is not None else EXIT_UNREACHABLE) from None
+
+
+def _api() -> PcmApi:
+    return PcmApi.from_env()
+
+
+def _print_json(value: Any) -> None:
+    typer.echo(json.dumps(value, indent=2, default=str, ensure_ascii=False))
+
+
+@app.command()
+def store(
+    text: Annotated[str, typer.Argument(help='the memory; "-" reads it from stdin')],
+    scope: Annotated[
+        ScopeName | None,
+        typer.Option(help="default: project when --project is given, else workspace, else global"),
+    ] = None,
+    workspace: Workspace = None,
+    project: Project = None,
+    user: User = None,
+    importance: Annotated[
+        ImportanceName | None, typer.Option(help="inferred from the text when omitted")
+    ] = None,
+    pin: Annotated[bool, typer.Option("--pin", help="pin it: recall always delivers it")] = False,
+    episode: Annotated[
+        str | None, typer.Option(help="episode id (default: assigned by time)")
+    ] = None,
+) -> None:
+    """Store a memory; prints its id and status (created, reinforced, merged, redacted)."""
+    if text == "-":
+        text = sys.stdin.read().strip()
+    if not text.strip():
+        raise typer.BadParameter("the memory is empty")
+    result = _call(
+        _api().store(
+            text,
+            source="api",
+            scope=scope.value if scope else None,
+            workspace=workspace,
+            project=project,
+            user_id=user,
+            importance=importance.value if importance else None,
+            pinned=pin,
+            episode=episode,
+        )
+    )
+    if result.get("status") == "skipped":
+        typer.echo(f"skipped ({result.get('reason', 'declined')})")
+    else:
+        typer.echo(f"{result['id']} {result['status']}")
+
+
+@app.command()
+def recall(
+    query: Annotated[str, typer.Argument(help="the request to recall for")],
+    k: Annotated[
+        int | None, typer.Option("--k", "-k", min=1, max=200, help="situational memories (50)")
+    ] = None,
+    compact: Annotated[bool, typer.Option(help="10 memories, a smaller prompt")] = False,
+    workspace: Workspace = None,
+    project: Project = None,
+    user: User = None,
+    include_archived: Annotated[bool, typer.Option(help="archived memories compete too")] = False,
+    as_json: AsJson = False,
+) -> None:
+    """Recall for a request; prints the rendered prompt slots (or the whole answer)."""
+    out = _call(
+        _api().recall(
+            query,
+            k=k,
+            compact=compact,
+            workspace=workspace,
+            project=project,
+            user_id=user,
+            include_archived=include_archived,
+        )
+    )
+    if as_json:
+        _print_json(out)
+    else:
+        typer.echo(out["prompt"])
+
+
+@app.command()
+def pin(
+    memory_id: MemoryId,
+    off: Annotated[bool, typer.Option("--off", help="unpin instead")] = False,
+) -> None:
+    """Pin a memory (recall in its scope always delivers it), or unpin it with --off."""
+    _call(_api().pin(memory_id, not off))
+    typer.echo(f"{'unpinned' if off else 'pinned'} {memory_id}")
+
+
+@app.command()
+def forget(memory_id: MemoryId) -> None:
+    """Delete a memory for good."""
+    _call(_api().forget(memory_id))
+    typer.echo(f"deleted {memory_id}")
+
+
+@app.command()
+def inspect(memory_id: MemoryId) -> None:
+    """A memory whole, with its version history, as JSON."""
+    _print_json(_call(_api().inspect(memory_id)))
+
+
+def _table(items: list[dict[str, Any]]) -> list[str]:
+    rows = []
+    for m in items:
+        where = m.get("project") or m.get("workspace") or ""
+        scope = f"{m.get('scope', '')}:{where}" if where else str(m.get("scope", ""))
+        text = " ".join(str(m.get("text", "")).split())
+        rows.append(
+            f"{m['id']}  {str(m.get('created_at', ''))[:10]:10}  {m.get('state', ''):10}  "
+            f"{'pin' if m.get('pinned') else '   '}  {scope:24}  "
+            f"{text[:60] + ('…' if len(text) > 60 else '')}"
+        )
+    return rows
+
+
+@app.command(name="list")
+def list_memories(
+    scope: Annotated[ScopeName | None, typer.Option()] = None,
+    workspace: Workspace = None,
+    project: Project = None,
+    state: Annotated[StateName | None, typer.Option()] = None,
+    pinned: Annotated[
+        bool | None, typer.Option("--pinned/--unpinned", help="only pinned (or unpinned) ones")
+    ] = None,
+    user: User = None,
+    limit: Annotated[int, typer.Option(min=1, max=500)] = 50,
+    offset: Annotated[
+        str | None, typer.Option(help="the next_offset the previous page printed")
+    ] = None,
+    as_json: AsJson = False,
+) -> None:
+    """List memories, one page at a time, as a table (id, date, state, pin, scope, text)."""
+    page = _call(
+        _api().list_memories(
+            scope=scope.value if scope else None,
+            workspace=workspace,
+            project=project,
+            state=state.value if state else None,
+            pinned=pinned,
+            user_id=user,
+            limit=limit,
+            offset=offset,
+        )
+    )
+    if as_json:
+        _print_json(page)
+        return
+    for row in _table(page["items"]):
+        typer.echo(row)
+    if page.get("next_offset"):
+        typer.echo(f"(more: --offset {page['next_offset']})", err=True)
+
+
+@app.command()
+def consolidate(
+    now: Annotated[str | None, typer.Option(help="ISO time to run at (simulations)")] = None,
+) -> None:
+    """Consolidate settled episodes into episode records now (sources are kept)."""
+    _print_json(_call(_api().consolidate(now)))
+
+
+@app.command()
+def stats() -> None:
+    """Memories by state and pinned (up to 10,000 read) and the pipeline backlog, as JSON."""
+    _print_json(_call(_api().stats()))
+
+
+# ---- Claude Code hooks ------------------------------------------------------------------------
+
+
+@app.command()
+def hook(
+    event: Annotated[
+        str,
+        typer.Argument(
+            help="SessionStart | UserPromptSubmit | PostToolUseFailure | PostToolUse | "
+            "PreCompact | Stop"
+        ),
+    ],
+) -> None:
+    """Handle one Claude Code hook event (its JSON on stdin). Always exits 0: a problem is
+    one line on stderr and nothing on stdout."""
+    from pcm_cli.hooks import run_hook
+
+    try:
+        raw = "" if sys.stdin is None or sys.stdin.isatty() else sys.stdin.read()
+    except (OSError, ValueError) as exc:
+        typer.echo(f"pcm hook {event}: cannot read stdin: {exc}", err=True)
+        return
+    out, problem = run_hook(event, raw)
+    if problem:
+        typer.echo(problem, err=True)
+    if out:
+        typer.echo(out)
+
+
+def _default_command() -> str:
+    """How Claude Code should start pcm: this installation's own entry point when there is
+    one (Claude Code's PATH may not have the virtual environment), else `pcm`."""
+    local = Path(sys.executable).with_name("pcm")
+    found = str(local) if local.exists() else shutil.which("pcm")
+    return shlex.quote(found) if found else "pcm"
+
+
+@hooks_app.command("install")
+def hooks_install(
+    settings: Annotated[
+        Path, typer.Option(help="the Claude Code settings file to merge into")
+    ] = Path(".claude/settings.json"),
+    print_only: Annotated[
+        bool, typer.Option("--print", help="print the merged settings instead of writing them")
+    ] = False,
+    command: Annotated[
+        str | None,
+        typer.Option(help="how to start pcm (default: this installation's pcm, by absolute path)"),
+    ] = None,
+) -> None:
+    """Add PCM's hooks (SessionStart, UserPromptSubmit, PostToolUseFailure, PreCompact, Stop)
+    to a Claude Code settings file, keeping everything else in it. Running it again changes
+    nothing."""
+    from pcm_cli.hooks import INSTALLED, merge_settings
+
+    current: dict[str, Any] = {}
+    if settings.exists():
+        try:
+            loaded = json.loads(settings.read_text() or "{}")
+        except (OSError, ValueError) as exc:
+            typer.echo(f"pcm: cannot read {settings}: {exc}", err=True)
+            raise typer.Exit(1) from None
+        if not isinstance(loaded, dict):
+            typer.echo(f"pcm: {settings} does not hold a JSON object", err=True)
+            raise typer.Exit(1)
+        current = loaded
+    merged = merge_settings(current, command or _default_command())
+    if print_only:
+        _print_json(merged)
+        return
+    if merged == current:
+        typer.echo(f"PCM hooks already in {settings}")
+        return
+    settings.parent.mkdir(parents=True, exist_ok=True)
+    settings.write_text(json.dumps(merged, indent=2, ensure_ascii=False) + "\n")
+    typer.echo(f"PCM hooks ({', '.join(INSTALLED)}) written to {settings}")
 
 
 if __name__ == "__main__":

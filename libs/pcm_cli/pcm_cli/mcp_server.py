@@ -14,48 +14,24 @@ delivers) and `pcm://pipeline` (what the background consumers have left to do).
 from __future__ import annotations
 
 import json
-import os
 from typing import Any
 
-import httpx
 from mcp.server.mcpserver import MCPServer
-from mcp.server.mcpserver.exceptions import ToolError
+from mcp.server.mcpserver.exceptions import ResourceError, ToolError
 
-DEFAULT_URL = "http://127.0.0.1:8080"
-DEV_KEY = "pcm-dev-key"
-# Memories read by `stats` (pages of the list endpoint's maximum, 500).
-STATS_SCAN = 10_000
+from pcm_cli import client
+from pcm_cli.client import DEFAULT_URL, DEV_KEY, STATS_SCAN, PcmApi
+
+__all__ = ["DEFAULT_URL", "DEV_KEY", "STATS_SCAN", "PcmApi", "PcmError", "build", "from_env"]
 
 
-class PcmError(ToolError):
+class PcmError(client.PcmError, ToolError):
     """A refused request, with PCM's error code and detail (e.g. secret_detected): as a
     `ToolError` it reaches the agent as the tool's error text."""
 
 
-class PcmApi:
-    """The few HTTP calls the tools make; errors become `PcmError` with PCM's own code."""
-
-    def __init__(self, url: str, key: str) -> None:
-        self.url = url.rstrip("/")
-        self.key = key
-
-    async def call(self, method: str, path: str, **kw: Any) -> Any:
-        headers = {"Authorization": f"Bearer {self.key}"}
-        try:
-            async with httpx.AsyncClient(base_url=self.url, headers=headers, timeout=60.0) as c:
-                r = await c.request(method, path, **kw)
-        except httpx.HTTPError as exc:
-            raise PcmError(f"cannot reach PCM at {self.url}: {exc!r}") from None
-        if r.status_code >= 400:
-            try:
-                body = r.json()
-                raise PcmError(f"{r.status_code} {body.get('error')}: {body.get('detail')}")
-            except ValueError:
-                raise PcmError(f"{r.status_code}: {r.text[:300]}") from None
-        return r.json() if r.content else None
-
-
 def build(api: PcmApi) -> MCPServer:
+    api = api.raising(PcmError)
     server: MCPServer = MCPServer(
         "pcm",
         instructions=(
@@ -64,16 +40,6 @@ def build(api: PcmApi) -> MCPServer:
             "worth keeping; `pin` rules that must always apply."
         ),
     )
-
-    def _scope(user_id: str | None, workspace: str | None, project: str | None) -> dict[str, Any]:
-        out: dict[str, Any] = {}
-        if user_id:
-            out["user_id"] = user_id
-        if workspace:
-            out["workspace"] = workspace
-        if project:
-            out["project"] = project
-        return out
 
     @server.tool()
     async def store(
@@ -88,14 +54,16 @@ def build(api: PcmApi) -> MCPServer:
         """Store a memory. scope: global | workspace | project (name the workspace or
         project). importance: low | normal | high (inferred from the text when omitted).
         Returns {id, status}: created, reinforced, merged or redacted."""
-        body = {"text": text, "scope": scope, "source": "mcp"}
-        body |= _scope(user_id, workspace, project)
-        if importance:
-            body["importance"] = importance
-        if episode:
-            body["episode"] = episode
-        result: dict[str, Any] = await api.call("POST", "/v1/memories", json=body)
-        return result
+        return await api.store(
+            text,
+            source="mcp",
+            scope=scope,
+            workspace=workspace,
+            project=project,
+            user_id=user_id,
+            importance=importance,
+            episode=episode,
+        )
 
     @server.tool()
     async def recall(
@@ -109,36 +77,33 @@ def build(api: PcmApi) -> MCPServer:
     ) -> str:
         """Recall what PCM knows for a request: returns the rendered prompt slots (anomaly
         flags, pinned asker context, dated situational context). compact: 10 memories."""
-        body: dict[str, Any] = {"query": query, "compact": compact}
-        body |= _scope(user_id, workspace, project)
-        if k:
-            body["k"] = k
-        if include_archived:
-            body["include_archived"] = True
-        out = await api.call("POST", "/v1/recall", json=body)
+        out = await api.recall(
+            query,
+            k=k,
+            compact=compact,
+            workspace=workspace,
+            project=project,
+            user_id=user_id,
+            include_archived=include_archived,
+        )
         return str(out["prompt"])
 
     @server.tool()
     async def pin(memory_id: str, pinned: bool = True) -> dict[str, Any]:
         """Pin a memory (delivered with every recall in its scope), or unpin it."""
-        result: dict[str, Any] = await api.call(
-            "PATCH", f"/v1/memories/{memory_id}", json={"pinned": pinned}
-        )
-        return result
+        return await api.pin(memory_id, pinned)
 
     @server.tool()
     async def forget(memory_id: str) -> str:
         """Delete a memory for good (forgetting by decay never deletes; this does)."""
-        await api.call("DELETE", f"/v1/memories/{memory_id}")
+        await api.forget(memory_id)
         return f"deleted {memory_id}"
 
     @server.tool()
     async def inspect(memory_id: str) -> dict[str, Any]:
         """A memory whole: text, strength now, state, episode, surprisal, supersession,
         and its version history."""
-        memory: dict[str, Any] = await api.call("GET", f"/v1/memories/{memory_id}")
-        memory["history"] = await api.call("GET", f"/v1/memories/{memory_id}/history")
-        return memory
+        return await api.inspect(memory_id)
 
     @server.tool(name="list")
     async def list_memories(
@@ -147,81 +112,61 @@ def build(api: PcmApi) -> MCPServer:
         project: str | None = None,
         state: str | None = None,
         pinned: bool | None = None,
+        user_id: str | None = None,
         limit: int = 50,
         offset: str | None = None,
     ) -> dict[str, Any]:
-        """List memories (newest pages via `offset`), filtered by scope, state or pin."""
-        params: dict[str, Any] = {"limit": max(1, min(limit, 500))}
-        for name, value in (
-            ("scope", scope),
-            ("workspace", workspace),
-            ("project", project),
-            ("state", state),
-            ("offset", offset),
-        ):
-            if value is not None:
-                params[name] = value
-        if pinned is not None:
-            params["pinned"] = str(pinned).lower()
-        result: dict[str, Any] = await api.call("GET", "/v1/memories", params=params)
-        return result
+        """List memories (newest pages via `offset`), filtered by scope, state, pin or
+        user."""
+        return await api.list_memories(
+            scope=scope,
+            workspace=workspace,
+            project=project,
+            state=state,
+            pinned=pinned,
+            user_id=user_id,
+            limit=limit,
+            offset=offset,
+        )
 
     @server.tool()
     async def consolidate(now: str | None = None) -> dict[str, Any]:
         """Consolidate settled episodes into episode records now (sources are kept)."""
-        result: dict[str, Any] = await api.call(
-            "POST", "/v1/jobs/consolidation", json={"now": now} if now else {}
-        )
+        result: dict[str, Any] = await api.consolidate(now)
         return result
 
     @server.tool()
     async def stats() -> dict[str, Any]:
         """Memories by state and pinned, up to 10,000 read, and the pipeline backlog."""
-        counts: dict[str, int] = {}
-        pinned = read = 0
-        offset: str | None = None
-        while read < STATS_SCAN:
-            params: dict[str, Any] = {"limit": 500} | ({"offset": offset} if offset else {})
-            page = await api.call("GET", "/v1/memories", params=params)
-            for m in page["items"]:
-                counts[m["state"]] = counts.get(m["state"], 0) + 1
-                pinned += bool(m.get("pinned"))
-            read += len(page["items"])
-            offset = page.get("next_offset")
-            if not offset:
-                break
-        pipeline = await api.call("GET", "/v1/pipeline")
-        return {
-            "memories": read,
-            "by_state": counts,
-            "pinned": pinned,
-            "complete": offset is None,
-            "pending": pipeline["pending"],
-        }
+        return await api.stats()
 
     @server.tool()
     async def health() -> dict[str, Any]:
         """Whether PCM and its stores are ready (Redis, vectors, graph, models)."""
         try:
-            result: dict[str, Any] = await api.call("GET", "/readyz")
-            return result
-        except PcmError as exc:  # 503 while a dependency is down: say which
+            return await api.health()
+        except PcmError as exc:  # unreachable: say so rather than fail the tool
             return {"ready": False, "detail": str(exc)}
 
     @server.resource("pcm://pinned", mime_type="application/json")
     async def pinned_memories() -> str:
         """The pinned memories (guardrails) recall always delivers."""
-        page = await api.call("GET", "/v1/memories", params={"pinned": "true", "limit": 500})
+        try:
+            page = await api.list_memories(pinned=True, limit=client.LIST_MAX)
+        except PcmError as exc:  # a resource reports anticipated failures as ResourceError
+            raise ResourceError(str(exc)) from None
         return json.dumps([{"id": m["id"], "text": m["text"]} for m in page["items"]])
 
     @server.resource("pcm://pipeline", mime_type="application/json")
     async def pipeline() -> str:
         """What the background consumers have not processed yet."""
-        return json.dumps(await api.call("GET", "/v1/pipeline"))
+        try:
+            return json.dumps(await api.pipeline())
+        except PcmError as exc:
+            raise ResourceError(str(exc)) from None
 
     return server
 
 
 def from_env() -> MCPServer:
-    url = os.environ.get("PCM_URL", DEFAULT_URL)
-    return build(PcmApi(url, os.environ.get("PCM_API_KEY", DEV_KEY)))
+    return build(PcmApi.from_env())

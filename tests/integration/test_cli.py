@@ -1,0 +1,122 @@
+"""The `pcm` client commands end to end against the real all-in-one server: typer's
+CliRunner in a worker thread (the server runs in the test's event loop)."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import uuid
+
+import httpx
+from typer.testing import CliRunner, Result
+
+from pcm_cli.main import EXIT_REFUSED, EXIT_UNREACHABLE, SERVICES, app
+from tests.conftest import free_port, settle
+
+RUN = uuid.uuid4().hex[:8]
+PROJECT = f"cli-proj-{RUN}"
+WORKSPACE = f"cli-ws-{RUN}"
+
+
+async def pcm(url: str, *args: str, key: str = "key-a", stdin: str | None = None) -> Result:
+    runner = CliRunner()
+    env = {"PCM_URL": url, "PCM_API_KEY": key}
+    return await asyncio.to_thread(runner.invoke, app, list(args), input=stdin, env=env)
+
+
+def ok(result: Result) -> str:
+    assert result.exit_code == 0, (result.exit_code, result.stdout, result.stderr)
+    return result.stdout
+
+
+def test_service_names_match_the_components() -> None:
+    from pcm_cli.app import COMPONENTS
+
+    assert tuple(COMPONENTS) == SERVICES
+
+
+async def test_store_recall_pin_inspect_list_forget(
+    pcm_url: str, client_a: httpx.AsyncClient
+) -> None:
+    where = ["--project", PROJECT, "--workspace", WORKSPACE]
+    fact = "The staging database for Orchard lives on host db-stage-2 in Frankfurt."
+    out = ok(await pcm(pcm_url, "store", fact, *where, "--importance", "high"))
+    mid, status = out.split()
+    assert status == "created" and uuid.UUID(mid)
+
+    # "-" reads the memory from stdin; --scope defaults to the narrowest name given.
+    piped = "Orchard's nightly backups are copied to the cold bucket at 02:00 UTC."
+    out = ok(await pcm(pcm_url, "store", "-", "--project", PROJECT, stdin=piped + "\n"))
+    piped_id = out.split()[0]
+    await settle(client_a)
+
+    stored = (await client_a.get(f"/v1/memories/{mid}")).json()
+    assert stored["source"] == "api" and stored["scope"] == "project"
+    assert stored["project"] == PROJECT and stored["workspace"] == WORKSPACE
+    assert stored["importance"] == "high"
+    assert (await client_a.get(f"/v1/memories/{piped_id}")).json()["text"] == piped
+
+    prompt = ok(await pcm(pcm_url, "recall", "Where is Orchard's staging database?", *where))
+    assert "[SITUATIONAL CONTEXT]" in prompt and "db-stage-2" in prompt
+
+    whole = json.loads(
+        ok(await pcm(pcm_url, "recall", "staging database host", *where, "--json", "--compact"))
+    )
+    assert mid in {item["memory_id"] for item in whole["situational_context"]}
+    assert whole["prompt"].startswith("[") and whole["empty"] is False
+
+    assert ok(await pcm(pcm_url, "pin", mid)).strip() == f"pinned {mid}"
+    inspected = json.loads(ok(await pcm(pcm_url, "inspect", mid)))
+    assert inspected["pinned"] is True and inspected["text"] == fact
+    assert inspected["history"]["versions"][-1]["text"] == fact
+    await settle(client_a)
+
+    page = json.loads(ok(await pcm(pcm_url, "list", "--project", PROJECT, "--json")))
+    assert {m["id"] for m in page["items"]} == {mid, piped_id}
+    pinned = json.loads(ok(await pcm(pcm_url, "list", "--project", PROJECT, "--pinned", "--json")))
+    assert [m["id"] for m in pinned["items"]] == [mid]
+    table = ok(await pcm(pcm_url, "list", "--project", PROJECT)).splitlines()
+    row = next(line for line in table if line.startswith(mid))
+    assert " pin " in row and "active" in row and "Orchard" in row and f"project:{PROJECT}" in row
+
+    stats = json.loads(ok(await pcm(pcm_url, "stats")))
+    assert stats["memories"] >= 2 and stats["pinned"] >= 1 and stats["by_state"]["active"] >= 2
+    assert set(stats) == {"memories", "by_state", "pinned", "complete", "pending"}
+
+    job = json.loads(ok(await pcm(pcm_url, "consolidate")))
+    assert job["job"] == "consolidation" and isinstance(job["changed"], int)
+
+    assert ok(await pcm(pcm_url, "pin", mid, "--off")).strip() == f"unpinned {mid}"
+    assert (await client_a.get(f"/v1/memories/{mid}")).json()["pinned"] is False
+
+    assert ok(await pcm(pcm_url, "forget", mid)).strip() == f"deleted {mid}"
+    gone = await pcm(pcm_url, "inspect", mid)
+    assert gone.exit_code == EXIT_REFUSED and "404 memory_not_found" in gone.stderr
+    assert gone.stdout == ""
+
+
+async def test_a_refused_store_exits_non_zero_with_pcm_s_code(
+    pcm_url: str, client_a: httpx.AsyncClient
+) -> None:
+    project = f"cli-secret-{RUN}"
+    refused = await pcm(
+        pcm_url, "store", "the aws key is AKIAIOSFODNN7EXAMPLE", "--project", project
+    )
+    assert refused.exit_code == EXIT_REFUSED == 1
+    assert "422 secret_detected" in refused.stderr and refused.stdout == ""
+    await settle(client_a)
+    listed = (await client_a.get("/v1/memories", params={"project": project})).json()
+    assert listed["items"] == []  # nothing stored
+
+    bad_key = await pcm(pcm_url, "stats", key="not-a-key")
+    assert bad_key.exit_code == EXIT_REFUSED and "401 unknown_api_key" in bad_key.stderr
+
+    invalid = await pcm(pcm_url, "store", "x", "--scope", "sideways")
+    assert invalid.exit_code == 2  # typer's usage error: no request is sent
+
+
+async def test_an_unreachable_server_is_named() -> None:
+    dead = f"http://127.0.0.1:{free_port()}"
+    result = await pcm(dead, "recall", "anything")
+    assert result.exit_code == EXIT_UNREACHABLE and result.stdout == ""
+    assert f"cannot reach PCM at {dead}" in result.stderr and "is it running?" in result.stderr

@@ -47,6 +47,9 @@ INSTALLED = ("SessionStart", "UserPromptSubmit", "PostToolUseFailure", "PreCompa
 # Claude Code's own limit on a hook command, in seconds (ours are far shorter).
 SETTINGS_TIMEOUT_S = {"SessionStart": 15, "UserPromptSubmit": 15}
 DEFAULT_SETTINGS_TIMEOUT_S = 10
+# Tool events match tool names; "*" is every tool. The other events need no matcher (for
+# SessionStart that means every source: startup, resume, clear and compact).
+MATCHERS = {"PostToolUse": "*", "PostToolUseFailure": "*"}
 
 SESSION_QUERY = "conventions, decisions and rules to follow"
 MAX_FAILURE_CHARS = 1_000
@@ -441,5 +444,6 @@ def merge_settings(settings: dict[str, Any], command: str) -> dict[str, Any]:
                         group["hooks"][n] = hook | entry
                     found = True
         if not found:
-            groups.append({"hooks": [entry]})
+            group = {"matcher": MATCHERS[event]} if event in MATCHERS else {}
+            groups.append(group | {"hooks": [entry]})
     return merged

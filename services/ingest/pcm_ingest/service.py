@@ -14,6 +14,7 @@ from pcm_common.domain.figures import extract_figures, same_figures
 from pcm_common.domain.governance import admits, effective, is_automatic
 from pcm_common.domain.importance import infer_importance
 from pcm_common.domain.memory import (
+    Affect,
     GraphInfo,
     Importance,
     MemoryRecord,
@@ -28,6 +29,7 @@ from pcm_common.domain.surprisal import distinct_events
 from pcm_common.events import STREAM_CHANGED, STREAM_WRITTEN, MemoryChanged, MemoryWritten
 from pcm_common.forgetting import Forgetter
 from pcm_common.judge.features import FEATURES_FIELD
+from pcm_common.models.affect import classify
 from pcm_common.models.sparse import encode_document
 from pcm_common.resources import TENANTS_KEY, Resources
 from pcm_common.stores.governance import GovernanceStore
@@ -290,6 +292,7 @@ class IngestService:
             strength=Strength(s_ref=initial_strength(importance.value, item.pinned), t_ref=created),
             episode=item.episode,
             source=item.source,
+            affect=classify(item.text) if self.settings.affect_tags else Affect(),
             graph=GraphInfo(),
             metadata=item.metadata,
         )
@@ -406,6 +409,8 @@ class IngestService:
             )
             rec.text, rec.text_hash = patch.text, text_hash(patch.text)
             rec.figures = extract_figures(patch.text)
+            if self.settings.affect_tags:
+                rec.affect = classify(patch.text)
             rec.version += 1
             rec.graph = GraphInfo()
         if patch.importance is not None:

@@ -29,6 +29,9 @@ class IngestSettings(PcmSettings):
     # ("sounds good", "try again") are skipped (pcm_common.domain.capture); explicit
     # stores never are. Off: every capture is stored.
     capture_gate: bool = True
+    # Valence, arousal and complexity of each memory (pcm_common.models.affect), for
+    # state-dependent recall; off: stored as 0, 0, 0 (neutral).
+    affect_tags: bool = True
 
     @field_validator("firewall_phone_regions")
     @classmethod

@@ -5,6 +5,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from pcm_common.domain.memory import Affect
 from pcm_common.http import ApiError  # noqa: F401  (re-exported for the api module)
 
 
@@ -63,3 +64,5 @@ class RecallOut(BaseModel):
     prompt: str
     empty: bool
     timings_ms: dict[str, float]
+    # The query's affect tags (state-dependent recall; None when it is off).
+    query_affect: Affect | None = None

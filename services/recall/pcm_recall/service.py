@@ -11,11 +11,12 @@ from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 from typing import Any
 
-from pcm_common.domain import scoring, supersession
+from pcm_common.domain import affect, scoring, supersession
 from pcm_common.domain.consolidation import GroupKey, record_id
-from pcm_common.domain.memory import MemoryRecord, ScoreView, State, as_utc, utcnow
+from pcm_common.domain.memory import Affect, MemoryRecord, ScoreView, State, as_utc, utcnow
 from pcm_common.domain.strength import decayed
 from pcm_common.events import STREAM_RECALLED, MemoryRecalled, RecalledItem
+from pcm_common.models.affect import classify
 from pcm_common.models.rerank import build_reranker, should_rerank
 from pcm_common.models.sparse import encode_query
 from pcm_common.resources import Resources
@@ -164,7 +165,8 @@ class RecallService:
             else None
         )
         rel = await self._relevance(req.query, hits, timer)
-        ranked = self._score(hits, rel, now, req, graph.links)
+        mood = classify(req.query) if self.settings.affect_weight > 0 else None
+        ranked = self._score(hits, rel, now, req, graph.links, mood)
         timer.lap("score")
         top = await self._with_episode_records(tenant, ranked, k)
         whole = {c.episode for c in top if c.metadata.get("sources")}
@@ -195,6 +197,7 @@ class RecallService:
             prompt=prompt,
             empty=not top,
             timings_ms={**timer.ms, **graph.timings()},
+            query_affect=mood,
         )
         event = None
         if top:
@@ -282,6 +285,7 @@ class RecallService:
         now: datetime,
         req: RecallIn,
         links: dict[str, float],
+        mood: Affect | None = None,
     ) -> list[_Candidate]:
         if rel.reranked and self.reranker is not None:
             floor = link_floor = self.reranker.floor
@@ -292,7 +296,7 @@ class RecallService:
             link_floor = min(floor, self.settings.graph_link_floor)
         cue = self._cue(rel.reranked)
         ranked = [
-            self._candidate(h, now, r, req, links.get(h.id, 0.0), cue)
+            self._candidate(h, now, r, req, links.get(h.id, 0.0), cue, mood)
             for h, r, f in zip(hits, rel.scores, rel.floors, strict=True)
             if scoring.passes_floor(f, link_floor if h.id in links else floor)
             and self._reachable(h, r, req)
@@ -308,6 +312,7 @@ class RecallService:
         req: RecallIn,
         link: float,
         cue: tuple[float, float],
+        mood: Affect | None = None,
     ) -> _Candidate:
         """A candidate's score from the few fields it needs (`ScoreView`); the whole record
         is read only if the candidate makes the answer (`_Candidate.item`)."""
@@ -323,8 +328,18 @@ class RecallService:
             cue_start=start,
             cue_span=span,
             link_weight=self.settings.graph_link_weight,
+            state_bonus=self._state_bonus(mood, h),
         )
         return _Candidate(h, rel, s, score)
+
+    def _state_bonus(self, mood: Affect | None, h: ScoredPoint) -> float:
+        """State-dependent recall (pcm_common.domain.affect); the memory's tags are read
+        only for a charged query, so a neutral one costs nothing."""
+        s = self.settings
+        if mood is None or affect.charge(mood, s.affect_min_charge) == 0.0:
+            return 0.0
+        tags = Affect.model_validate(h.payload.get("affect") or {})
+        return affect.bonus(mood, tags, s.affect_weight, s.affect_min_charge)
 
     def _reachable(self, h: ScoredPoint, rel: float, req: RecallIn) -> bool:
         """Demoted (archived) memories no longer compete on weak cues, but a strong cue

@@ -39,6 +39,12 @@ class RecallSettings(PcmSettings, RerankerSettings):
     # (the best match of one list). Lifecycle sim, 4 conversations: see benchmarks.md.
     fused_cue_start: float = 0.35
     fused_cue_span: float = 0.2
+    # State-dependent recall (pcm_common.domain.affect): a query whose arousal or
+    # complexity is above `affect_min_charge` adds up to `affect_weight` x its state match to
+    # each candidate's score; a neutral query is ranked as without it (0 of the 584 LoCoMo
+    # dev questions pass 0.5; the highest is 0.42). 0: off.
+    affect_weight: float = 0.2
+    affect_min_charge: float = 0.5
     episode_window_min: int = 60
     # ±2 around more seeds beats ±3 around fewer at the same prompt size (LoCoMo dev, k=50:
     # evidence next to a seed is mostly one or two turns away).

@@ -17,6 +17,7 @@ from collections import defaultdict
 from collections.abc import AsyncIterator, Awaitable, Callable
 from datetime import datetime, timedelta
 
+from pcm_common.domain import affect
 from pcm_common.domain import consolidation as cons
 from pcm_common.domain.memory import (
     GraphInfo,
@@ -276,6 +277,7 @@ class Jobs:
         rec.created_at = cons.first_created(members)
         rec.importance = max((r.importance for r in recs), key=_IMPORTANCE_ORDER.__getitem__)
         rec.figures = list(dict.fromkeys(f for r in recs for f in r.figures))
+        rec.affect = affect.blend([r.affect for r in recs])
         rec.metadata = {**rec.metadata, "sources": ids, "consolidated_at": now.isoformat()}
         # A derived record: the graph already holds its sources' facts, and surprisal is
         # judged per source, so neither stage should process (or repair) it.

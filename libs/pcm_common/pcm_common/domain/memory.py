@@ -83,6 +83,9 @@ class GraphInfo(BaseModel):
 
 
 class Affect(BaseModel):
+    """Affect tags (pcm_common.domain.affect): valence in [-1, 1], arousal and complexity
+    in [0, 1]; all 0 for a memory stored without them."""
+
     valence: float = 0.0
     arousal: float = 0.0
     complexity: float = 0.0

@@ -29,10 +29,12 @@ def score(
     cue_start: float = CUE_START,
     cue_span: float = CUE_SPAN,
     link_weight: float = LINK_WEIGHT,
+    state_bonus: float = 0.0,
 ) -> float:
-    """rel·(0.75 + 0.25·S*) + 0.15·ℓ + scope bonus (0.15: the design's start value)."""
+    """rel·(0.75 + 0.25·S*) + 0.15·ℓ + scope bonus (0.15: the design's start value), plus
+    the state match of a charged query (`affect.bonus`; 0 for a neutral one)."""
     s_star = reactivated(strength, rel, cue_start, cue_span)
-    return rel * (0.75 + 0.25 * s_star) + link_weight * link + scope_bonus
+    return rel * (0.75 + 0.25 * s_star) + link_weight * link + scope_bonus + state_bonus
 
 
 def passes_floor(rel: float, floor: float = RELEVANCE_FLOOR) -> bool:

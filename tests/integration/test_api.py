@@ -148,7 +148,19 @@ async def test_write_firewall_blocks_secrets_and_redacts_pii(client_a: httpx.Asy
         "/v1/memories", json={"text": "Olga likes pears.", "metadata": {"env": f"KEY={key}"}}
     )
     assert r.status_code == 422 and r.json()["detail"][0]["field"] == "metadata"
+    # Names are identifiers, never rewritten: a secret in one blocks; an e-mail user id is fine.
+    r = await client_a.post(
+        "/v1/memories",
+        json={"text": "Olga likes figs.", "scope": "project", "project": f"p-{key}"},
+    )
+    assert r.status_code == 422
+    assert r.json()["detail"] == [{"index": 0, "field": "project", "kinds": ["AWS Access Key"]}]
     assert await count() == before
+    r = await client_a.post(
+        "/v1/memories", json={"text": "Olga likes figs.", "user_id": "olga@example.com"}
+    )
+    assert r.status_code == 201 and r.json()["status"] == "created", r.text
+    await client_a.delete(f"/v1/memories/{r.json()['id']}")
 
     r = await client_a.post("/v1/memories", json={"text": "Reach Olga at olga@example.com."})
     assert r.status_code == 201 and r.json()["status"] == "redacted"

@@ -81,7 +81,7 @@ async def test_store_recall_pin_inspect_list_forget(
 
     stats = json.loads(ok(await pcm(pcm_url, "stats")))
     assert stats["memories"] >= 2 and stats["pinned"] >= 1 and stats["by_state"]["active"] >= 2
-    assert set(stats) == {"memories", "by_state", "pinned", "complete", "pending"}
+    assert set(stats) == {"memories", "by_state", "pinned", "episode_records", "pending"}
 
     job = json.loads(ok(await pcm(pcm_url, "consolidate")))
     assert job["job"] == "consolidation" and isinstance(job["changed"], int)
@@ -120,3 +120,48 @@ async def test_an_unreachable_server_is_named() -> None:
     result = await pcm(dead, "recall", "anything")
     assert result.exit_code == EXIT_UNREACHABLE and result.stdout == ""
     assert f"cannot reach PCM at {dead}" in result.stderr and "is it running?" in result.stderr
+
+
+async def test_governance_set_show_clear(pcm_url: str, client_a: httpx.AsyncClient) -> None:
+    project = f"cli-gov-{RUN}"
+    out = json.loads(
+        ok(
+            await pcm(
+                pcm_url,
+                "governance",
+                "set",
+                "--project",
+                project,
+                "--capture",
+                "manual_only",
+                "--retention-days",
+                "30",
+            )
+        )
+    )
+    assert out["capture_mode"] == "manual_only" and out["retention_days"] == 30
+    # The API sees it: a hook capture in that project is skipped.
+    r = await client_a.post(
+        "/v1/memories",
+        json={
+            "text": "The Quince build agent has 64 GB of RAM.",
+            "scope": "project",
+            "project": project,
+            "source": "hook",
+        },
+    )
+    assert r.json()["status"] == "skipped" and r.json()["reason"] == "capture_mode"
+    shown = ok(await pcm(pcm_url, "governance", "show", "--project", project))
+    assert f"project:{project}" in shown and "in force: capture manual_only" in shown
+    shown = json.loads(ok(await pcm(pcm_url, "governance", "show", "--json")))
+    assert any(p["project"] == project for p in shown["policies"])
+
+    # Both names, or a bad value: a usage error, nothing changed.
+    bad = await pcm(pcm_url, "governance", "set", "--project", project, "--workspace", "w")
+    assert bad.exit_code == 2
+    bad = await pcm(pcm_url, "governance", "set", "--project", project, "--retention-days", "0")
+    assert bad.exit_code == 2
+
+    assert "cleared" in ok(await pcm(pcm_url, "governance", "clear", "--project", project))
+    again = await pcm(pcm_url, "governance", "clear", "--project", project)
+    assert again.exit_code == EXIT_REFUSED and "policy_not_found" in again.stderr

@@ -168,6 +168,13 @@ async def test_cap_archives_the_weakest_and_keeps_them_searchable(
     assert archived == {t for t, imp in texts.items() if imp == "low"}
     r = await client_a.post("/v1/jobs/governance", json={"now": NOW.isoformat()})
     assert r.json()["changed"] == 0
+    r = await client_a.get("/v1/stats", params={"project": project})
+    assert r.json() == {
+        "memories": 5,
+        "by_state": {"active": 3, "archived": 2, "superseded": 0},
+        "pinned": 0,
+        "episode_records": 0,
+    }
 
     # Archived by the cap, not deleted: out of the active set, still found by recall.
     r = await client_a.get("/v1/memories", params={"project": project, "state": "active"})

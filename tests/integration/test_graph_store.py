@@ -301,7 +301,7 @@ async def test_relation_type_validation(backend: Backend, tenant: str, bad: str)
 
 
 def test_closed_sets() -> None:
-    assert len(ENTITY_TYPES) == 13 and len(RELATION_TYPES) == 24
+    assert len(ENTITY_TYPES) == 13 and len(RELATION_TYPES) == 25
     assert "MENTIONS" not in RELATION_TYPES
     assert canonical_relation_type("works at") == "WORKS_AT"
     assert canonical_relation_type("depends-on") == "DEPENDS_ON"

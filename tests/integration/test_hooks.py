@@ -9,6 +9,7 @@ import json
 import os
 import subprocess
 import sys
+import tempfile
 import uuid
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -26,9 +27,14 @@ RUN = uuid.uuid4().hex[:8]
 SESSION = f"sess-{RUN}"
 
 
+# Where the hooks keep their state (when Stop last consolidated): this run's own.
+STATE_DIR = Path(tempfile.mkdtemp(prefix=f"pcm-hooks-{RUN}-"))
+
+
 def base_env(url: str, **more: str) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith("PCM_")}
-    return env | {"PCM_URL": url, "PCM_API_KEY": "key-a"} | more
+    own = {"PCM_URL": url, "PCM_API_KEY": "key-a", "PCM_HOOK_STATE_DIR": str(STATE_DIR)}
+    return env | own | more
 
 
 async def hook(
@@ -244,7 +250,9 @@ async def test_stop_and_precompact_run_consolidation(
     payload = common(event, tmp_path) | (
         {"stop_hook_active": False} if event == "Stop" else {"trigger": "auto"}
     )
-    result = await hook(event, payload, base_env(pcm_url, PCM_PROJECT=project))
+    state = tmp_path / "state"  # no earlier Stop: this one consolidates
+    env = base_env(pcm_url, PCM_PROJECT=project, PCM_HOOK_STATE_DIR=str(state))
+    result = await hook(event, payload, env)
     assert result.returncode == 0 and result.stdout == "" and result.stderr == ""
 
     records = [

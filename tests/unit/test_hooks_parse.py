@@ -4,14 +4,19 @@ failure and how it is written down, the project a cwd names, and the settings me
 from __future__ import annotations
 
 import json
+import os
 import subprocess
+import time
 from pathlib import Path
 
+from pcm_cli.client import PcmApi
 from pcm_cli.hooks import (
     INSTALLED,
     SLASH_COMMAND,
+    Hook,
     HookConfig,
     _bounded,
+    _url_key,
     canonical_event,
     failure_error,
     failure_text,
@@ -136,3 +141,21 @@ def test_merge_keeps_everything_and_is_idempotent() -> None:
     ]
     assert stops == ["run-pcm hook Stop", "pcm hook Stop"]
     assert merge_settings({"hooks": None}, "pcm")["hooks"].keys() == set(INSTALLED)
+
+
+def test_stop_consolidates_at_most_once_per_interval(tmp_path: Path) -> None:
+    api = PcmApi("http://127.0.0.1:1", "k")
+    cfg = HookConfig(consolidate_every_s=900.0, state_dir=tmp_path / "state")
+    assert Hook(api, cfg)._consolidation_due()  # no run yet: due, and now marked
+    assert not Hook(api, cfg)._consolidation_due()  # marked a moment ago
+    other = PcmApi("http://127.0.0.1:2", "k")  # another server has its own mark
+    assert Hook(other, cfg)._consolidation_due()
+    mark = tmp_path / "state" / f"consolidated-{_url_key(api.url)}"
+    old = time.time() - 901
+    os.utime(mark, (old, old))
+    assert Hook(api, cfg)._consolidation_due()  # the interval has passed
+    every = HookConfig(consolidate_every_s=0.0, state_dir=tmp_path / "state")
+    assert Hook(api, every)._consolidation_due() and Hook(api, every)._consolidation_due()
+    env = {"PCM_HOOK_CONSOLIDATE_EVERY_S": "0", "PCM_HOOK_STATE_DIR": str(tmp_path)}
+    assert HookConfig.from_env(env).consolidate_every_s == 0.0
+    assert HookConfig.from_env(env).state_dir == tmp_path

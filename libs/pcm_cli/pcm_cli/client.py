@@ -24,8 +24,6 @@ import httpx
 
 DEFAULT_URL = "http://127.0.0.1:8080"
 DEV_KEY = "pcm-dev-key"
-# Memories read by `stats` (pages of the list endpoint's maximum, 500).
-STATS_SCAN = 10_000
 LIST_MAX = 500
 
 
@@ -239,6 +237,32 @@ class PcmApi:
         result: dict[str, Any] = await self.call("GET", "/v1/memories", params=params)
         return result
 
+    # ---- governance ------------------------------------------------------------------------
+
+    async def policies(
+        self, scope: str | None = None, workspace: str | None = None, project: str | None = None
+    ) -> dict[str, Any]:
+        """`{policies: [...]}`, and with `scope` the policy in force there (`effective`)."""
+        params = {
+            k: v for k, v in (("scope", scope), ("workspace", workspace), ("project", project)) if v
+        }
+        result: dict[str, Any] = await self.call("GET", "/v1/governance", params=params)
+        return result
+
+    async def set_policy(self, policy: dict[str, Any]) -> dict[str, Any]:
+        """Replace one scope's policy: `{scope, workspace?, project?, capture_mode?,
+        retention_days?, max_memories?}`."""
+        result: dict[str, Any] = await self.call("PUT", "/v1/governance", json=policy)
+        return result
+
+    async def clear_policy(
+        self, scope: str, workspace: str | None = None, project: str | None = None
+    ) -> None:
+        params = {"scope": scope} | {
+            k: v for k, v in (("workspace", workspace), ("project", project)) if v
+        }
+        await self.call("DELETE", "/v1/governance", params=params)
+
     # ---- jobs and state --------------------------------------------------------------------
 
     async def consolidate(self, now: str | None = None, timeout_s: float | None = None) -> Any:
@@ -262,24 +286,8 @@ class PcmApi:
             return {"ready": False, "detail": str(exc)}
 
     async def stats(self) -> dict[str, Any]:
-        """Memories by state and pinned, up to `STATS_SCAN` read, and the pipeline backlog."""
-        counts: dict[str, int] = {}
-        pinned = read = 0
-        offset: str | None = None
-        while read < STATS_SCAN:
-            page = await self.list_memories(limit=LIST_MAX, offset=offset)
-            for m in page["items"]:
-                counts[m["state"]] = counts.get(m["state"], 0) + 1
-                pinned += bool(m.get("pinned"))
-            read += len(page["items"])
-            offset = page.get("next_offset")
-            if not offset:
-                break
+        """Exact counts (`GET /v1/stats`: memories by state, pinned, episode records) and
+        the pipeline backlog."""
+        counts: dict[str, Any] = await self.call("GET", "/v1/stats")
         pipeline = await self.pipeline()
-        return {
-            "memories": read,
-            "by_state": counts,
-            "pinned": pinned,
-            "complete": offset is None,
-            "pending": pipeline["pending"],
-        }
+        return counts | {"pending": pipeline["pending"]}

@@ -7,7 +7,8 @@ PCM's HTTP API through `pcm_cli.client`, and answers on stdout as Claude Code ex
   prompt as an automatic capture (`source: "hook"`; slash commands are not stored).
 - PostToolUseFailure, and PostToolUse when its tool response reports an error: store one
   short memory naming the tool, its call and the first lines of the error.
-- PreCompact, Stop: run the consolidation job.
+- PreCompact, Stop: run the consolidation job (Stop at most once per
+  PCM_HOOK_CONSOLIDATE_EVERY_S, 900 s: it fires after every agent response).
 
 A hook never breaks or stalls the agent: every call has a short timeout, and whatever goes
 wrong is one line on stderr with exit status 0 and nothing on stdout. A capture the server
@@ -20,10 +21,12 @@ Scope: project from PCM_PROJECT, else the name of the git top-level of the hook'
 from __future__ import annotations
 
 import asyncio
+import hashlib
 import json
 import os
 import re
 import subprocess
+import time
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -74,12 +77,27 @@ def _float_env(env: Mapping[str, str], name: str, default: float) -> float:
     return value if value > 0 else default
 
 
+def _every_env(env: Mapping[str, str], name: str, default: float) -> float:
+    try:
+        value = float(env.get(name, ""))
+    except ValueError:
+        return default
+    return value if value >= 0 else default
+
+
+def _url_key(url: str) -> str:
+    return hashlib.sha256(url.encode()).hexdigest()[:12]
+
+
 @dataclass(frozen=True)
 class HookConfig:
     recall_timeout_s: float = 5.0
     store_timeout_s: float = 2.0
     job_timeout_s: float = 3.0
     max_context_chars: int = 10_000
+    # Stop runs consolidation at most this often (PreCompact always does); 0: every Stop.
+    consolidate_every_s: float = 900.0
+    state_dir: Path = Path.home() / ".cache" / "pcm" / "hooks"
     project: str | None = None  # PCM_PROJECT, fixed for every cwd
     workspace: str | None = None
     user_id: str | None = None
@@ -92,6 +110,10 @@ class HookConfig:
             store_timeout_s=_float_env(env, "PCM_HOOK_STORE_TIMEOUT_S", 2.0),
             job_timeout_s=_float_env(env, "PCM_HOOK_JOB_TIMEOUT_S", 3.0),
             max_context_chars=int(_float_env(env, "PCM_HOOK_MAX_CONTEXT_CHARS", 10_000)),
+            consolidate_every_s=_every_env(env, "PCM_HOOK_CONSOLIDATE_EVERY_S", 900.0),
+            state_dir=Path(env["PCM_HOOK_STATE_DIR"])
+            if env.get("PCM_HOOK_STATE_DIR")
+            else Path.home() / ".cache" / "pcm" / "hooks",
             project=(env.get("PCM_PROJECT") or None),
             workspace=(env.get("PCM_WORKSPACE") or None),
             user_id=(env.get("PCM_USER_ID") or None),
@@ -284,8 +306,30 @@ class Hook:
         if event in ("PostToolUse", "PostToolUseFailure"):
             await self.tool_result(event, payload)
             return None
-        await self.consolidate()  # PreCompact, Stop
+        if event == "PreCompact" or self._consolidation_due():
+            await self.consolidate()  # PreCompact always; Stop at most once per interval
         return None
+
+    def _consolidation_due(self) -> bool:
+        """Stop fires after every agent response, and a consolidation run reads the whole
+        tenant: run it when the last one (by any hook on this machine, for this server) is
+        older than `consolidate_every_s`. The time is kept in a small state file."""
+        every = self.cfg.consolidate_every_s
+        if every <= 0:
+            return True
+        mark = self.cfg.state_dir / f"consolidated-{_url_key(self.api.url)}"
+        now = time.time()
+        try:
+            if now - mark.stat().st_mtime < every:
+                return False
+        except OSError:
+            pass  # never ran (or unreadable): run it
+        try:
+            mark.parent.mkdir(parents=True, exist_ok=True)
+            mark.touch()
+        except OSError as exc:
+            self.problems.append(f"state file {mark}: {exc}")
+        return True
 
     def _metadata(self, event: str, payload: Mapping[str, Any], **more: Any) -> dict[str, Any]:
         meta: dict[str, Any] = {"hook": event}

@@ -37,6 +37,10 @@ app = typer.Typer(
 )
 hooks_app = typer.Typer(help="Claude Code hooks: install PCM's into a settings file.")
 app.add_typer(hooks_app, name="hooks")
+governance_app = typer.Typer(
+    help="Scope policies: capture mode, retention (days) and a cap on active memories."
+)
+app.add_typer(governance_app, name="governance")
 
 
 def _serve(names: list[str], host: str, port: int) -> None:
@@ -377,6 +381,87 @@ def _default_command() -> str:
     local = Path(sys.executable).with_name("pcm")
     found = str(local) if local.exists() else shutil.which("pcm")
     return shlex.quote(found) if found else "pcm"
+
+
+class CaptureModeName(StrEnum):
+    all = "all"
+    manual_only = "manual_only"
+    hooks_only = "hooks_only"
+
+
+def _policy_scope(workspace: str | None, project: str | None) -> dict[str, str]:
+    """A policy is set on a project, else a workspace, else global (never both names)."""
+    if project and workspace:
+        raise typer.BadParameter("a policy is set on a project or on a workspace, not both")
+    if project:
+        return {"scope": "project", "project": project}
+    if workspace:
+        return {"scope": "workspace", "workspace": workspace}
+    return {"scope": "global"}
+
+
+@governance_app.command("show")
+def governance_show(
+    workspace: Workspace = None,
+    project: Project = None,
+    as_json: AsJson = False,
+) -> None:
+    """Every policy of the tenant; with --project or --workspace also the one in force there
+    (inherited fields resolved)."""
+    where = _policy_scope(workspace, project) if (workspace or project) else {}
+    out = _call(_api().policies(**where))
+    if as_json:
+        _print_json(out)
+        return
+    for p in out["policies"]:
+        name = p.get("project") or p.get("workspace") or ""
+        scope = f"{p['scope']}:{name}" if name else p["scope"]
+        typer.echo(
+            f"{scope:30}  capture {p.get('capture_mode') or '-':12}  "
+            f"retention {p.get('retention_days') or '-'} d  cap {p.get('max_memories') or '-'}"
+        )
+    if not out["policies"]:
+        typer.echo("no policies (everything captured, kept forever, no cap)")
+    if "effective" in out:
+        e = out["effective"]
+        typer.echo(
+            f"in force: capture {e['capture_mode']}, retention "
+            f"{e['retention_days'] or 'none'}, cap {e['max_memories'] or 'none'}"
+        )
+
+
+@governance_app.command("set")
+def governance_set(
+    workspace: Workspace = None,
+    project: Project = None,
+    capture: Annotated[
+        CaptureModeName | None, typer.Option(help="which captures the scope keeps")
+    ] = None,
+    retention_days: Annotated[
+        int | None, typer.Option(min=1, help="delete memories created longer ago")
+    ] = None,
+    max_memories: Annotated[
+        int | None, typer.Option(min=1, help="archive the weakest over this many active")
+    ] = None,
+) -> None:
+    """Replace the policy of a project, a workspace, or (neither given) the tenant's
+    default; options left out inherit from the wider scope."""
+    policy: dict[str, Any] = _policy_scope(workspace, project)
+    if capture is not None:
+        policy["capture_mode"] = capture.value
+    if retention_days is not None:
+        policy["retention_days"] = retention_days
+    if max_memories is not None:
+        policy["max_memories"] = max_memories
+    _print_json(_call(_api().set_policy(policy)))
+
+
+@governance_app.command("clear")
+def governance_clear(workspace: Workspace = None, project: Project = None) -> None:
+    """Remove the policy of a project, a workspace, or (neither given) the tenant's default."""
+    where = _policy_scope(workspace, project)
+    _call(_api().clear_policy(**where))
+    typer.echo(f"cleared {where.get('project') or where.get('workspace') or 'global'}")
 
 
 @hooks_app.command("install")

@@ -20,9 +20,9 @@ from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ResourceError, ToolError
 
 from pcm_cli import client
-from pcm_cli.client import DEFAULT_URL, DEV_KEY, STATS_SCAN, PcmApi
+from pcm_cli.client import DEFAULT_URL, DEV_KEY, PcmApi
 
-__all__ = ["DEFAULT_URL", "DEV_KEY", "STATS_SCAN", "PcmApi", "PcmError", "build", "from_env"]
+__all__ = ["DEFAULT_URL", "DEV_KEY", "PcmApi", "PcmError", "build", "from_env"]
 
 
 class PcmError(client.PcmError, ToolError):

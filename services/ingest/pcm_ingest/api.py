@@ -92,6 +92,30 @@ async def list_memories(
     return MemoryPage(items=items, next_offset=nxt)
 
 
+@router.get("/stats")
+async def stats(
+    tenant: Tenant,
+    svc: Svc,
+    scope: Scope | None = None,
+    workspace: Annotated[str | None, Query(max_length=200)] = None,
+    project: Annotated[str | None, Query(max_length=200)] = None,
+    user_id: Annotated[str | None, Query(max_length=200)] = None,
+) -> dict[str, Any]:
+    """Exact counts of the tenant's memories (optionally of one scope, workspace, project or
+    user): by state, pinned, and the episode records consolidation made (not memories)."""
+    where: dict[str, Any] = {
+        k: v.value if isinstance(v, Scope) else v
+        for k, v in (
+            ("scope", scope),
+            ("workspace", workspace),
+            ("project", project),
+            ("user_id", user_id),
+        )
+        if v is not None
+    }
+    return await svc.stats(tenant, where)
+
+
 @router.get("/memories/{memory_id}")
 async def get_memory(memory_id: str, tenant: Tenant, svc: Svc) -> dict[str, Any]:
     found = await svc.get(tenant, _valid_id(memory_id))

@@ -216,6 +216,21 @@ class WriteFirewall:
         with _detecting():
             return [self._screen(t) for t in texts]
 
+    def secrets_in_names(self, names: list[str]) -> dict[str, list[str]]:
+        """The names (user ids, workspaces, projects, episodes) that carry a secret, with
+        its kinds. A name is an identifier, never rewritten, so any secret in one blocks
+        the write unless secrets are allowed; PII is fine there (a user id may be an
+        e-mail address)."""
+        if self.secrets is Action.ALLOW or not names:
+            return {}
+        out: dict[str, list[str]] = {}
+        with _detecting():
+            for name in names:
+                kinds = sorted({f.kind for f in _secret_spans(name)})
+                if kinds:
+                    out[name] = kinds
+        return out
+
     def _screen(self, text: str) -> Screened:
         found: list[Finding] = []
         if self.secrets is not Action.ALLOW:

@@ -19,6 +19,8 @@ from pcm_common.domain.memory import (
     Importance,
     MemoryRecord,
     Scope,
+    Source,
+    State,
     Strength,
     as_utc,
     text_hash,
@@ -36,7 +38,7 @@ from pcm_common.stores.governance import GovernanceStore
 from pcm_common.stores.vectors import Filter, ScoredPoint, SearchQuery, VectorPoint
 from pcm_common.telemetry import MEMORIES_WRITTEN, get_logger
 from pcm_ingest.episodes import EpisodeAssigner
-from pcm_ingest.firewall import SecretDetected, WriteFirewall
+from pcm_ingest.firewall import Screened, SecretDetected, WriteFirewall
 from pcm_ingest.schemas import MemoryIn, MemoryPatch, StoreResult
 from pcm_ingest.settings import IngestSettings
 
@@ -71,6 +73,17 @@ def _scope_key(fields: dict[str, Any]) -> tuple[str, str, str, str]:
         str(fields.get("project") or ""),
         str(fields.get("user_id") or ""),
     )
+
+
+def _names(item: MemoryIn) -> list[tuple[str, str]]:
+    """The identifiers a write names, which the firewall screens for secrets."""
+    fields = (
+        ("user_id", item.user_id),
+        ("workspace", item.workspace),
+        ("project", item.project),
+        ("episode", item.episode),
+    )
+    return [(f, v) for f, v in fields if v]
 
 
 # What `_twin` reads of the nearest stored memory: whole payloads (~30 fields turned into
@@ -132,7 +145,12 @@ class IngestService:
         texts = [item.text for item in items] + [
             json.dumps(items[i].metadata, default=str) for i in with_meta
         ]
-        every = await asyncio.to_thread(self.firewall.screen_many, texts)
+        names = sorted({v for item in items for _, v in _names(item)})
+
+        def run() -> tuple[list[Screened], dict[str, list[str]]]:
+            return self.firewall.screen_many(texts), self.firewall.secrets_in_names(names)
+
+        every, bad_names = await asyncio.to_thread(run)
         screened, metas = every[: len(items)], every[len(items) :]
         bad = [
             {"index": i, "kinds": s.blocked_kinds} for i, s in enumerate(screened) if s.blocked
@@ -141,6 +159,13 @@ class IngestService:
             for i, s in zip(with_meta, metas, strict=True)
             if s.blocked
         ]
+        if bad_names:
+            bad += [
+                {"index": i, "field": field, "kinds": bad_names[v]}
+                for i, item in enumerate(items)
+                for field, v in _names(item)
+                if v in bad_names
+            ]
         if bad:
             log.info("write_blocked", tenant=tenant, items=bad)
             raise SecretDetected(bad)
@@ -386,6 +411,28 @@ class IngestService:
     ) -> tuple[list[dict[str, Any]], str | None]:
         points, nxt = await self.res.vectors.scroll(tenant, flt=flt, limit=limit, offset=offset)
         return [present(p.payload) for p in points], nxt
+
+    async def stats(self, tenant: str, where: dict[str, Any]) -> dict[str, Any]:
+        """Counts by state and pinned among the memories matching `where`, and the
+        episode records among them (counted apart: they are derived, not memories)."""
+        records = {"source": Source.CONSOLIDATION.value}
+        count = self.res.vectors.count
+        states = [s.value for s in State]
+        totals = await asyncio.gather(
+            *(
+                count(tenant, Filter(must={**where, "state": st}, must_not=records))
+                for st in states
+            ),
+            count(tenant, Filter(must={**where, "pinned": True}, must_not=records)),
+            count(tenant, Filter(must={**where, **records})),
+        )
+        by_state = dict(zip(states, totals[: len(states)], strict=True))
+        return {
+            "memories": sum(by_state.values()),
+            "by_state": by_state,
+            "pinned": totals[len(states)],
+            "episode_records": totals[len(states) + 1],
+        }
 
     async def patch(self, tenant: str, memory_id: str, patch: MemoryPatch) -> dict[str, Any] | None:
         found = await self.res.vectors.get(tenant, [memory_id])

@@ -55,6 +55,8 @@ RelationType = Literal[
     "PLANS",
     "STUDIES",
     "HAPPENED_ON",
+    # Classification ("Rex is a poodle", "Kafka is our event bus"): the whitepaper's 25th.
+    "IS_A",
 ]
 
 ENTITY_TYPES: frozenset[str] = frozenset(get_args(EntityType))

@@ -150,3 +150,39 @@ def test_parse_verdict_and_factory() -> None:
     assert isinstance(make_judge("llm", model="ollama/x"), LlmJudge)
     with pytest.raises(ValueError):
         make_judge("oracle")
+
+
+STANDUPS = [
+    "The team standup is at 9:30 every morning.",
+    "Standup notes: Mira demoed the new search page.",
+    "Standup ran long today, 25 minutes.",
+    "Standup: Jonas is out until Friday.",
+]
+
+
+def _standups() -> list[MemoryRecord]:
+    # Nearest first, as the sweeper passes a family: not the prompt's (time) order.
+    return [rec(t, d) for t, d in zip(STANDUPS, (6, 2, 0, 4), strict=True)]
+
+
+async def test_llm_judge_says_which_memory_an_update_replaces() -> None:
+    family = _standups()
+    msgs = build_messages(rec("The standup moves to 10:15 from next week.", 10), family)
+    user = msgs[1]["content"]
+    # Shown oldest first and numbered: the 9:30 memory (day 6, family[0]) is n=4.
+    assert user.index('n="4"') < user.index("9:30") < user.index("New memory")
+    assert user.index('n="1"') < user.index("25 minutes") < user.index('n="2"')
+    reply = '{"score": 0.2, "differs": "", "usual": "", "updates": 4}'
+    judge = LlmJudge("openai/gpt-4o-mini", mock_response=reply)
+    v = await judge.judge(rec("The standup moves to 10:15 from next week.", 10), family)
+    assert v.updates == 0 and family[v.updates].text == STANDUPS[0]
+    assert judge.decides_supersession and not LocalJudge().decides_supersession
+
+
+@pytest.mark.parametrize(("updates", "expected"), [("null", None), ("9", None), ("4", 0)])
+def test_an_update_the_prompt_did_not_show_is_ignored(updates: str, expected: int | None) -> None:
+    family = _standups()  # days 6, 2, 0, 4: shown as n=1..4 = family[2], [1], [3], [0]
+    reply = f'{{"score": 0.1, "differs": "", "usual": "", "updates": {updates}}}'
+    assert parse_verdict(reply, family).updates == expected
+    with pytest.raises(ValueError):
+        parse_verdict('{"score": 0.1, "differs": "", "usual": "", "updates": 0}', family)

@@ -1,11 +1,15 @@
-"""The sweeper's judging plan: payloads read once give what reading them again gives."""
+"""The sweeper's judging plan: payloads read once give what reading them again gives; and
+which family member a judged memory supersedes."""
 
 from __future__ import annotations
 
 from typing import Any
 
+from pcm_common.domain.memory import MemoryRecord
+from pcm_common.judge import Verdict
+from pcm_common.judge.local import LocalJudge
 from pcm_common.stores.vectors import ScoredPoint
-from pcm_sweeper.judging import Judging, _routine_item, event_count
+from pcm_sweeper.judging import Judgement, Judging, _routine_item, event_count
 from tests.unit.test_judges import RUNS, rec
 
 
@@ -41,3 +45,32 @@ def test_a_malformed_payload_is_its_own_error() -> None:
     good = _point(3)
     out = Judging.memories([bad, good])
     assert isinstance(out[0], Exception) and not isinstance(out[1], Exception)
+
+
+class _Decides(LocalJudge):
+    decides_supersession = True
+
+
+def test_supersession_follows_a_judge_that_decides_it() -> None:
+    """With a deciding judge the model's choice stands (if eligible), and "no update" is
+    not second-guessed by the rules; with the local judge the rules decide."""
+    old = _point(1)
+    old.payload["text"] = "The team standup is at 9:30 every morning."
+    other_user = _point(2, user="other")
+    pinned = _point(3)
+    pinned.payload["pinned"] = True
+    new = _point(40)
+    new.payload["text"] = "The team standup is now at 10:15 every morning."
+    old.score = 0.9
+    family = [old, other_user, pinned]
+    j = Judgement(new, MemoryRecord.from_payload(new.payload), family, None)
+
+    deciding = Judging(res=Any, judge=_Decides())  # type: ignore[arg-type]
+    assert deciding._supersedes(j, Verdict(score=0.1, updates=0)) == old.id
+    assert deciding._supersedes(j, Verdict(score=0.1, updates=None)) is None
+    assert deciding._supersedes(j, Verdict(score=0.1, updates=1)) is None  # another user
+    assert deciding._supersedes(j, Verdict(score=0.1, updates=2)) is None  # pinned
+    assert deciding._supersedes(j, Verdict(score=0.1, updates=7)) is None  # not in the family
+    # No verdict (a family too small to judge): the rules decide, as with the local judge.
+    rules = Judging(res=Any, judge=LocalJudge())  # type: ignore[arg-type]
+    assert deciding._supersedes(j, None) == rules._supersedes(j, Verdict(score=0.1)) == old.id

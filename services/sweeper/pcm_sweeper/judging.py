@@ -338,7 +338,7 @@ class Judging:
                 )
             # With what the judge keeps for later judgements of this memory's family.
             patch = {"surprisal": surprisal, **self.judge.stored_features(j.memory)}
-            old = self._supersedes(j)
+            old = self._supersedes(j, verdict)
             if old is not None:
                 patch["supersedes"] = old
                 replaced.append((old, {"state": "superseded", "superseded_by": j.point.id}))
@@ -361,23 +361,35 @@ class Judging:
                 score=patch["surprisal"]["score"],
             )
 
-    def _supersedes(self, j: Judgement) -> str | None:
-        """The family member the judged memory supersedes (`domain.supersession`): one of
-        the same user, active and not pinned (a pin changes only when asked). None when
-        off. A memory an earlier delivery linked already keeps that link (its older
-        memory is left out of the family by now, and its state is written again)."""
+    def _supersedes(self, j: Judgement, verdict: Verdict | None = None) -> str | None:
+        """The family member the judged memory supersedes: one of the same user, active and
+        not pinned (a pin changes only when asked); the model's choice when the judge
+        decides supersession and gave a verdict, else the rules (`domain.supersession`).
+        None when off. A memory an earlier delivery linked already keeps that link (its
+        older memory is left out of the family by now, and its state is written again)."""
         if not self.config.supersession:
             return None
         linked = j.point.payload.get("supersedes")
         if linked:
             return str(linked)
         user = j.point.payload.get("user_id")
+
+        def eligible(f: ScoredPoint) -> bool:
+            return (
+                f.payload.get("user_id") == user
+                and not f.payload.get("pinned")
+                and f.payload.get("state", "active") == "active"
+            )
+
+        if verdict is not None and self.judge.decides_supersession:
+            if verdict.updates is None or not 0 <= verdict.updates < len(j.family):
+                return None
+            chosen = j.family[verdict.updates]
+            return chosen.id if eligible(chosen) else None
         earlier = [
             supersession.Earlier(f.id, str(f.payload.get("text") or ""), f.score)
             for f in j.family
-            if f.payload.get("user_id") == user
-            and not f.payload.get("pinned")
-            and f.payload.get("state", "active") == "active"
+            if eligible(f)
         ]
         return supersession.superseded(j.memory.text, earlier)
 

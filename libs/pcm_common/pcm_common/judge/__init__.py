@@ -68,9 +68,16 @@ class Verdict(BaseModel):
     differs: str = ""
     usual: str = ""
     kind: str = ""  # value | category | content | "" (informational; not part of the port)
+    # The family member (its position in the family the judge was given) that the memory
+    # updates, when the judge decides supersession (`Judge.decides_supersession`).
+    updates: int | None = None
 
 
 class Judge(ABC):
+    # Whether verdicts say which family member a memory updates (`Verdict.updates`); the
+    # sweeper then follows the judge, else its supersession rules.
+    decides_supersession: bool = False
+
     @abstractmethod
     async def judge(self, memory: MemoryRecord, family: Sequence[Earlier]) -> Verdict:
         """Judge `memory` against its family (earlier memories, nearest first). Raises on a

@@ -480,3 +480,13 @@ async def test_same_text_of_two_users_stays_two_memories(client_a: httpx.AsyncCl
             for c in (await client_a.post("/v1/recall", json=body)).json()["situational_context"]
         ]
         assert found[:1] == [ids[user]]
+
+
+async def test_openapi_describes_the_store_result(client_a: httpx.AsyncClient) -> None:
+    schema = (await client_a.get("/openapi.json")).json()["components"]["schemas"]
+    result = schema["StoreResult"]
+    assert set(result["properties"]) == {"id", "status", "reason"}
+    assert "skipped" in result["properties"]["status"]["enum"]
+    assert {"/v1/governance", "/v1/stats"} <= set(
+        (await client_a.get("/openapi.json")).json()["paths"]
+    )

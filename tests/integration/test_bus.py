@@ -7,7 +7,7 @@ import json
 
 from redis.asyncio import Redis
 
-from pcm_common.bus import Bus, pipeline_status
+from pcm_common.bus import Bus, pipeline_status, trim_processed
 from pcm_common.config import PcmSettings
 from pcm_common.events import STREAM_DLQ, MemoryWritten
 from tests.conftest import TEST_REDIS
@@ -63,4 +63,32 @@ async def test_pipeline_status_counts_unprocessed_entries() -> None:
     # Both groups on pcm.memory.written have not seen the entry yet.
     assert status["pending"] == 2
     assert status["streams"]["pcm.memory.written"]["groups"]["graph-extractor"]["lag"] == 1
+    await redis.aclose()
+
+
+async def test_trim_drops_only_what_every_group_processed() -> None:
+    """Processed entries go (their texts with them); unread and pending ones stay, and the
+    pipeline status still counts what is left to do."""
+    redis = Redis.from_url(REDIS)
+    await redis.flushdb()
+    stream, groups = "trim.stream", ("g1", "g2")
+    for g in groups:
+        await redis.xgroup_create(stream, g, id="0", mkstream=True)
+    ids = [await redis.xadd(stream, {"data": f"text {n}"}) for n in range(10)]
+    # g1 read and acknowledged 6; g2 read 6 and acknowledged the first 4 (2 pending).
+    for g, acked in (("g1", 6), ("g2", 4)):
+        got = await redis.xreadgroup(g, "c", {stream: ">"}, count=6)
+        read = [entry_id for entry_id, _ in got[0][1]]
+        await redis.xack(stream, g, *read[:acked])
+    assert await trim_processed(redis, {stream: groups}) == {stream: 4}
+    left = [entry_id for entry_id, _ in await redis.xrange(stream)]
+    assert left == ids[4:]  # g2's two pending entries and everything unread
+    # Nothing more to drop until g2 acknowledges; a group that does not exist yet keeps all.
+    assert await trim_processed(redis, {stream: groups}) == {}
+    assert await trim_processed(redis, {stream: (*groups, "g3")}) == {}
+    await redis.xack(stream, "g2", *ids[4:6])
+    assert await trim_processed(redis, {stream: groups}) == {stream: 1}  # up to g2's last read
+    infos = {i["name"].decode(): i for i in await redis.xinfo_groups(stream)}
+    assert [infos[g]["lag"] for g in groups] == [4, 4]  # the lag still counts what is unread
+    await redis.flushdb()
     await redis.aclose()

@@ -119,7 +119,7 @@ async def test_a_secret_in_a_gated_batch_names_its_place(
 
 
 async def test_retention_deletes_what_expired_but_never_a_pin(
-    client_a: httpx.AsyncClient, project: str
+    client_a: httpx.AsyncClient, client_b: httpx.AsyncClient, project: str
 ) -> None:
     old = (NOW - timedelta(days=90)).isoformat()
     expired = (await store(client_a, project, "The old VPN host was vpn1.", created_at=old)).json()
@@ -129,15 +129,44 @@ async def test_retention_deletes_what_expired_but_never_a_pin(
         )
     ).json()
     fresh = (await store(client_a, project, "The VPN host is vpn2 now.")).json()
+    # Restated yesterday: retention counts from when a memory was last stated.
+    restated = "The build cache lives on the NAS in rack 3."
+    kept = (await store(client_a, project, restated, created_at=old)).json()
+    again = await store(
+        client_a, project, restated, created_at=(NOW - timedelta(days=1)).isoformat()
+    )
+    assert again.json() == {"id": kept["id"], "status": "reinforced"}
+    # An old episode, consolidated into a record: the record goes with its sources.
+    session = [
+        "Planned the Birch migration with Ines.",
+        "Ines found 14 orphaned invoice rows in Birch.",
+        "Fixed the Birch rows and reran the dry run.",
+    ]
+    for n, text in enumerate(session):
+        at = (NOW - timedelta(days=90) + timedelta(minutes=5 * n)).isoformat()
+        await store(client_a, project, text, created_at=at, episode=f"birch-{project}")
+    # Another tenant's old memory in a project of the same name: not a's policy.
+    theirs = await store(client_b, project, "Tenant b: the VPN host was vpn1.", created_at=old)
     await settle(client_a)
+    r = await client_a.post("/v1/jobs/consolidation", json={"now": NOW.isoformat()})
+    assert r.status_code == 200 and r.json()["changed"] >= 1, r.text
+    await settle(client_a)
+    r = await client_a.get("/v1/stats", params={"project": project})
+    assert r.json()["episode_records"] == 1, r.text
     await put(client_a, scope="project", project=project, retention_days=30)
 
     r = await client_a.post("/v1/jobs/governance", json={"now": NOW.isoformat()})
-    assert r.status_code == 200 and r.json()["changed"] == 1, r.text
+    assert r.status_code == 200 and r.json()["changed"] == 4, r.text
     assert (await client_a.get(f"/v1/memories/{expired['id']}")).status_code == 404
-    assert await ids_in(client_a, project) == {pin["id"], fresh["id"]}
+    assert await ids_in(client_a, project) == {pin["id"], fresh["id"], kept["id"]}
+    assert (await client_b.get(f"/v1/memories/{theirs.json()['id']}")).status_code == 200
     r = await client_a.post("/v1/jobs/governance", json={"now": NOW.isoformat()})
     assert r.json()["changed"] == 0  # idempotent
+    # A simulated clock cannot run this job ahead of real time: nothing more expires.
+    later = (NOW + timedelta(days=400)).isoformat()
+    r = await client_a.post("/v1/jobs/governance", json={"now": later})
+    assert r.json()["changed"] == 0
+    await client_b.delete(f"/v1/memories/{theirs.json()['id']}")
 
 
 async def test_cap_archives_the_weakest_and_keeps_them_searchable(
@@ -216,6 +245,8 @@ async def test_policies_are_per_tenant_and_bad_ones_are_refused(
     r = await client_a.get("/v1/governance", params={"scope": "project", "project": project})
     assert r.json()["effective"]["capture_mode"] == "manual_only"
     assert (await client_a.get("/v1/governance")).status_code == 200
-    assert (
-        await httpx.AsyncClient(base_url=str(client_a.base_url)).get("/v1/governance")
-    ).status_code == 401
+    async with httpx.AsyncClient(base_url=str(client_a.base_url)) as anonymous:
+        assert (await anonymous.get("/v1/governance")).status_code == 401
+    # Episode records are PCM's own: a client cannot write one.
+    r = await store(client_a, project, "Pretending to be a record.", source="consolidation")
+    assert r.status_code == 422, r.text

@@ -39,7 +39,7 @@ tags = st.builds(Affect, valence=st.floats(-1.0, 1.0), arousal=unit, complexity=
 def test_tags_read_crisis_calm_and_deliberation() -> None:
     panic, crisis, stack, design = map(classify, (PANIC, CRISIS, STACK, DESIGN))
     assert panic.arousal > 0.6 and panic.valence < 0
-    assert crisis.arousal >= 0.5
+    assert crisis.arousal >= 0.4 > stack.arousal
     assert stack.arousal < 0.2 and stack.complexity < 0.3
     assert design.complexity > 0.5 and design.arousal < 0.3
     assert classify("I am so sad, my dog died").valence < -0.5
@@ -70,12 +70,17 @@ PLAIN_QUESTIONS = [
     "What events has Caroline participated in to help children?",
     "When did Joanna's laptop crash?",
     "What alternative career might Nate consider after gaming?",
+    # Coding talk: urgency words alone are not an incident.
+    "Can you help me write down the failing tests?",
+    "Fix the failing test in the CLI, it times out",
+    "Why does the README say the SDK needs a JWT?",
 ]
 
 
 def test_no_plain_question_is_charged() -> None:
     """The gate is why state-dependent recall costs LoCoMo nothing: questions about
-    people's lives do not reach the default charge, so each is ranked as without affect.
+    people's lives (and everyday coding requests) do not reach the default charge, so each
+    is ranked as without affect.
     On the dev set (when this checkout has it next to it): every one of its questions."""
     questions = list(PLAIN_QUESTIONS)
     for data in (LOCOMO_PATH, Path("/work/shared/data/locomo_dev.json")):

@@ -20,7 +20,9 @@ from pcm_common.domain.governance import (
     chain,
     effective,
     expired,
+    last_stated,
     over_cap,
+    scope_key,
 )
 from pcm_common.domain.memory import Scope, Source
 
@@ -80,6 +82,24 @@ def test_chain_names_the_scopes_a_memory_belongs_to() -> None:
 )
 def test_capture_modes(mode: CaptureMode, source: Source, kept: bool) -> None:
     assert admits(mode, source) is kept
+
+
+def test_retention_counts_from_when_a_memory_was_last_stated() -> None:
+    created = NOW - timedelta(days=90)
+    repeat = (NOW - timedelta(days=3)).isoformat()
+    edit = (NOW - timedelta(days=40)).isoformat()
+    assert last_stated(created, [], []) == created
+    assert last_stated(created, [repeat], [edit, None, "garbled"]) == NOW - timedelta(days=3)
+    assert not expired(last_stated(created, [repeat], []), 30, NOW)
+    assert expired(last_stated(created, [], [edit]), 30, NOW)
+    # A naive date (written without a zone) is UTC.
+    assert last_stated(created, ["2026-05-31T00:00:00"], []) == datetime(2026, 5, 31, tzinfo=UTC)
+
+
+def test_stray_names_do_not_make_a_scope_of_their_own() -> None:
+    assert scope_key("global", "acme", "api") == ("global", "", "")
+    assert scope_key("workspace", "acme", "api") == ("workspace", "acme", "")
+    assert scope_key("project", "acme", "api") == ("project", "acme", "api")
 
 
 def test_retention() -> None:
@@ -171,6 +191,9 @@ def test_gate_skips_predictable_captures(text: str) -> None:
         "Never push on Fridays",
         "ok so the deploy failed because the staging token expired yesterday",
         "yes yes yes yes yes yes yes yes yes",  # longer than a reply
+        "Никогда не деплой по пятницам",  # words of another script are words
+        "本番環境には金曜日にデプロイしない",
+        "Ça marche, on déploie jeudi",
     ],
 )
 def test_gate_keeps_what_carries_something(text: str) -> None:

@@ -127,9 +127,10 @@ def test_merge_keeps_everything_and_is_idempotent() -> None:
     assert theirs["hooks"]["UserPromptSubmit"][0]["hooks"][0]["command"].startswith("/old")
     assert once["env"] == {"FOO": "1"}
     ups = once["hooks"]["UserPromptSubmit"]
-    assert len(ups) == 1 and ups[0]["hooks"][0]["command"] == "pcm hook UserPromptSubmit"
+    assert len(ups) == 1
+    assert ups[0]["hooks"][0]["command"] == "pcm hook UserPromptSubmit || true"
     starts = [h["command"] for g in once["hooks"]["SessionStart"] for h in g["hooks"]]
-    assert starts == ["x", "pcm hook SessionStart"]
+    assert starts == ["x", "pcm hook SessionStart || true"]
     assert set(once["hooks"]) == set(INSTALLED)
     assert merge_settings(once, "pcm") == once
     assert json.loads(json.dumps(once)) == once
@@ -139,8 +140,13 @@ def test_merge_keeps_everything_and_is_idempotent() -> None:
     stops = [
         h["command"] for g in merge_settings(other, "pcm")["hooks"]["Stop"] for h in g["hooks"]
     ]
-    assert stops == ["run-pcm hook Stop", "pcm hook Stop"]
+    assert stops == ["run-pcm hook Stop", "pcm hook Stop || true"]
     assert merge_settings({"hooks": None}, "pcm")["hooks"].keys() == set(INSTALLED)
+    # A quoted path with spaces (as the installer writes one) is recognised again.
+    quoted = merge_settings({}, "'/opt/my tools/pcm'")
+    assert merge_settings(quoted, "'/opt/my tools/pcm'") == quoted
+    commands = [h["command"] for g in quoted["hooks"]["Stop"] for h in g["hooks"]]
+    assert commands == ["'/opt/my tools/pcm' hook Stop || true"]
 
 
 def test_stop_consolidates_at_most_once_per_interval(tmp_path: Path) -> None:
@@ -150,7 +156,10 @@ def test_stop_consolidates_at_most_once_per_interval(tmp_path: Path) -> None:
     assert not Hook(api, cfg)._consolidation_due()  # marked a moment ago
     other = PcmApi("http://127.0.0.1:2", "k")  # another server has its own mark
     assert Hook(other, cfg)._consolidation_due()
-    mark = tmp_path / "state" / f"consolidated-{_url_key(api.url)}"
+    tenant = PcmApi("http://127.0.0.1:1", "another-key")  # so has another tenant's key
+    assert Hook(tenant, cfg)._consolidation_due()
+    assert not any("another-key" in p.name for p in (tmp_path / "state").iterdir())
+    mark = tmp_path / "state" / f"consolidated-{_url_key(api.url, api.key)}"
     old = time.time() - 901
     os.utime(mark, (old, old))
     assert Hook(api, cfg)._consolidation_due()  # the interval has passed

@@ -203,7 +203,7 @@ def test_shared_settings_and_secret_keys() -> None:
 
 def test_services_and_ingress_route_to_http_deployments() -> None:
     objs = _base()
-    for name in ("ingest", "recall"):
+    for name in ("ingest", "recall", "sweeper"):
         svc = _find(objs, "Service", name)
         dep = _find(objs, "Deployment", name)
         labels = dep["spec"]["template"]["metadata"]["labels"]
@@ -219,6 +219,8 @@ def test_services_and_ingress_route_to_http_deployments() -> None:
     assert routes["/v1/memories:batch"] == "ingest"
     assert routes["/v1/recall"] == "recall"
     assert routes["/v1/pipeline"] in ("ingest", "recall")
+    assert routes["/v1/stats"] == routes["/v1/governance"] == "ingest"
+    assert routes["/v1/jobs"] == "sweeper"
     service_names = {o["metadata"]["name"] for o in objs if o["kind"] == "Service"}
     assert set(routes.values()) <= service_names
 

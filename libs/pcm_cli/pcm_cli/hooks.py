@@ -85,8 +85,9 @@ def _every_env(env: Mapping[str, str], name: str, default: float) -> float:
     return value if value >= 0 else default
 
 
-def _url_key(url: str) -> str:
-    return hashlib.sha256(url.encode()).hexdigest()[:12]
+def _url_key(url: str, key: str = "") -> str:
+    """Names a server and tenant (the API key, hashed: never written out)."""
+    return hashlib.sha256(f"{url}\n{key}".encode()).hexdigest()[:12]
 
 
 @dataclass(frozen=True)
@@ -119,10 +120,16 @@ class HookConfig:
             user_id=(env.get("PCM_USER_ID") or None),
         )
 
-    @property
-    def budget_s(self) -> float:
-        """The most one hook may take, whatever happens (a recall and a store, plus slack)."""
-        return self.recall_timeout_s + self.store_timeout_s + self.job_timeout_s + 1.0
+    def budget_for(self, event: str) -> float:
+        """The most this event's hook may take: the calls it makes, plus slack; inside
+        Claude Code's own limit for the event (`SETTINGS_TIMEOUT_S`)."""
+        calls = {
+            "SessionStart": self.recall_timeout_s,
+            "UserPromptSubmit": self.recall_timeout_s + self.store_timeout_s,
+            "PostToolUse": self.store_timeout_s,
+            "PostToolUseFailure": self.store_timeout_s,
+        }.get(event, self.job_timeout_s)
+        return calls + 1.0
 
 
 @dataclass(frozen=True)
@@ -317,7 +324,7 @@ class Hook:
         every = self.cfg.consolidate_every_s
         if every <= 0:
             return True
-        mark = self.cfg.state_dir / f"consolidated-{_url_key(self.api.url)}"
+        mark = self.cfg.state_dir / f"consolidated-{_url_key(self.api.url, self.api.key)}"
         now = time.time()
         try:
             if now - mark.stat().st_mtime < every:
@@ -441,9 +448,9 @@ def run_hook(
     try:
         payload = parse_payload(raw)
         hook = Hook(api or PcmApi.from_env(timeout=cfg.recall_timeout_s), cfg)
-        out = asyncio.run(asyncio.wait_for(hook.run(name, payload), cfg.budget_s))
+        out = asyncio.run(asyncio.wait_for(hook.run(name, payload), cfg.budget_for(name)))
     except TimeoutError:
-        return "", f"pcm hook {name}: gave up after {cfg.budget_s:g} s"
+        return "", f"pcm hook {name}: gave up after {cfg.budget_for(name):g} s"
     except Exception as exc:  # a hook must never break the agent
         return "", _one_line(f"pcm hook {name}: {type(exc).__name__}: {exc}")
     problem = _one_line(f"pcm hook {name}: {'; '.join(hook.problems)}") if hook.problems else ""
@@ -456,16 +463,20 @@ def run_hook(
 def hook_entry(event: str, command: str) -> dict[str, Any]:
     return {
         "type": "command",
-        "command": f"{command} hook {event}",
+        # `|| true`: a hook that cannot run (an older pcm without `hook`, a usage error: exit
+        # 2) must not block the agent; Claude Code reads exit 2 as "block".
+        "command": f"{command} hook {event} || true",
         "timeout": SETTINGS_TIMEOUT_S.get(event, DEFAULT_SETTINGS_TIMEOUT_S),
     }
 
 
 def _is_ours(hook: Any, event: str) -> bool:
-    """A hook command that runs `pcm hook EVENT`, whatever launches pcm (a path, uv run)."""
+    """A hook command that runs `pcm hook EVENT`, whatever launches pcm (a path, a quoted
+    path with spaces, uv run), with or without `|| true`."""
     if not isinstance(hook, dict) or not isinstance(hook.get("command"), str):
         return False
-    return re.search(rf"(^|[\s/\\])pcm(\.exe)? hook {event}(\s|$)", hook["command"]) is not None
+    pattern = rf"(^|[\s/\\])pcm(\.exe)?['\"]?\s+hook\s+{event}(\s|$)"
+    return re.search(pattern, hook["command"]) is not None
 
 
 def merge_settings(settings: dict[str, Any], command: str) -> dict[str, Any]:

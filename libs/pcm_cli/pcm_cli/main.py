@@ -342,7 +342,8 @@ def consolidate(
 
 @app.command()
 def stats() -> None:
-    """Memories by state and pinned (up to 10,000 read) and the pipeline backlog, as JSON."""
+    """Exact counts of memories by state, pinned and episode records, and the pipeline
+    backlog, as JSON."""
     _print_json(_call(_api().stats()))
 
 
@@ -407,8 +408,14 @@ def governance_show(
     as_json: AsJson = False,
 ) -> None:
     """Every policy of the tenant; with --project or --workspace also the one in force there
-    (inherited fields resolved)."""
-    where = _policy_scope(workspace, project) if (workspace or project) else {}
+    (inherited fields resolved; a project named with its workspace resolves through it)."""
+    where: dict[str, str] = {}
+    if project:
+        where = {"scope": "project", "project": project}
+        if workspace:
+            where["workspace"] = workspace
+    elif workspace:
+        where = {"scope": "workspace", "workspace": workspace}
     out = _call(_api().policies(**where))
     if as_json:
         _print_json(out)
@@ -445,7 +452,8 @@ def governance_set(
     ] = None,
 ) -> None:
     """Replace the policy of a project, a workspace, or (neither given) the tenant's
-    default; options left out inherit from the wider scope."""
+    default. It replaces the whole policy: an option left out is not kept from the old one
+    but inherited from the wider scope (no options at all clears the policy)."""
     policy: dict[str, Any] = _policy_scope(workspace, project)
     if capture is not None:
         policy["capture_mode"] = capture.value

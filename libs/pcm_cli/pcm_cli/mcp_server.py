@@ -137,7 +137,8 @@ def build(api: PcmApi) -> MCPServer:
 
     @server.tool()
     async def stats() -> dict[str, Any]:
-        """Memories by state and pinned, up to 10,000 read, and the pipeline backlog."""
+        """Exact counts of memories by state, pinned and episode records, and the pipeline
+        backlog."""
         return await api.stats()
 
     @server.tool()

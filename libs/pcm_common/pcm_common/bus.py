@@ -13,7 +13,7 @@ import asyncio
 import logging
 import os
 import socket
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import Any, TypeVar
 
 from faststream.redis import RedisBroker, StreamSub
@@ -226,6 +226,46 @@ async def pipeline_status(redis: Redis) -> dict[str, Any]:
             total += lag + pending
         streams[stream] = {"length": length, "groups": per_group}
     return {"pending": total, "streams": streams}
+
+
+def _id(raw: Any) -> tuple[int, int]:
+    ms, _, seq = _s(raw).partition("-")
+    return int(ms), int(seq or 0)
+
+
+async def trim_processed(
+    redis: Redis, groups_of: Mapping[str, Sequence[str]] | None = None
+) -> dict[str, int]:
+    """Drop the entries every consumer group of a stream has processed (read and
+    acknowledged); returns how many were dropped per stream. Events carry memory texts, so
+    without this a deleted or expired memory's text would stay in the streams until
+    `stream_maxlen` pushed it out. Kept: anything a group has not read, anything pending
+    (a crashed replica's entries, claimed later), and every entry of a stream one of whose
+    groups does not exist yet (it will read from the start). Safe with replicas: the trim
+    point only moves forward, and XTRIM MINID never removes an entry at or after it."""
+    out: dict[str, int] = {}
+    for stream, wanted in (groups_of or PIPELINE_GROUPS).items():
+        try:
+            infos = {_s(i["name"]): i for i in await redis.xinfo_groups(stream)}
+        except ResponseError:
+            continue  # no stream yet
+        if any(g not in infos for g in wanted):
+            continue
+        point: tuple[int, int] | None = None
+        for group in wanted:
+            info = infos[group]
+            at = _id(info["last-delivered-id"])
+            if int(info.get("pending") or 0):
+                summary = await redis.xpending(stream, group)
+                if summary.get("min"):
+                    at = min(at, _id(summary["min"]))
+            point = at if point is None else min(point, at)
+        if point is None or point == (0, 0):
+            continue
+        dropped = await redis.xtrim(stream, minid=f"{point[0]}-{point[1]}", approximate=False)
+        if dropped:
+            out[stream] = int(dropped)
+    return out
 
 
 def _s(v: Any) -> str:

@@ -79,7 +79,9 @@ class RecalledItem(BaseModel):
 
 class MemoryRecalled(Event):
     type: Literal["memory.recalled"] = "memory.recalled"
-    query: str
+    # Not sent: a query (a hook sends every prompt) may hold what the write firewall would
+    # refuse to store, and no consumer needs it. Kept for events already in the stream.
+    query: str = ""
     now: datetime
     items: list[RecalledItem]
 

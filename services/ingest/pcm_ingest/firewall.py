@@ -211,25 +211,25 @@ class WriteFirewall:
         return self.screen_many([text])[0]
 
     def screen_many(self, texts: list[str]) -> list[Screened]:
-        if self.secrets is Action.ALLOW:
-            return [self._screen(t) for t in texts]
-        with _detecting():
-            return [self._screen(t) for t in texts]
+        return self.screen_request(texts, [])[0]
 
-    def secrets_in_names(self, names: list[str]) -> dict[str, list[str]]:
-        """The names (user ids, workspaces, projects, episodes) that carry a secret, with
-        its kinds. A name is an identifier, never rewritten, so any secret in one blocks
-        the write unless secrets are allowed; PII is fine there (a user id may be an
-        e-mail address)."""
-        if self.secrets is Action.ALLOW or not names:
-            return {}
-        out: dict[str, list[str]] = {}
+    def screen_request(
+        self, texts: list[str], names: list[str]
+    ) -> tuple[list[Screened], dict[str, list[str]]]:
+        """Each text screened, and the names (user ids, workspaces, projects, episodes)
+        that carry a secret, with its kinds; detect-secrets is set up once for all. A name
+        is an identifier, never rewritten, so any secret in one blocks the write unless
+        secrets are allowed; PII is fine there (a user id may be an e-mail address)."""
+        if self.secrets is Action.ALLOW:
+            return [self._screen(t) for t in texts], {}
         with _detecting():
+            screened = [self._screen(t) for t in texts]
+            bad: dict[str, list[str]] = {}
             for name in names:
                 kinds = sorted({f.kind for f in _secret_spans(name)})
                 if kinds:
-                    out[name] = kinds
-        return out
+                    bad[name] = kinds
+        return screened, bad
 
     def _screen(self, text: str) -> Screened:
         found: list[Finding] = []

@@ -6,15 +6,7 @@ import json
 from datetime import datetime
 from typing import Any, Literal
 
-from pydantic import (
-    BaseModel,
-    ConfigDict,
-    Field,
-    SerializerFunctionWrapHandler,
-    field_validator,
-    model_serializer,
-    model_validator,
-)
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from pcm_common.domain.memory import Importance, Scope, Source, State
 
@@ -56,6 +48,15 @@ class MemoryIn(BaseModel):
     def _small_metadata(cls, v: dict[str, Any]) -> dict[str, Any]:
         return small_metadata(v)
 
+    @field_validator("source")
+    @classmethod
+    def _not_derived(cls, v: Source) -> Source:
+        # Episode records are the sweeper's own: a write claiming to be one would pass
+        # every capture mode and retention, and the next consolidation run would delete it.
+        if v is Source.CONSOLIDATION:
+            raise ValueError("source 'consolidation' is reserved for PCM's episode records")
+        return v
+
     @model_validator(mode="after")
     def _scope_names(self) -> MemoryIn:
         if self.scope is Scope.WORKSPACE and not self.workspace:
@@ -77,14 +78,7 @@ class StoreResult(BaseModel):
     # Why a capture was skipped: `capture_gate` (predictable chatter) or `capture_mode`
     # (the scope's policy keeps no automatic captures). Absent from other results, which
     # keep the contract's `{id, status}`.
-    reason: str | None = None
-
-    @model_serializer(mode="wrap")
-    def _without_empty_reason(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
-        out: dict[str, Any] = handler(self)
-        if out.get("reason") is None:
-            out.pop("reason", None)
-        return out
+    reason: str | None = Field(default=None, exclude_if=lambda v: v is None)
 
 
 class BatchOut(BaseModel):

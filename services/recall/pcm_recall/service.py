@@ -203,7 +203,6 @@ class RecallService:
         if top:
             event = MemoryRecalled(
                 tenant=tenant,
-                query=req.query,
                 now=now,
                 items=[
                     RecalledItem(memory_id=c.memory_id, rank=i, relevance=c.relevance)

@@ -9,8 +9,16 @@ from __future__ import annotations
 from collections import defaultdict
 from datetime import UTC, datetime
 
-from pcm_common.domain.governance import CapEntry, Effective, effective, expired, over_cap
-from pcm_common.domain.memory import Source, State, Strength
+from pcm_common.domain.governance import (
+    CapEntry,
+    Effective,
+    effective,
+    expired,
+    last_stated,
+    over_cap,
+    scope_key,
+)
+from pcm_common.domain.memory import Source, State, Strength, utcnow
 from pcm_common.events import STREAM_CHANGED, MemoryChanged
 from pcm_common.forgetting import Forgetter
 from pcm_common.resources import Resources
@@ -20,7 +28,18 @@ from pcm_common.telemetry import get_logger
 log = get_logger("sweeper.governance")
 
 PAGE = 256
-_FIELDS = ("scope", "workspace", "project", "created_ts", "pinned", "state", "source", "strength")
+_FIELDS = (
+    "scope",
+    "workspace",
+    "project",
+    "created_ts",
+    "repeats",
+    "history",
+    "pinned",
+    "state",
+    "source",
+    "strength",
+)
 
 ScopeKey = tuple[str, str, str]  # scope, workspace, project
 
@@ -33,7 +52,9 @@ class Governance:
 
     async def enforce(self, tenant: str, now: datetime) -> int:
         """Delete what outlived its scope's retention, archive what is over its cap; returns
-        how many memories changed."""
+        how many memories changed. A simulated `now` (POST /v1/jobs/governance) may not run
+        ahead of the real clock: this job deletes."""
+        now = min(now, utcnow())
         policies = await self.store.all(tenant)
         if not any(p.retention_days or p.max_memories for p in policies.values()):
             return 0
@@ -49,14 +70,22 @@ class Governance:
                 pl = p.payload
                 if pl.get("source") == Source.CONSOLIDATION.value:
                     continue  # episode records go with their sources
-                key = (str(pl.get("scope")), pl.get("workspace") or "", pl.get("project") or "")
+                if pl.get("created_ts") is None:
+                    continue  # not a memory this job can date: left alone
+                key = scope_key(
+                    str(pl.get("scope")), pl.get("workspace") or "", pl.get("project") or ""
+                )
                 rule = in_force.get(key)
                 if rule is None:
                     rule = in_force[key] = effective(policies, *key)
                 pinned = bool(pl.get("pinned"))
-                created_ts = float(pl.get("created_ts") or 0.0)
-                created = datetime.fromtimestamp(created_ts, UTC)
-                if not pinned and expired(created, rule.retention_days, now):
+                created_ts = float(pl["created_ts"])
+                stated = last_stated(
+                    datetime.fromtimestamp(created_ts, UTC),
+                    pl.get("repeats") or [],
+                    [h.get("changed_at") for h in pl.get("history") or [] if isinstance(h, dict)],
+                )
+                if not pinned and expired(stated, rule.retention_days, now):
                     expired_ids.append(p.id)
                 elif rule.max_memories and pl.get("state") == State.ACTIVE.value:
                     strength = Strength.model_validate(pl["strength"]).at(now, pinned)

@@ -17,6 +17,7 @@ from collections import defaultdict
 from collections.abc import AsyncIterator, Awaitable, Callable
 from datetime import datetime, timedelta
 
+from pcm_common.bus import trim_processed
 from pcm_common.domain import affect
 from pcm_common.domain import consolidation as cons
 from pcm_common.domain.memory import (
@@ -138,6 +139,13 @@ class Jobs:
                     await self.run_scheduled(name)
                 except Exception as exc:  # a failed job is retried at its next slot
                     log.error("job_failed", job=name, error=repr(exc))
+            if self.settings.stream_trim:
+                try:
+                    dropped = await trim_processed(self.res.redis)
+                    if dropped:
+                        log.info("streams_trimmed", dropped=dropped)
+                except Exception as exc:  # tried again at the next tick
+                    log.error("stream_trim_failed", error=repr(exc))
 
     async def _pages(
         self, tenant: str, flt: Filter | None, *, with_vectors: bool = False

@@ -10,6 +10,10 @@ class SweeperSettings(PcmSettings):
     repair_interval_s: float = 900.0
     # Scope retention periods and memory caps (pcm_sweeper.governance).
     governance_interval_s: float = 3600.0
+    # At each scheduler tick, drop the stream entries every consumer group has processed
+    # (`bus.trim_processed`): events carry memory texts, which should not outlive a delete
+    # or a retention period in Redis. Off: streams keep up to PCM_STREAM_MAXLEN entries.
+    stream_trim: bool = True
     lock_ttl_s: int = 600
 
     # Stream consumption: entries handled as one batch (one read, one XACK; the

@@ -10,19 +10,22 @@ default (capture everything, keep forever, no cap).
 
 - `capture_mode`: `all`; `manual_only` (automatic captures, i.e. hooks, are skipped);
   `hooks_only` (only hook captures are kept; an explicit store is refused).
-- `retention_days`: memories created longer ago than this are deleted (pinned ones never:
-  they are the scope's guardrails). Expiry is the one deletion a policy makes, because a
-  retention period is a promise that data is gone.
+- `retention_days`: memories last stated longer ago than this (created, repeated or
+  rewritten) are deleted (pinned ones never: they are the scope's guardrails). Expiry is the
+  one deletion a policy makes, because a retention period is a promise that data is gone.
 - `max_memories`: at most this many active memories; over it the weakest (lowest current
   strength, then the oldest) are archived, not deleted: still searchable with
-  `include_archived`, as demotion leaves them. Pinned memories count but stay active.
+  `include_archived`, as demotion leaves them. Pinned memories count but stay active. The
+  cap is enforced at each run of the job: an archived memory that gets used is active again
+  (as after demotion), and the next run archives whichever memories are then the weakest,
+  so the scope keeps its most used ones.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
-from datetime import datetime, timedelta
+from datetime import UTC, datetime, timedelta
 from enum import StrEnum
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
@@ -135,8 +138,36 @@ def admits(mode: CaptureMode, source: Source) -> bool:
     return is_automatic(source)  # hooks_only
 
 
-def expired(created_at: datetime, retention_days: int | None, now: datetime) -> bool:
-    return retention_days is not None and created_at < now - timedelta(days=retention_days)
+def scope_key(scope: str, workspace: str, project: str) -> tuple[str, str, str]:
+    """The names that count for a memory's scope: a global memory stored with a workspace or
+    project name is still global, a workspace memory belongs to its workspace only; so a
+    stray name does not make a group of its own (with a cap of its own)."""
+    if scope == Scope.PROJECT.value:
+        return scope, workspace, project
+    if scope == Scope.WORKSPACE.value:
+        return scope, workspace, ""
+    return Scope.GLOBAL.value, "", ""
+
+
+def last_stated(
+    created_at: datetime, repeats: Iterable[object], edits: Iterable[object]
+) -> datetime:
+    """When a memory was last said: its creation, its latest repeat (a duplicate merged into
+    it) or its latest text edit. Retention counts from here, so a fact restated yesterday is
+    not deleted as if it were last heard a month ago. Unreadable dates are skipped."""
+    latest = created_at
+    for raw in (*repeats, *edits):
+        try:
+            at = datetime.fromisoformat(str(raw))
+        except ValueError:
+            continue
+        at = at.replace(tzinfo=UTC) if at.tzinfo is None else at
+        latest = max(latest, at)
+    return latest
+
+
+def expired(last_stated: datetime, retention_days: int | None, now: datetime) -> bool:
+    return retention_days is not None and last_stated < now - timedelta(days=retention_days)
 
 
 @dataclass(frozen=True, slots=True)

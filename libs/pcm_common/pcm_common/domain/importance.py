@@ -49,7 +49,8 @@ CHATTER = frozenset(
     you're youre sounds fine will do got it indeed right true agreed same
     """.split()
 )
-_WORD = re.compile(r"[a-z']+")
+# Words of any script: a text in Cyrillic or CJK is words too, never "no words at all".
+_WORD = re.compile(r"[^\W\d_]+(?:'[^\W\d_]+)*")
 # Longer replies are not dismissed even when every word is in the list.
 _CHATTER_MAX_WORDS = 6
 

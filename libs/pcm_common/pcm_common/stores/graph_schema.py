@@ -55,7 +55,8 @@ RelationType = Literal[
     "PLANS",
     "STUDIES",
     "HAPPENED_ON",
-    # Classification ("Rex is a poodle", "Kafka is our event bus"): the whitepaper's 25th.
+    # Classification ("Rex is a poodle", "Kafka is our event bus"); with it the closed set
+    # has 25 families, as the whitepaper says (it names only some of them).
     "IS_A",
 ]
 

@@ -50,6 +50,10 @@ _RELEASE = """
 if redis.call('get', KEYS[1]) == ARGV[1] then return redis.call('del', KEYS[1]) end
 return 0
 """
+_EXTEND = """
+if redis.call('get', KEYS[1]) == ARGV[1] then return redis.call('expire', KEYS[1], ARGV[2]) end
+return 0
+"""
 _IMPORTANCE_ORDER = {Importance.LOW: 0, Importance.NORMAL: 1, Importance.HIGH: 2}
 
 
@@ -105,12 +109,30 @@ class Jobs:
         key = f"pcm:lock:job:{name}:{tenant}"
         if not await self.res.redis.set(key, token, nx=True, ex=self.settings.lock_ttl_s):
             return None
+        # A job may outlast the lock's TTL (a first governance or consolidation run over a
+        # large tenant): the lock is extended while the job runs, so another replica never
+        # starts the same job alongside; a replica that dies stops extending it.
+        keeper = asyncio.create_task(self._keep_lock(key, token))
         try:
             changed = await self.jobs[name](tenant, at)
             log.info("job_done", job=name, tenant=tenant, changed=changed, now=at.isoformat())
             return changed
         finally:
+            keeper.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await keeper
             await self.res.redis.eval(_RELEASE, 1, key, token)
+
+    async def _keep_lock(self, key: str, token: str) -> None:
+        ttl = self.settings.lock_ttl_s
+        while True:
+            await asyncio.sleep(max(ttl / 3, 0.1))
+            try:
+                if not await self.res.redis.eval(_EXTEND, 1, key, token, ttl):
+                    log.warning("job_lock_lost", key=key)
+                    return
+            except Exception as exc:  # Redis briefly away: try again at the next beat
+                log.warning("job_lock_extend_failed", key=key, error=repr(exc))
 
     async def run_scheduled(self, name: str) -> int:
         """One scheduler tick for `name`: each tenant whose interval slot is free runs."""

@@ -7,7 +7,7 @@ import json
 
 from redis.asyncio import Redis
 
-from pcm_common.bus import Bus, pipeline_status, trim_processed
+from pcm_common.bus import Bus, pipeline_status, trim_dead_letters, trim_processed
 from pcm_common.config import PcmSettings
 from pcm_common.events import STREAM_DLQ, MemoryWritten
 from tests.conftest import TEST_REDIS
@@ -90,5 +90,23 @@ async def test_trim_drops_only_what_every_group_processed() -> None:
     assert await trim_processed(redis, {stream: groups}) == {stream: 1}  # up to g2's last read
     infos = {i["name"].decode(): i for i in await redis.xinfo_groups(stream)}
     assert [infos[g]["lag"] for g in groups] == [4, 4]  # the lag still counts what is unread
+    await redis.flushdb()
+    await redis.aclose()
+
+
+async def test_dead_letters_are_kept_for_a_while_then_dropped() -> None:
+    redis = Redis.from_url(REDIS)
+    await redis.flushdb()
+    now_s = 1_800_000_000.0
+    day_ms = 86_400_000
+    old = [f"{int(now_s * 1000) - d * day_ms}-0" for d in (30, 15)]
+    recent = [f"{int(now_s * 1000) - d * day_ms}-0" for d in (13, 1)]
+    for entry_id in [*old, *recent]:
+        await redis.xadd(STREAM_DLQ, {"data": "a failed event"}, id=entry_id)
+    assert await trim_dead_letters(redis, 0, now_s) == 0  # 0 keeps them
+    assert await trim_dead_letters(redis, 14, now_s) == 2
+    left = [e.decode() for e, _ in await redis.xrange(STREAM_DLQ)]
+    assert left == recent
+    assert await trim_dead_letters(redis, 14, now_s) == 0
     await redis.flushdb()
     await redis.aclose()

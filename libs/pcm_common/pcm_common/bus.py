@@ -13,6 +13,7 @@ import asyncio
 import logging
 import os
 import socket
+import time
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import Any, TypeVar
 
@@ -266,6 +267,18 @@ async def trim_processed(
         if dropped:
             out[stream] = int(dropped)
     return out
+
+
+async def trim_dead_letters(redis: Redis, keep_days: float, now_s: float | None = None) -> int:
+    """Drop dead letters older than `keep_days` (entry ids are their times): they carry
+    the failed events, texts included, and are kept for an operator to look at, not for
+    ever. Returns how many went."""
+    if keep_days <= 0:
+        return 0
+    cut_ms = int(((time.time() if now_s is None else now_s) - keep_days * 86_400) * 1000)
+    if cut_ms <= 0:
+        return 0
+    return int(await redis.xtrim(STREAM_DLQ, minid=f"{cut_ms}-0", approximate=False))
 
 
 def _s(v: Any) -> str:

@@ -17,7 +17,7 @@ from collections import defaultdict
 from collections.abc import AsyncIterator, Awaitable, Callable
 from datetime import datetime, timedelta
 
-from pcm_common.bus import trim_processed
+from pcm_common.bus import trim_dead_letters, trim_processed
 from pcm_common.domain import affect
 from pcm_common.domain import consolidation as cons
 from pcm_common.domain.memory import (
@@ -164,8 +164,11 @@ class Jobs:
             if self.settings.stream_trim:
                 try:
                     dropped = await trim_processed(self.res.redis)
-                    if dropped:
-                        log.info("streams_trimmed", dropped=dropped)
+                    dead = await trim_dead_letters(
+                        self.res.redis, self.settings.dead_letter_keep_days
+                    )
+                    if dropped or dead:
+                        log.info("streams_trimmed", dropped=dropped, dead_letters=dead)
                 except Exception as exc:  # tried again at the next tick
                     log.error("stream_trim_failed", error=repr(exc))
 

@@ -14,6 +14,8 @@ class SweeperSettings(PcmSettings):
     # (`bus.trim_processed`): events carry memory texts, which should not outlive a delete
     # or a retention period in Redis. Off: streams keep up to PCM_STREAM_MAXLEN entries.
     stream_trim: bool = True
+    # ... and the dead letters older than this many days (0: kept up to PCM_STREAM_MAXLEN).
+    dead_letter_keep_days: float = 14.0
     lock_ttl_s: int = 600
 
     # Stream consumption: entries handled as one batch (one read, one XACK; the

@@ -61,11 +61,7 @@ class Governance:
         in_force: dict[ScopeKey, Effective] = {}
         expired_ids: list[str] = []
         active: dict[ScopeKey, list[CapEntry]] = defaultdict(list)
-        offset: str | None = None
-        while True:
-            points, offset = await self.res.vectors.scroll(
-                tenant, limit=PAGE, offset=offset, fields=_FIELDS
-            )
+        async for points in self.res.vectors.pages(tenant, fields=_FIELDS, size=PAGE):
             for p in points:
                 pl = p.payload
                 if pl.get("source") == Source.CONSOLIDATION.value:
@@ -90,8 +86,6 @@ class Governance:
                 elif rule.max_memories and pl.get("state") == State.ACTIVE.value:
                     strength = Strength.model_validate(pl["strength"]).at(now, pinned)
                     active[key].append(CapEntry(p.id, strength, created_ts, pinned))
-            if offset is None:
-                break
 
         changed = 0
         for memory_id in expired_ids:

@@ -68,27 +68,19 @@ async def republish_unextracted(
         # Consolidation records summarise memories that are already in the graph.
         return [r for r in recs if r.ingested_at <= cutoff and r.source != Source.CONSOLIDATION]
 
-    offset: str | None = None
-    while True:
-        points, offset = await res.vectors.scroll(
-            tenant, flt=Filter(must={"graph.extracted": False}), limit=PAGE, offset=offset
-        )
+    async for points in res.vectors.pages(
+        tenant, flt=Filter(must={"graph.extracted": False}), size=PAGE
+    ):
         published += await publish(due(points))
-        if offset is None:
-            break
 
     if check_graph:
-        offset = None
-        while True:
-            points, offset = await res.vectors.scroll(
-                tenant, flt=Filter(must={"graph.extracted": True}), limit=PAGE, offset=offset
-            )
+        async for points in res.vectors.pages(
+            tenant, flt=Filter(must={"graph.extracted": True}), size=PAGE
+        ):
             recs = due(points)
             if recs:
                 present = await res.graph.existing_memories(tenant, [r.id for r in recs])
                 published += await publish([r for r in recs if r.id not in present])
-            if offset is None:
-                break
     return published
 
 

@@ -14,7 +14,7 @@ import contextlib
 import math
 import uuid
 from collections import defaultdict
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import Awaitable, Callable
 from datetime import datetime, timedelta
 
 from pcm_common.bus import trim_dead_letters, trim_processed
@@ -45,7 +45,6 @@ log = get_logger("sweeper.jobs")
 
 Job = Callable[[str, datetime], Awaitable[int]]
 
-PAGE = 256
 _RELEASE = """
 if redis.call('get', KEYS[1]) == ARGV[1] then return redis.call('del', KEYS[1]) end
 return 0
@@ -172,26 +171,15 @@ class Jobs:
                 except Exception as exc:  # tried again at the next tick
                     log.error("stream_trim_failed", error=repr(exc))
 
-    async def _pages(
-        self, tenant: str, flt: Filter | None, *, with_vectors: bool = False
-    ) -> AsyncIterator[list[ScoredPoint]]:
-        """Every point of `tenant` matching `flt`, page by page."""
-        offset: str | None = None
-        while True:
-            points, offset = await self.res.vectors.scroll(
-                tenant, flt=flt, limit=PAGE, offset=offset, with_vectors=with_vectors
-            )
-            yield points
-            if offset is None:
-                return
-
     # ---- demotion ------------------------------------------------------------------------
 
     async def demote(self, tenant: str, now: datetime) -> int:
         """DESIGN §3: S < 0.05 and not recalled for 90 days -> `archived` (still searchable
         with include_archived); forgetting never deletes."""
         changed = 0
-        async for points in self._pages(tenant, Filter(must={"state": "active", "pinned": False})):
+        async for points in self.res.vectors.pages(
+            tenant, flt=Filter(must={"state": "active", "pinned": False})
+        ):
             for p in points:
                 rec = MemoryRecord.from_payload(p.payload)
                 st = rec.strength
@@ -216,7 +204,7 @@ class Jobs:
         groups: dict[cons.GroupKey, list[cons.Member]] = defaultdict(list)
         sources: dict[str, MemoryRecord] = {}
         records: dict[str, ScoredPoint] = {}
-        async for points in self._pages(tenant, None):
+        async for points in self.res.vectors.pages(tenant):
             for p in points:
                 rec = MemoryRecord.from_payload(p.payload)
                 if rec.source == Source.CONSOLIDATION:
@@ -363,7 +351,7 @@ class Jobs:
         grace = timedelta(seconds=self.settings.repair_grace_s)
         dim = self.settings.embedding_dim
         repaired = 0
-        async for points in self._pages(tenant, None, with_vectors=True):
+        async for points in self.res.vectors.pages(tenant, with_vectors=True):
             broken = [p for p in points if not _usable_vector(p.vector, dim)]
             repaired += await self._reembed(tenant, [p.id for p in broken])
             for p in points:

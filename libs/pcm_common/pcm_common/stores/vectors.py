@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import asyncio
 from abc import ABC, abstractmethod
-from collections.abc import Sequence
+from collections.abc import AsyncIterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -220,6 +220,31 @@ class VectorStore(ABC):
         fields: Sequence[str] | None = None,
     ) -> tuple[list[ScoredPoint], str | None]:
         """Page through this tenant's points; returns (points, next offset or None)."""
+
+    async def pages(
+        self,
+        tenant: str,
+        *,
+        flt: Filter | None = None,
+        with_vectors: bool = False,
+        fields: Sequence[str] | None = None,
+        size: int = 256,
+    ) -> AsyncIterator[list[ScoredPoint]]:
+        """Every point of `tenant` matching `flt`, `size` at a time (`scroll` to the end):
+        what the sweeper's whole-tenant jobs read."""
+        offset: str | None = None
+        while True:
+            points, offset = await self.scroll(
+                tenant,
+                flt=flt,
+                limit=size,
+                offset=offset,
+                with_vectors=with_vectors,
+                fields=fields,
+            )
+            yield points
+            if offset is None:
+                return
 
     async def scroll_many(
         self,

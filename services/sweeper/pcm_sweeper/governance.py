@@ -19,11 +19,11 @@ from pcm_common.domain.governance import (
     scope_key,
 )
 from pcm_common.domain.memory import Source, State, Strength, utcnow
-from pcm_common.events import STREAM_CHANGED, MemoryChanged
 from pcm_common.forgetting import Forgetter
 from pcm_common.resources import Resources
 from pcm_common.stores.governance import GovernanceStore
 from pcm_common.telemetry import get_logger
+from pcm_sweeper.archiving import archive
 
 log = get_logger("sweeper.governance")
 
@@ -92,13 +92,6 @@ class Governance:
             changed += await self.forgetter.forget(tenant, memory_id, reason="retention")
         for key, entries in active.items():
             for memory_id in over_cap(entries, in_force[key].max_memories):
-                await self.res.vectors.set_payload(
-                    tenant, memory_id, {"state": State.ARCHIVED.value}
-                )
-                await self.res.bus.publish(
-                    STREAM_CHANGED,
-                    MemoryChanged(tenant=tenant, memory_id=memory_id, change="archived"),
-                )
-                log.info("memory_archived", tenant=tenant, memory_id=memory_id, reason="cap")
+                await archive(self.res, tenant, memory_id, reason="cap")
                 changed += 1
         return changed

@@ -36,6 +36,7 @@ from pcm_common.models.sparse import encode_document
 from pcm_common.resources import TENANTS_KEY, Resources
 from pcm_common.stores.vectors import Filter, ScoredPoint, VectorPoint
 from pcm_common.telemetry import get_logger
+from pcm_sweeper.archiving import archive
 from pcm_sweeper.governance import Governance
 from pcm_sweeper.graph_repair import remove_orphan_facts, republish_unextracted
 from pcm_sweeper.judging import Judging
@@ -186,11 +187,7 @@ class Jobs:
                 if should_demote(
                     st.at(now), st.last_recalled_at, st.t_ref, now, ingested_at=rec.ingested_at
                 ):
-                    await self.res.vectors.set_payload(tenant, p.id, {"state": "archived"})
-                    await self.res.bus.publish(
-                        STREAM_CHANGED,
-                        MemoryChanged(tenant=tenant, memory_id=p.id, change="archived"),
-                    )
+                    await archive(self.res, tenant, p.id, reason="demotion")
                     changed += 1
         return changed
 

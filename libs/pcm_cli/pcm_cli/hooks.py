@@ -69,20 +69,15 @@ def canonical_event(name: str) -> str | None:
     return next((e for e in EVENTS if e.lower() == flat), None)
 
 
-def _float_env(env: Mapping[str, str], name: str, default: float) -> float:
+def _float_env(
+    env: Mapping[str, str], name: str, default: float, *, zero_ok: bool = False
+) -> float:
+    """A positive number from `env` (or 0 too, with `zero_ok`); anything else: `default`."""
     try:
         value = float(env.get(name, ""))
     except ValueError:
         return default
-    return value if value > 0 else default
-
-
-def _every_env(env: Mapping[str, str], name: str, default: float) -> float:
-    try:
-        value = float(env.get(name, ""))
-    except ValueError:
-        return default
-    return value if value >= 0 else default
+    return value if value > 0 or (zero_ok and value == 0) else default
 
 
 def _url_key(url: str, key: str = "") -> str:
@@ -111,7 +106,9 @@ class HookConfig:
             store_timeout_s=_float_env(env, "PCM_HOOK_STORE_TIMEOUT_S", 2.0),
             job_timeout_s=_float_env(env, "PCM_HOOK_JOB_TIMEOUT_S", 3.0),
             max_context_chars=int(_float_env(env, "PCM_HOOK_MAX_CONTEXT_CHARS", 10_000)),
-            consolidate_every_s=_every_env(env, "PCM_HOOK_CONSOLIDATE_EVERY_S", 900.0),
+            consolidate_every_s=_float_env(
+                env, "PCM_HOOK_CONSOLIDATE_EVERY_S", 900.0, zero_ok=True
+            ),
             state_dir=Path(env["PCM_HOOK_STATE_DIR"])
             if env.get("PCM_HOOK_STATE_DIR")
             else Path.home() / ".cache" / "pcm" / "hooks",

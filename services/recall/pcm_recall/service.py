@@ -166,7 +166,13 @@ class RecallService:
         )
         rel = await self._relevance(req.query, hits, timer)
         mood = classify(req.query) if self.settings.affect_weight > 0 else None
-        ranked = self._score(hits, rel, now, req, graph.links, mood)
+        # Only a charged query's state counts (decided once, not per candidate).
+        charged = (
+            mood
+            if mood is not None and affect.charge(mood, self.settings.affect_min_charge) > 0
+            else None
+        )
+        ranked = self._score(hits, rel, now, req, graph.links, charged)
         timer.lap("score")
         top = await self._with_episode_records(tenant, ranked, k)
         whole = {c.episode for c in top if c.metadata.get("sources")}
@@ -332,10 +338,10 @@ class RecallService:
         return _Candidate(h, rel, s, score)
 
     def _state_bonus(self, mood: Affect | None, h: ScoredPoint) -> float:
-        """State-dependent recall (pcm_common.domain.affect); the memory's tags are read
-        only for a charged query, so a neutral one costs nothing."""
+        """State-dependent recall (pcm_common.domain.affect) for a charged query's `mood`;
+        the memory's tags are read only then, so a neutral query (None) costs nothing."""
         s = self.settings
-        if mood is None or affect.charge(mood, s.affect_min_charge) == 0.0:
+        if mood is None:
             return 0.0
         tags = Affect.model_validate(h.payload.get("affect") or {})
         return affect.bonus(mood, tags, s.affect_weight, s.affect_min_charge)

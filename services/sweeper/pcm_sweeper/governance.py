@@ -22,12 +22,12 @@ from pcm_common.domain.memory import Source, State, Strength, utcnow
 from pcm_common.forgetting import Forgetter
 from pcm_common.resources import Resources
 from pcm_common.stores.governance import GovernanceStore
+from pcm_common.stores.vectors import Filter
 from pcm_common.telemetry import get_logger
 from pcm_sweeper.archiving import archive
 
 log = get_logger("sweeper.governance")
 
-PAGE = 256
 _FIELDS = (
     "scope",
     "workspace",
@@ -61,11 +61,11 @@ class Governance:
         in_force: dict[ScopeKey, Effective] = {}
         expired_ids: list[str] = []
         active: dict[ScopeKey, list[CapEntry]] = defaultdict(list)
-        async for points in self.res.vectors.pages(tenant, fields=_FIELDS, size=PAGE):
+        # Episode records are not read: they go with their sources.
+        memories = Filter(must_not={"source": Source.CONSOLIDATION.value})
+        async for points in self.res.vectors.pages(tenant, flt=memories, fields=_FIELDS):
             for p in points:
                 pl = p.payload
-                if pl.get("source") == Source.CONSOLIDATION.value:
-                    continue  # episode records go with their sources
                 if pl.get("created_ts") is None:
                     continue  # not a memory this job can date: left alone
                 key = scope_key(

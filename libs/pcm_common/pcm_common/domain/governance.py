@@ -73,11 +73,7 @@ class ScopeRef(BaseModel):
 
     @property
     def key(self) -> str:
-        if self.scope is Scope.WORKSPACE:
-            return f"workspace:{self.workspace}"
-        if self.scope is Scope.PROJECT:
-            return f"project:{self.project}"
-        return "global"
+        return policy_key(self.scope.value, self.workspace or self.project)
 
     @classmethod
     def from_key(cls, key: str) -> ScopeRef:
@@ -98,14 +94,19 @@ class Effective:
     max_memories: int | None = None
 
 
+def policy_key(scope: str, name: str = "") -> str:
+    """Where a scope's policy is kept: `global`, `workspace:{name}` or `project:{name}`."""
+    return Scope.GLOBAL.value if scope == Scope.GLOBAL.value else f"{scope}:{name}"
+
+
 def chain(scope: str, workspace: str, project: str) -> list[str]:
     """Policy keys that apply to a memory of this scope, narrowest first."""
     keys = []
     if scope == Scope.PROJECT.value and project:
-        keys.append(f"project:{project}")
+        keys.append(policy_key(Scope.PROJECT.value, project))
     if scope in (Scope.PROJECT.value, Scope.WORKSPACE.value) and workspace:
-        keys.append(f"workspace:{workspace}")
-    keys.append("global")
+        keys.append(policy_key(Scope.WORKSPACE.value, workspace))
+    keys.append(policy_key(Scope.GLOBAL.value))
     return keys
 
 

@@ -243,9 +243,9 @@ class PcmApi:
         self, scope: str | None = None, workspace: str | None = None, project: str | None = None
     ) -> dict[str, Any]:
         """`{policies: [...]}`, and with `scope` the policy in force there (`effective`)."""
-        params = {
-            k: v for k, v in (("scope", scope), ("workspace", workspace), ("project", project)) if v
-        }
+        params = ({"scope": scope} if scope else {}) | scope_fields(
+            workspace=workspace, project=project
+        )
         result: dict[str, Any] = await self.call("GET", "/v1/governance", params=params)
         return result
 
@@ -258,9 +258,7 @@ class PcmApi:
     async def clear_policy(
         self, scope: str, workspace: str | None = None, project: str | None = None
     ) -> None:
-        params = {"scope": scope} | {
-            k: v for k, v in (("workspace", workspace), ("project", project)) if v
-        }
+        params = {"scope": scope} | scope_fields(workspace=workspace, project=project)
         await self.call("DELETE", "/v1/governance", params=params)
 
     # ---- jobs and state --------------------------------------------------------------------

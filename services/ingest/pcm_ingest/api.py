@@ -77,17 +77,14 @@ async def list_memories(
     limit: Annotated[int, Query(ge=1, le=500)] = 50,
     offset: str | None = None,
 ) -> MemoryPage:
-    must: dict[str, Any] = {}
-    for name, value in (
-        ("scope", scope),
-        ("workspace", workspace),
-        ("project", project),
-        ("state", state),
-        ("pinned", pinned),
-        ("user_id", user_id),
-    ):
-        if value is not None:
-            must[name] = value.value if isinstance(value, Scope | State) else value
+    must = _matching(
+        scope=scope,
+        workspace=workspace,
+        project=project,
+        state=state,
+        pinned=pinned,
+        user_id=user_id,
+    )
     items, nxt = await svc.list(tenant, Filter(must=must), limit, offset)
     return MemoryPage(items=items, next_offset=nxt)
 
@@ -103,17 +100,17 @@ async def stats(
 ) -> dict[str, Any]:
     """Exact counts of the tenant's memories (optionally of one scope, workspace, project or
     user): by state, pinned, and the episode records consolidation made (not memories)."""
-    where: dict[str, Any] = {
-        k: v.value if isinstance(v, Scope) else v
-        for k, v in (
-            ("scope", scope),
-            ("workspace", workspace),
-            ("project", project),
-            ("user_id", user_id),
-        )
-        if v is not None
-    }
+    where = _matching(scope=scope, workspace=workspace, project=project, user_id=user_id)
     return await svc.stats(tenant, where)
+
+
+def _matching(**fields: object) -> dict[str, Any]:
+    """The query's filters as payload conditions: the ones given, enums by value."""
+    return {
+        name: value.value if isinstance(value, Scope | State) else value
+        for name, value in fields.items()
+        if value is not None
+    }
 
 
 @router.get("/memories/{memory_id}")

@@ -81,6 +81,11 @@ def add_common_args(ap: argparse.ArgumentParser, out: str) -> None:
     ap.add_argument("--graph-uri", default=os.environ.get("PCM_BENCH_GRAPH", DEFAULT_GRAPH_URI))
     ap.add_argument("--out", type=Path, default=RESULTS_DIR / out)
     ap.add_argument("--quiet", action="store_true", help="no progress bars")
+    ap.add_argument(
+        "--inline-server",
+        action="store_true",
+        help="run the server in this process's event loop instead of a child process",
+    )
 
 
 def variants_of(args: argparse.Namespace) -> list[Variant]:
@@ -111,13 +116,17 @@ def base_env(args: argparse.Namespace) -> dict[str, str]:
 
 
 @asynccontextmanager
-async def pcm_server(env: Mapping[str, str], keys: Mapping[str, str]) -> AsyncIterator[str]:
-    """A real all-in-one server on a fresh Qdrant Edge shard and a flushed Redis DB.
+async def pcm_server(
+    env: Mapping[str, str], keys: Mapping[str, str], *, inline: bool = False
+) -> AsyncIterator[str]:
+    """A real all-in-one server on a fresh Qdrant Edge shard and a flushed Redis DB: `pcm
+    dev` in a child process, as `make run` starts it, or with `inline` inside this event
+    loop (the benchmark's own HTTP client then shares the server's interpreter lock).
 
     ``running_server`` writes ``env`` into ``os.environ``; it is restored afterwards so the
     next variant starts from the same base and not with the previous variant's knobs.
     """
-    from pcm_cli.testing import running_server
+    from pcm_cli.testing import running_server, server_process
 
     snapshot = dict(os.environ)
     tmp = Path(tempfile.mkdtemp(prefix="pcm-bench-"))
@@ -127,9 +136,13 @@ async def pcm_server(env: Mapping[str, str], keys: Mapping[str, str]) -> AsyncIt
         "PCM_API_KEYS": json.dumps(dict(keys)),
     }
     try:
-        async with running_server(full) as url:
-            _quiet_faststream()
-            yield url
+        if inline:
+            async with running_server(full) as url:
+                _quiet_faststream()
+                yield url
+        else:
+            async with server_process(full) as url:
+                yield url
     finally:
         os.environ.clear()
         os.environ.update(snapshot)

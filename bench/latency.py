@@ -79,18 +79,28 @@ async def ingest_single(c: httpx.AsyncClient, n: int, seed: int) -> dict[str, fl
 
 
 def process_tree_cpu_s() -> float:
-    """CPU seconds of this process and of its live children (the server's parse process;
-    `time.process_time` counts this process only). Children read from /proc (Linux)."""
-    total = time.process_time()
-    me = str(os.getpid())
+    """CPU seconds of this process and of all its live descendants (the server process and
+    its parse process; `time.process_time` counts this process only), read from /proc
+    (Linux)."""
     tick = os.sysconf("SC_CLK_TCK")
+    parent: dict[int, int] = {}
+    cpu: dict[int, float] = {}
     for stat in Path("/proc").glob("[0-9]*/stat"):
         try:
             fields = stat.read_text().rsplit(")", 1)[1].split()
         except OSError:
             continue  # gone meanwhile
-        if fields[1] == me:  # ppid; utime and stime follow at fields 11 and 12
-            total += (int(fields[11]) + int(fields[12])) / tick
+        pid = int(stat.parent.name)
+        parent[pid] = int(fields[1])  # ppid; utime and stime follow at fields 11 and 12
+        cpu[pid] = (int(fields[11]) + int(fields[12])) / tick
+    me = os.getpid()
+    total = time.process_time()
+    for pid in cpu:
+        p = parent.get(pid)
+        while p and p != me:
+            p = parent.get(p)
+        if p == me:
+            total += cpu[pid]
     return total
 
 
@@ -112,9 +122,10 @@ async def ingest_segment(
     acked = time.perf_counter() - t0
     await settle(c)
     done = time.perf_counter() - t0
-    # The server runs in this process (and its spaCy parses in a child): its CPU time per
-    # memory does not depend on what else the machine is running, unlike the rates
-    # (benchmarks share the cores).
+    # CPU of this process tree: the benchmark's client, the server (a child, or this process
+    # with --inline-server) and its spaCy parse process. Unlike the rates it does not depend
+    # on what else the machine runs (benchmarks share the cores); the graph server and Redis
+    # are not counted.
     cpu_ms = (process_tree_cpu_s() - cpu0) * 1000 / n
     return {
         "n": n,
@@ -165,7 +176,7 @@ async def run_variant(
     rid = run_id()
     keys = {"lat": f"latency-{rid}", "single": f"latency-single-{rid}"}
     out: dict[str, Any] = {"ingest_single": {}, "ingest_batched": {}, "recall": {}}
-    async with pcm_server({**env, **variant_env}, keys) as url:
+    async with pcm_server({**env, **variant_env}, keys, inline=args.inline_server) as url:
         async with client(url, "single") as c:
             runs = []
             for r in range(args.single_repeats):

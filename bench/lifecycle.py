@@ -192,7 +192,7 @@ async def run_mode(
     rid = run_id()
     keys = {c.sample_id: f"life-{mode}-{c.sample_id}-{rid}" for c in convs}
     t_start = time.perf_counter()
-    async with pcm_server(env, keys) as url:
+    async with pcm_server(env, keys, inline=args.inline_server) as url:
         clients = {c.sample_id: client(url, c.sample_id) for c in convs}
         try:
             maps: dict[str, dict[str, set[str]]] = {}

@@ -318,7 +318,7 @@ async def run(args: argparse.Namespace, command: str) -> dict[str, Any]:
         }
         log(f"variant {variant.name}: {variant.env or '(service defaults)'}")
         per_k: dict[str, Any] = {}
-        async with pcm_server({**env, **variant.env}, keys) as url:
+        async with pcm_server({**env, **variant.env}, keys, inline=args.inline_server) as url:
             for k in ks:
                 k_keys = {c.sample_id: f"{c.sample_id}-k{k}" for c in convs}
                 recs, ing = await run_pcm_k(

@@ -308,7 +308,7 @@ async def run_http(data: dict[str, Any], args: argparse.Namespace) -> dict[str, 
     env = base_env(args)
     env["PCM_SURPRISAL_JUDGE"] = args.judge
     replays: dict[str, Replay] = defaultdict(Replay)
-    async with pcm_server(env, keys) as url:
+    async with pcm_server(env, keys, inline=args.inline_server) as url:
         for p in personas:
             mems = [m for m in data["memories"] if m["persona"] == p]
             async with client(url, f"key-{p}") as c:

@@ -5,65 +5,23 @@ recall answers from the same store."""
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import os
-import subprocess
-import sys
-from collections.abc import AsyncIterator
+from contextlib import AbstractAsyncContextManager
 from pathlib import Path
 
 import httpx
 import pytest
 from redis.asyncio import Redis
 
+from pcm_cli.testing import server_process
 from pcm_common.bus import pipeline_status
-from tests.conftest import KEYS, NEO4J_URI, TEST_REDIS, free_port, service_env
+from tests.conftest import KEYS, NEO4J_URI, TEST_REDIS, service_env
 
 pytestmark = pytest.mark.slow
 
 
-def _spawn(service: str, port: int, env: dict[str, str], log: Path) -> subprocess.Popen[bytes]:
-    return subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "pcm_cli.main",
-            "serve",
-            service,
-            "--host",
-            "127.0.0.1",
-            "--port",
-            str(port),
-        ],
-        env=env,
-        stdout=log.open("wb"),
-        stderr=subprocess.STDOUT,
-    )
-
-
-def _tail(log: Path) -> str:
-    return log.read_text()[-3000:]
-
-
-@contextlib.asynccontextmanager
-async def serve(service: str, env: dict[str, str], log: Path) -> AsyncIterator[str]:
-    port = free_port()
-    proc = _spawn(service, port, env, log)
-    url = f"http://127.0.0.1:{port}"
-    try:
-        async with httpx.AsyncClient() as http:
-            for _ in range(900):
-                with contextlib.suppress(httpx.HTTPError):
-                    if (await http.get(f"{url}/readyz")).status_code == 200:
-                        break
-                assert proc.poll() is None, _tail(log)
-                await asyncio.sleep(0.1)
-            else:
-                raise AssertionError(f"{service} never became ready: {_tail(log)}")
-        yield url
-    finally:
-        proc.terminate()  # SIGTERM: drains in-flight work and releases the Edge shard
-        proc.wait(30)
+def serve(service: str, env: dict[str, str]) -> AbstractAsyncContextManager[str]:
+    return server_process(env, ("serve", service, "--host", "127.0.0.1"), flush_redis=False)
 
 
 async def wait_groups(redis: Redis, *groups: str) -> None:
@@ -88,14 +46,14 @@ async def test_each_service_runs_alone(tmp_path: Path) -> None:
     env = {**os.environ, **service_env(tmp_path, redis_url)}
     auth = {"Authorization": "Bearer key-a"}
     try:
-        async with serve("ingest", env, tmp_path / "ingest.log") as url:
+        async with serve("ingest", env) as url:
             async with httpx.AsyncClient(base_url=url, headers=auth, timeout=60) as c:
                 r = await c.post(
                     "/v1/memories", json={"text": "Alice moved to Lisbon to work for Siemens."}
                 )
                 assert r.status_code == 201, r.text
                 mid = r.json()["id"]
-        async with serve("graph-extractor", env, tmp_path / "graph.log"):
+        async with serve("graph-extractor", env):
             await wait_groups(redis, "graph-extractor")
         from pcm_common.stores.neo4j_graph import Neo4jGraphStore
 
@@ -106,14 +64,14 @@ async def test_each_service_runs_alone(tmp_path: Path) -> None:
             await graph.close()
         assert {"Alice", "Lisbon", "Siemens"} <= names
 
-        async with serve("sweeper", env, tmp_path / "sweeper.log"):
+        async with serve("sweeper", env):
             await wait_groups(redis, "sweeper-written", "sweeper-graph")
-        async with serve("recall", env, tmp_path / "recall.log") as url:
+        async with serve("recall", env) as url:
             async with httpx.AsyncClient(base_url=url, headers=auth, timeout=60) as c:
                 r = await c.post("/v1/recall", json={"query": "Which city did Alice move to?"})
                 body = r.json()
                 assert body["situational_context"][0]["memory_id"] == mid
-        async with serve("ingest", env, tmp_path / "ingest2.log") as url:
+        async with serve("ingest", env) as url:
             async with httpx.AsyncClient(base_url=url, headers=auth, timeout=60) as c:
                 rec = (await c.get(f"/v1/memories/{mid}")).json()
         assert rec["graph"]["extracted"] is True

@@ -156,3 +156,43 @@ def test_int8_copy_is_made_once_and_stays_close(
     cos = (q8 * local_minilm.embed(SENTS[:5])).sum(axis=1)
     assert cos.min() > 0.97
     assert known_dim(f"{LOCAL_PROVIDER}/minilm-q8") == 384
+
+
+async def test_local_calls_skip_litellm_logging_unless_a_callback_listens(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """With nothing registered, a local embedding does not build litellm's success-log
+    payload; a registered callback still hears every call."""
+    import asyncio
+
+    from litellm.integrations.custom_logger import CustomLogger
+    from litellm.litellm_core_utils.litellm_logging import Logging
+
+    handled: list[str] = []
+    original = Logging.async_success_handler
+
+    async def counting(self: Logging, *args: Any, **kwargs: Any) -> Any:
+        handled.append(self.model)
+        return await original(self, *args, **kwargs)
+
+    monkeypatch.setattr(Logging, "async_success_handler", counting)
+    emb = Embedder()
+    await emb.embed(["what did Melanie paint?"])
+    await asyncio.sleep(0.05)  # the handler runs as a task after the call
+    assert handled == []
+
+    heard: list[Any] = []
+
+    class Listener(CustomLogger):
+        async def async_log_success_event(
+            self, kwargs: Any, response_obj: Any, start_time: Any, end_time: Any
+        ) -> None:
+            heard.append(response_obj)
+
+    monkeypatch.setattr(litellm, "callbacks", [Listener()])
+    await emb.embed(["what did Melanie paint?"])
+    for _ in range(50):
+        if heard:
+            break
+        await asyncio.sleep(0.02)
+    assert handled and len(heard) == 1

@@ -1,12 +1,16 @@
-"""Run a real all-in-one PCM server inside the current event loop: for tests and benchmarks
-that need the true HTTP path (real Redis, Qdrant Edge on disk, the graph server)."""
+"""Run a real all-in-one PCM server, for tests and benchmarks that need the true HTTP path
+(real Redis, Qdrant Edge on disk, the graph server): inside the current event loop
+(`running_server`), or in a child process of its own as `make run` starts it
+(`server_process`), so that a client's work does not share the server's interpreter lock."""
 
 from __future__ import annotations
 
 import asyncio
 import os
+import signal
 import socket
-from collections.abc import AsyncIterator, Mapping
+import sys
+from collections.abc import AsyncIterator, Mapping, Sequence
 from contextlib import asynccontextmanager
 from typing import Any
 
@@ -21,6 +25,17 @@ def free_port() -> int:
         return int(s.getsockname()[1])
 
 
+DEFAULT_REDIS_URL = "redis://127.0.0.1:6379/0"
+
+
+async def _flush(url: str) -> None:
+    from redis.asyncio import Redis
+
+    redis = Redis.from_url(url)
+    await redis.flushdb()
+    await redis.aclose()
+
+
 @asynccontextmanager
 async def running_server(
     env: Mapping[str, str], *, flush_redis: bool = True, start_timeout_s: float = 120.0
@@ -31,13 +46,10 @@ async def running_server(
     the Qdrant path, the graph URI, API keys and any tuning knob.
     """
     import uvicorn
-    from redis.asyncio import Redis
 
     os.environ.update(env)
     if flush_redis:
-        redis = Redis.from_url(os.environ.get("REDIS_URL", "redis://127.0.0.1:6379/0"))
-        await redis.flushdb()
-        await redis.aclose()
+        await _flush(os.environ.get("REDIS_URL", DEFAULT_REDIS_URL))
     from pcm_cli.app import dev_app
 
     port = free_port()
@@ -57,6 +69,63 @@ async def running_server(
     finally:
         server.should_exit = True
         await task
+
+
+@asynccontextmanager
+async def server_process(
+    env: Mapping[str, str],
+    command: Sequence[str] = ("dev",),
+    *,
+    flush_redis: bool = True,
+    start_timeout_s: float = 180.0,
+    stop_timeout_s: float = 60.0,
+) -> AsyncIterator[str]:
+    """`pcm <command> --port N` (`pcm dev` by default, or `pcm serve <service> --host
+    127.0.0.1`, ...) in a child process with this process's environment plus `env`; yields
+    its base URL once `/readyz` answers. On exit it is stopped with SIGTERM (uvicorn drains
+    the broker) and killed if it has not stopped within `stop_timeout_s`."""
+    full = {**os.environ, **env}
+    if flush_redis:
+        await _flush(full.get("REDIS_URL", DEFAULT_REDIS_URL))
+    port = free_port()
+    # Its output (warnings, a start-up failure) goes to this process's, as it happens.
+    proc = await asyncio.create_subprocess_exec(
+        sys.executable, "-m", "pcm_cli.main", *command, "--port", str(port), env=full
+    )
+    url = f"http://127.0.0.1:{port}"
+    try:
+        await _wait_healthy(proc, url, start_timeout_s)
+        yield url
+    finally:
+        await _stop(proc, stop_timeout_s)
+
+
+async def _wait_healthy(proc: asyncio.subprocess.Process, url: str, timeout_s: float) -> None:
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + timeout_s
+    async with httpx.AsyncClient(base_url=url, timeout=2.0) as c:
+        while True:
+            if proc.returncode is not None:
+                raise RuntimeError(f"PCM server exited with {proc.returncode} (its output above)")
+            try:
+                if (await c.get("/readyz")).status_code == 200:
+                    return
+            except httpx.TransportError:
+                pass  # not listening yet
+            if loop.time() > deadline:
+                raise TimeoutError(f"PCM server did not start within {timeout_s:.0f} s")
+            await asyncio.sleep(0.2)
+
+
+async def _stop(proc: asyncio.subprocess.Process, timeout_s: float) -> None:
+    if proc.returncode is not None:
+        return
+    proc.send_signal(signal.SIGTERM)
+    try:
+        await asyncio.wait_for(proc.wait(), timeout_s)
+    except TimeoutError:
+        proc.kill()
+        await proc.wait()
 
 
 async def settle(client: httpx.AsyncClient, within_s: float = 120.0) -> dict[str, Any]:

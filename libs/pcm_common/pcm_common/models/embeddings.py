@@ -11,6 +11,7 @@ import asyncio
 import os
 import threading
 from collections.abc import Callable, Sequence
+from contextlib import AbstractContextManager, nullcontext
 from typing import Any
 
 # litellm fetches its model cost map from the network at import unless told otherwise.
@@ -137,6 +138,39 @@ def register_local_provider() -> None:
         )
 
 
+def _listened() -> bool:
+    """Whether anything is registered with litellm to hear about calls (callbacks, loggers)."""
+    return any(
+        getattr(litellm, name, None)
+        for name in (
+            "callbacks",
+            "input_callback",
+            "success_callback",
+            "failure_callback",
+            "_async_success_callback",
+            "_async_failure_callback",
+            "service_callback",
+        )
+    )
+
+
+def _unlogged(model: str) -> AbstractContextManager[Any]:
+    """A local model's call without litellm's success logging when nothing listens for it.
+
+    litellm builds a full logging payload after every call even with no callback
+    registered: ~1.3 ms of a query embedding's ~3 ms of litellm CPU here (stubbed model,
+    300 calls alternating), on the recall path. Its context for nested sub-calls skips
+    that; it is litellm's internal module, so a litellm without it, a hosted model, or any
+    registered callback keeps the ordinary path."""
+    if not model.startswith(f"{LOCAL_PROVIDER}/") or _listened():
+        return nullcontext()
+    try:
+        from litellm._internal_context import internal_sub_call
+    except ImportError:
+        return nullcontext()
+    return internal_sub_call()
+
+
 def _ensure_provider(model: str) -> None:
     if model.startswith(f"{LOCAL_PROVIDER}/"):
         register_local_provider()
@@ -217,9 +251,10 @@ class Embedder:
         step = len(order) if self.model.startswith(f"{LOCAL_PROVIDER}/") else self.batch_size
         for start in range(0, len(order), step):
             idx = order[start : start + step]
-            resp = await litellm.aembedding(
-                model=self.model, input=[prepared[i] for i in idx], **self._litellm_kwargs
-            )
+            with _unlogged(self.model):
+                resp = await litellm.aembedding(
+                    model=self.model, input=[prepared[i] for i in idx], **self._litellm_kwargs
+                )
             vecs = _vectors(resp)
             if len(vecs) != len(idx):
                 raise RuntimeError(

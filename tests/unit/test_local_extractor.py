@@ -126,3 +126,23 @@ def test_split_speakers() -> None:
     assert split_speakers("Alice: hi\nBob: yo\nmore") == [("Alice", "hi"), ("Bob", "yo\nmore")]
     assert split_speakers("no speaker here") == [(None, "no speaker here")]
     assert split_speakers("Note: lower") == [("Note", "lower")]
+
+
+async def test_is_a_classification(ex: LocalExtractor) -> None:
+    """A named subject (or the speaker) with a common-noun complement; the compound
+    modifier stays with the kind."""
+    cases = {
+        "Caroline: I'm a counselor.": ("Caroline", "IS_A", "counselor"),
+        "Kafka is our event bus.": ("Kafka", "IS_A", "event bus"),
+        "Bob Smith is a software engineer at Google.": ("Bob Smith", "IS_A", "software engineer"),
+    }
+    for text, rel in cases.items():
+        x = await ex.extract(text)
+        assert rel in rels(x), (text, rels(x))
+        assert {"Concept"} == {e.type for e in x.entities if e.name == rel[2]}
+
+
+async def test_is_a_needs_a_statement_and_a_name(ex: LocalExtractor) -> None:
+    for text in ("Alice is not a doctor.", "Is Bob a doctor?", "It is a nice day."):
+        x = await ex.extract(text)
+        assert not any(r.type == "IS_A" for r in x.relations), (text, rels(x))

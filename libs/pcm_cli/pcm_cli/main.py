@@ -57,7 +57,11 @@ def _serve(names: list[str], host: str, port: int) -> None:
 @app.command()
 def dev(host: str = "127.0.0.1", port: int = 8080) -> None:
     """Every service in one process on the embedded default (Qdrant Edge, local models)."""
-    typer.echo(f"PCM dev: http://{host}:{port}  (docs at /docs, dev key: pcm-dev-key)")
+    from pcm_common.config import PcmSettings
+
+    s = PcmSettings()
+    key = f"dev key: {s.dev_api_key}" if s.dev_key_enabled else "dev key off"
+    typer.echo(f"PCM dev: http://{host}:{port}  (docs at /docs, {key})")
     _serve(list(SERVICES), host, port)
 
 

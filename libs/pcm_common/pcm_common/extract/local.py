@@ -120,6 +120,19 @@ def _keep_time(text: str) -> bool:
     return bool(re.search(r"\d", text) or _MONTHS.search(text))
 
 
+def _compound(tok: Any, lemma: str) -> str | None:
+    """ "support group" for "group" with its compound modifier right before it, else None."""
+    mods = [
+        c
+        for c in tok.lefts
+        if c.dep_ == "compound" and c.pos_ in ("NOUN", "PROPN") and c.i == tok.i - 1
+    ]
+    if not mods:
+        return None
+    phrase = f"{mods[0].lemma_.lower()} {lemma}"
+    return phrase if phrase.replace(" ", "").isalpha() else None
+
+
 class _Collector:
     """Entities deduplicated by key within one extraction; relation patterns may retype."""
 
@@ -195,15 +208,9 @@ class _Sentence:
                 continue
             if tok.pos_ == "NOUN" and lemma not in _GENERIC_NOUNS:
                 self.out.add(Entity(lemma, "Concept"))
-                mods = [
-                    c
-                    for c in tok.lefts
-                    if c.dep_ == "compound" and c.pos_ in ("NOUN", "PROPN") and c.i == tok.i - 1
-                ]
-                if mods:
-                    phrase = f"{mods[0].lemma_.lower()} {lemma}"
-                    if phrase.replace(" ", "").isalpha():
-                        self.out.add(Entity(phrase, "Concept"))
+                phrase = _compound(tok, lemma)
+                if phrase is not None:
+                    self.out.add(Entity(phrase, "Concept"))
             elif tok.pos_ == "VERB" and lemma not in _LIGHT_VERBS:
                 activity = self.out.add(Entity(lemma, "Activity"))
                 subj = self._subject(tok)
@@ -315,6 +322,8 @@ class _Sentence:
                 self._replaced(verb)
             elif lemma in ("depend", "rely"):
                 self._depends(verb)
+            elif lemma == "be":
+                self._is_a(verb)
 
     def _person_subject(self, verb: Any) -> Entity | None:
         subj = self._subject(verb)
@@ -371,6 +380,49 @@ class _Sentence:
         for old in olds:
             for new in news:
                 self.out.relate(new, "REPLACES", old)
+
+    def _is_a(self, verb: Any) -> None:
+        """Classification: "Rex is a poodle", "Kafka is our event bus", "I'm a nurse" (the
+        speaker). The subject must be named (or the speaker) and the complement a common
+        noun, kept as the Concept `collect_concepts` makes of it; a negated copula or a
+        question states nothing."""
+        if any(c.dep_ == "neg" for c in verb.children) or verb.sent.text.rstrip().endswith("?"):
+            return
+        subj = self._subject(verb)
+        source = self._named(subj) if subj is not None else None
+        if source is None:
+            return
+        for attr in (c for c in verb.children if c.dep_ == "attr"):
+            for t in self._with_conj(attr):
+                lemma = t.lemma_.lower().strip(_EDGE_JUNK)
+                if (
+                    t.pos_ != "NOUN"
+                    or t.i in self.ent_of
+                    or len(lemma) < 3
+                    or not lemma.isalpha()
+                    or lemma in _GENERIC_NOUNS
+                ):
+                    continue
+                kind = _compound(t, lemma) or lemma  # "our event bus": an event bus
+                self.out.relate(source, "IS_A", self.out.add(Entity(kind, "Concept")))
+
+    def _named(self, tok: Any) -> Entity | None:
+        """The entity a named subject stands for: the speaker for "I", else by its NER
+        label or the technology lexicon; None for anything unnamed."""
+        if tok.lower_ == "i":
+            return self.speaker
+        if is_technology(tok.text):
+            return self.entity(tok, "Technology")
+        ent = self.ent_of.get(tok.i)
+        if ent is None:
+            return None
+        if ent.label_ == "PERSON":
+            return self.entity(tok, "Person")
+        if ent.label_ == "ORG":
+            return self.entity(tok, "Organization")
+        if ent.label_ in _PLACE_LABELS:
+            return self.entity(tok, "Place")
+        return None
 
     def _depends(self, verb: Any) -> None:
         subj = self._subject(verb)

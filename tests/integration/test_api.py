@@ -482,6 +482,28 @@ async def test_same_text_of_two_users_stays_two_memories(client_a: httpx.AsyncCl
         assert found[:1] == [ids[user]]
 
 
+async def test_a_users_recall_sees_shared_memories_but_no_other_users(
+    client_a: httpx.AsyncClient,
+) -> None:
+    """Stored without a user is stored for everyone: each user's recall finds it, as it
+    finds their own; another user's memory stays theirs. Without a user, a recall sees the
+    whole tenant."""
+    shared = await store(client_a, "The Lisbon office kitchen closes at four on Fridays.")
+    cleo = await store(client_a, "Cleo's Lisbon office desk is by the window.", user_id="cleo")
+    dan = await store(client_a, "Dan's Lisbon office locker is number 42.", user_id="dan")
+
+    async def found(**who: str) -> set[str]:
+        body = {"query": "What about the Lisbon office?", **who}
+        out = (await client_a.post("/v1/recall", json=body)).json()
+        return {c["memory_id"] for c in out["situational_context"]}
+
+    assert {shared, cleo} <= await found(user_id="cleo")
+    assert dan not in await found(user_id="cleo")
+    assert {shared, dan} <= await found(user_id="dan")
+    assert cleo not in await found(user_id="dan")
+    assert {shared, cleo, dan} <= await found()
+
+
 async def test_openapi_describes_the_store_result(client_a: httpx.AsyncClient) -> None:
     schema = (await client_a.get("/openapi.json")).json()["components"]["schemas"]
     result = schema["StoreResult"]

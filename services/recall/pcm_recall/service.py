@@ -47,7 +47,9 @@ class _Timer:
 
 
 def visibility(req: RecallIn, include_archived: bool) -> Filter:
-    """A project sees itself, its workspace and global; never another project."""
+    """A project sees itself, its workspace and global; never another project. A user sees
+    their own memories and those stored for everyone (no user), never another user's; a
+    recall without a user sees the whole tenant."""
     should: list[dict[str, Any]] = [{"scope": "global"}]
     if req.workspace:
         should.append({"scope": "workspace", "workspace": req.workspace})
@@ -61,18 +63,15 @@ def visibility(req: RecallIn, include_archived: bool) -> Filter:
         states.append("superseded")
     must: dict[str, Any] = {"state": states}
     if req.user_id:
-        must["user_id"] = req.user_id
+        must["user_id"] = [req.user_id, None]
     # Episode records are returned whole through their seeds, not as competing candidates.
     return Filter(must=must, should=should, must_not={"source": "consolidation"})
 
 
 def _pin_visibility(req: RecallIn) -> Filter:
-    """`visibility` for the asker slot: a user's recall also gets the pins stored for
-    everyone (no user), the team's guardrails; other users' pins stay theirs."""
-    flt = visibility(req, include_archived=False)
-    if req.user_id:
-        flt.must["user_id"] = [req.user_id, None]
-    return flt
+    """`visibility` for the asker slot: active pins only; a user's recall gets their own
+    pins and those stored for everyone (no user), the team's guardrails."""
+    return visibility(req, include_archived=False)
 
 
 _NOT_EPISODE_RECORDS = Filter(must_not={"source": "consolidation"})

@@ -257,6 +257,8 @@ async def test_pipeline_settles_and_graph_has_entities(client_a: httpx.AsyncClie
         await graph.close()
     assert {"Melanie", "Paris", "Caroline"} <= names
 
+    status = (await client_a.get("/v1/pipeline")).json()
+    assert status["pending"] == 0 and status["indexing"] is False
     # Redis agrees with /v1/pipeline: no consumer group holds pending entries.
     redis = Redis.from_url(TEST_REDIS_URL)
     try:

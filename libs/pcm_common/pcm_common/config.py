@@ -40,6 +40,10 @@ class PcmSettings(BaseSettings):
     # against 71.6 / 118.6 uncapped, and more CPU per ingested memory (docs/benchmarks.md,
     # session 9).
     qdrant_max_segment_kb: int = 20_000
+    # Build Qdrant Edge's index in a child process on a copy of the shard (its in-process
+    # build holds the interpreter lock for seconds, stopping every request);
+    # `pcm_common.stores.edge_optimize`. False: build in this process.
+    qdrant_optimize_in_child: bool = True
     collection: str = "pcm_memories"
 
     neo4j_uri: str = Field(

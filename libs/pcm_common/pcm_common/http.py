@@ -166,7 +166,9 @@ def ops_router(checks: dict[str, ReadinessCheck]) -> APIRouter:
 
     @router.get("/v1/pipeline", tags=["ops"])
     async def pipeline(res: Res) -> dict[str, Any]:
-        return await pipeline_status(res.redis)
+        # `indexing`: this process's embedded shard is building its index (in a child
+        # process, so the pipeline may be settled meanwhile).
+        return {**await pipeline_status(res.redis), "indexing": res.indexing}
 
     return router
 

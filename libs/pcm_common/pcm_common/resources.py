@@ -58,8 +58,17 @@ class Resources:
         from pcm_common.stores.qdrant_edge_store import EdgeVectorStore
 
         return EdgeVectorStore(
-            path=s.qdrant_path, dim=s.embedding_dim, max_segment_kb=s.qdrant_max_segment_kb
+            path=s.qdrant_path,
+            dim=s.embedding_dim,
+            max_segment_kb=s.qdrant_max_segment_kb,
+            optimize_in_child=s.qdrant_optimize_in_child,
         )
+
+    @property
+    def indexing(self) -> bool:
+        """Whether this process's vector store is building an index (False when it has
+        not opened one: asking must not open it)."""
+        return "vectors" in self._opened and self.vectors.indexing
 
     @cached_property
     def graph(self) -> GraphStore:

@@ -11,7 +11,10 @@ Facts about qdrant-edge-py 0.9 this relies on (checked against the installed bui
   (~50 ms) is only needed before `close`.
 - The shard is usable from several threads at once (queries, updates and `optimize` ran
   concurrently without error), and nothing indexes on its own: HNSW is built only by
-  `optimize()`, which this adapter runs in a background thread after enough writes.
+  `optimize()`, which this adapter runs in a background thread after enough writes, by
+  default in a child process on a copy (`edge_optimize`): it holds the interpreter lock.
+- `flush` then a file copy of the shard directory gives a shard another process can
+  `load` (its own WAL lock), and two shards at different paths open in one process.
 - `MatchValue(True)` is read as the integer 1 and never matches a stored bool; a
   `numpy.bool_` is read as a bool, so bool equality goes through `numpy.bool_`.
 - A top-level query filter also applies to prefetches; we set it on both anyway.
@@ -22,6 +25,8 @@ from __future__ import annotations
 
 import asyncio
 import json
+import shutil
+import subprocess
 import threading
 import uuid
 from collections.abc import Callable, Iterator, Sequence
@@ -31,7 +36,9 @@ from typing import Any, TypeVar
 
 import numpy as np
 import qdrant_edge as qe
+import structlog
 
+from pcm_common.stores import edge_optimize
 from pcm_common.stores.qdrant_common import (
     DENSE,
     PREFETCH_FACTOR,
@@ -55,6 +62,7 @@ from pcm_common.stores.vectors import (
 )
 
 T = TypeVar("T")
+log = structlog.get_logger("vectors")
 
 
 def _match(key: str, value: Any) -> Any:
@@ -105,18 +113,34 @@ def _selector(fields: Sequence[str] | None) -> Any:
     return qe.PayloadSelector.Include(list(fields)) if fields else False
 
 
+def edge_config(dim: int, max_segment_kb: int) -> qe.EdgeConfig:
+    """The shard's configuration (also what the child optimizer opens a copy with)."""
+    return qe.EdgeConfig(
+        vectors={DENSE: qe.EdgeVectorParams(size=dim, distance=qe.Distance.Cosine)},
+        sparse_vectors={SPARSE: qe.EdgeSparseVectorParams(modifier=qe.Modifier.Idf)},
+        # Qdrant's server defaults; full_scan_threshold is in KB of vectors.
+        hnsw_config=qe.HnswIndexConfig(m=16, ef_construct=100, full_scan_threshold=10_000),
+        optimizers=(
+            qe.EdgeOptimizersConfig(max_segment_size=max_segment_kb) if max_segment_kb > 0 else None
+        ),
+    )
+
+
 class _Gate:
     """Lets any number of calls run at once but lets `close` wait for them to finish
-    (closing a shard under a running query would fail or crash the call)."""
+    (closing a shard under a running query would fail or crash the call), and lets the
+    optimizer's swap run alone (`exclusive`)."""
 
     def __init__(self) -> None:
         self._cond = threading.Condition()
         self._active = 0
+        self._paused = False
         self.closing = False
 
     @contextmanager
     def enter(self) -> Iterator[None]:
         with self._cond:
+            self._cond.wait_for(lambda: not self._paused or self.closing)
             if self.closing:
                 raise RuntimeError("vector store is closed")
             self._active += 1
@@ -125,6 +149,21 @@ class _Gate:
         finally:
             with self._cond:
                 self._active -= 1
+                self._cond.notify_all()
+
+    @contextmanager
+    def exclusive(self) -> Iterator[None]:
+        """No call runs inside: new ones wait, running ones are waited for. Not to be
+        entered from inside `enter` (it would wait for itself)."""
+        with self._cond:
+            self._cond.wait_for(lambda: not self._paused)
+            self._paused = True
+            self._cond.wait_for(lambda: self._active == 0)
+        try:
+            yield
+        finally:
+            with self._cond:
+                self._paused = False
                 self._cond.notify_all()
 
     def drain(self) -> None:
@@ -143,12 +182,24 @@ class EdgeVectorStore(VectorStore):
     """
 
     def __init__(
-        self, path: Path, dim: int = 384, *, optimize_after: int = 5000, max_segment_kb: int = 0
+        self,
+        path: Path,
+        dim: int = 384,
+        *,
+        optimize_after: int = 5000,
+        max_segment_kb: int = 0,
+        optimize_in_child: bool = True,
+        optimize_timeout_s: float = 1800.0,
     ) -> None:
         self.path = Path(path)
         self.dim = dim
         self.optimize_after = optimize_after
         self.max_segment_kb = max_segment_kb
+        self.optimize_in_child = optimize_in_child
+        self.optimize_timeout_s = optimize_timeout_s
+        # The writes made while a copy is optimized elsewhere, applied to it before it
+        # replaces the shard (`edge_optimize`); None when no copy is being optimized.
+        self._journal: list[Callable[[qe.EdgeShard], Any]] | None = None
         self._shard: qe.EdgeShard | None = None
         self._open_lock = threading.Lock()
         self._write_lock = threading.Lock()
@@ -161,23 +212,14 @@ class EdgeVectorStore(VectorStore):
     # ---- plumbing -------------------------------------------------------------------
 
     def _config(self) -> qe.EdgeConfig:
-        return qe.EdgeConfig(
-            vectors={DENSE: qe.EdgeVectorParams(size=self.dim, distance=qe.Distance.Cosine)},
-            sparse_vectors={SPARSE: qe.EdgeSparseVectorParams(modifier=qe.Modifier.Idf)},
-            # Qdrant's server defaults; full_scan_threshold is in KB of vectors.
-            hnsw_config=qe.HnswIndexConfig(m=16, ef_construct=100, full_scan_threshold=10_000),
-            optimizers=(
-                qe.EdgeOptimizersConfig(max_segment_size=self.max_segment_kb)
-                if self.max_segment_kb > 0
-                else None
-            ),
-        )
+        return edge_config(self.dim, self.max_segment_kb)
 
     def _open(self) -> qe.EdgeShard:
         with self._open_lock:
             if self._shard is None:
                 if self._gate.closing:
                     raise RuntimeError("vector store is closed")
+                edge_optimize.recover(self.path)
                 if (self.path / "edge_config.json").exists():
                     self._shard = qe.EdgeShard.load(str(self.path), self._config())
                 else:
@@ -212,7 +254,10 @@ class EdgeVectorStore(VectorStore):
 
     def _write(self, fn: Callable[[qe.EdgeShard], T]) -> T:
         with self._gate.enter(), self._write_lock:
-            return fn(self._open())
+            out = fn(self._open())
+            if self._journal is not None:
+                self._journal.append(fn)
+            return out
 
     async def _run(self, fn: Callable[[], T]) -> T:
         return await asyncio.to_thread(fn)
@@ -220,6 +265,8 @@ class EdgeVectorStore(VectorStore):
     def _maybe_optimize(self, written: int) -> None:
         """Start a background HNSW build once enough points were written (call holding
         the write lock). Edge keeps serving reads and writes while it runs."""
+        if self._journal is not None:
+            return  # a build is under way (or these are its writes being replayed)
         self._since_optimize += written
         if self._since_optimize < self.optimize_after:
             return
@@ -234,14 +281,68 @@ class EdgeVectorStore(VectorStore):
     def _optimize_sync(self) -> bool:
         try:
             with self._optimize_lock:
+                if self.optimize_in_child:
+                    try:
+                        return self._optimize_in_child()
+                    except (OSError, subprocess.SubprocessError) as exc:
+                        # No child could do it (no interpreter to spawn, a crash, a
+                        # timeout): build here, stalling the process as before.
+                        err = getattr(exc, "stderr", None) or b""
+                        log.warning(
+                            "edge_child_optimize_failed",
+                            error=repr(exc)[:300],
+                            stderr=bytes(err)[-500:].decode(errors="replace"),
+                        )
                 return self._read(lambda s: s.optimize())
         except RuntimeError:  # closed meanwhile: nothing to do
             return False
+
+    def _optimize_in_child(self) -> bool:
+        """The HNSW build on a copy in a child process (`edge_optimize`): the copy is made
+        with writes held (reads go on), writes made during the build are journalled and
+        applied to the copy, which then replaces the shard while no call runs."""
+        with self._gate.enter(), self._write_lock:
+            self._open().flush()
+            copy = edge_optimize.copy_shard(self.path)
+            self._journal = []
+        try:
+            edge_optimize.optimize_copy(
+                copy, self.dim, self.max_segment_kb, self.optimize_timeout_s
+            )
+            with self._gate.exclusive(), self._write_lock:
+                # Still set while replaying: the replayed upserts must not start a build.
+                journal = self._journal or []
+                if self._gate.closing:
+                    return False  # closed meanwhile: the copy is dropped below
+                fresh = qe.EdgeShard.load(str(copy), self._config())
+                try:
+                    for fn in journal:
+                        fn(fresh)
+                    fresh.flush()
+                finally:
+                    fresh.close()
+                with self._open_lock:
+                    if self._shard is not None:
+                        self._shard.flush()
+                        self._shard.close()
+                        self._shard = None
+                    edge_optimize.swap(self.path, copy)
+                self._open()
+                log.info("edge_optimized_in_child", path=str(self.path), replayed=len(journal))
+            return True
+        finally:
+            self._journal = None
+            if copy.exists():
+                shutil.rmtree(copy, ignore_errors=True)
 
     # ---- port -----------------------------------------------------------------------
 
     async def ensure_collection(self) -> None:
         await self._run(self._open)
+
+    @property
+    def indexing(self) -> bool:
+        return self._optimize_lock.locked()
 
     async def optimize(self) -> bool:
         """Build HNSW / merge segments now (the sweeper may call this on a schedule)."""
@@ -564,6 +665,10 @@ class EdgeVectorStore(VectorStore):
         # Waits for running calls (including a background optimize), then flushes and
         # releases the WAL lock so the path can be opened again.
         self._gate.drain()
+        # A build on a copy runs outside the gate: let it see the close and drop its copy.
+        opt = self._optimizer
+        if opt is not None and opt is not threading.current_thread() and opt.is_alive():
+            opt.join()
         with self._open_lock, self._write_lock:
             if self._shard is not None:
                 self._shard.flush()

@@ -130,6 +130,12 @@ class VectorStore(ABC):
     async def ensure_collection(self) -> None:
         """Create the collection, named vectors and payload indexes if missing (idempotent)."""
 
+    @property
+    def indexing(self) -> bool:
+        """Whether an index build this process started is running (the embedded shard's;
+        a server indexes on its own and answers False)."""
+        return False
+
     @abstractmethod
     async def upsert(self, points: Sequence[VectorPoint]) -> None:
         """Insert or replace points; durable when this returns."""

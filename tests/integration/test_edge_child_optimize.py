@@ -26,7 +26,7 @@ async def test_writes_during_the_child_build_reach_the_new_shard(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     path = tmp_path / "shard"
-    store = EdgeVectorStore(path, dim=DIM, optimize_after=10**9)
+    store = EdgeVectorStore(path, dim=DIM, optimize_after=10**9, optimize_in_child=True)
     await store.ensure_collection()
     old = [make_point("A", f"note {i}") for i in range(600)]
     await store.upsert(old)
@@ -62,7 +62,7 @@ async def test_writes_during_the_child_build_reach_the_new_shard(
         assert leftovers(path) == []
     finally:
         await store.close()
-    again = EdgeVectorStore(path, dim=DIM)
+    again = EdgeVectorStore(path, dim=DIM, optimize_in_child=True)
     await again.ensure_collection()
     try:
         assert await again.count("A") == 635
@@ -79,7 +79,7 @@ async def test_a_swap_cut_between_its_renames_is_undone(tmp_path: Path) -> None:
     # The process died after moving the original aside, before the copy took its place.
     path.rename(edge_optimize.sibling(path, edge_optimize.OLD_SUFFIX))
     edge_optimize.sibling(path, edge_optimize.COPY_SUFFIX).mkdir()
-    again = EdgeVectorStore(path, dim=DIM)
+    again = EdgeVectorStore(path, dim=DIM, optimize_in_child=True)
     await again.ensure_collection()
     try:
         assert await again.count("A") == 30
@@ -100,7 +100,7 @@ async def test_a_failed_child_falls_back_to_building_here(
 
     monkeypatch.setattr(edge_optimize, "optimize_copy", broken)
     path = tmp_path / "shard"
-    store = EdgeVectorStore(path, dim=DIM, optimize_after=10**9)
+    store = EdgeVectorStore(path, dim=DIM, optimize_after=10**9, optimize_in_child=True)
     await store.ensure_collection()
     try:
         await store.upsert([make_point("A") for _ in range(50)])
@@ -108,5 +108,22 @@ async def test_a_failed_child_falls_back_to_building_here(
         await store.upsert([make_point("A") for _ in range(5)])
         assert await store.count("A") == 55
         assert leftovers(path) == []
+    finally:
+        await store.close()
+
+
+async def test_the_default_builds_in_process(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def unexpected(copy: Path, *args: Any) -> None:
+        raise AssertionError("no child build unless asked for")
+
+    monkeypatch.setattr(edge_optimize, "optimize_copy", unexpected)
+    store = EdgeVectorStore(tmp_path / "shard", dim=DIM, optimize_after=10**9)
+    await store.ensure_collection()
+    try:
+        await store.upsert([make_point("A") for _ in range(20)])
+        assert await store.optimize() in (True, False)
+        assert await store.count("A") == 20
     finally:
         await store.close()

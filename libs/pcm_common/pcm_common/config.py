@@ -42,8 +42,9 @@ class PcmSettings(BaseSettings):
     qdrant_max_segment_kb: int = 20_000
     # Build Qdrant Edge's index in a child process on a copy of the shard (its in-process
     # build holds the interpreter lock for seconds, stopping every request);
-    # `pcm_common.stores.edge_optimize`. False: build in this process.
-    qdrant_optimize_in_child: bool = True
+    # `pcm_common.stores.edge_optimize`. Off by default: on the 2-core development machine
+    # recall and ingest measured slower with it, side by side (docs/benchmarks.md).
+    qdrant_optimize_in_child: bool = False
     collection: str = "pcm_memories"
 
     neo4j_uri: str = Field(

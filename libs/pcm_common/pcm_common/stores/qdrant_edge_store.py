@@ -11,8 +11,9 @@ Facts about qdrant-edge-py 0.9 this relies on (checked against the installed bui
   (~50 ms) is only needed before `close`.
 - The shard is usable from several threads at once (queries, updates and `optimize` ran
   concurrently without error), and nothing indexes on its own: HNSW is built only by
-  `optimize()`, which this adapter runs in a background thread after enough writes, by
-  default in a child process on a copy (`edge_optimize`): it holds the interpreter lock.
+  `optimize()`, which this adapter runs in a background thread after enough writes, or
+  with `optimize_in_child` in a child process on a copy (`edge_optimize`): it holds the
+  interpreter lock.
 - `flush` then a file copy of the shard directory gives a shard another process can
   `load` (its own WAL lock), and two shards at different paths open in one process.
 - `MatchValue(True)` is read as the integer 1 and never matches a stored bool; a
@@ -188,7 +189,7 @@ class EdgeVectorStore(VectorStore):
         *,
         optimize_after: int = 5000,
         max_segment_kb: int = 0,
-        optimize_in_child: bool = True,
+        optimize_in_child: bool = False,
         optimize_timeout_s: float = 1800.0,
     ) -> None:
         self.path = Path(path)

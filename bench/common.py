@@ -6,7 +6,6 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
-import logging
 import os
 import platform
 import shlex
@@ -138,7 +137,6 @@ async def pcm_server(
     try:
         if inline:
             async with running_server(full) as url:
-                _quiet_faststream()
                 yield url
         else:
             async with server_process(full) as url:
@@ -147,14 +145,6 @@ async def pcm_server(
         os.environ.clear()
         os.environ.update(snapshot)
         shutil.rmtree(tmp, ignore_errors=True)
-
-
-def _quiet_faststream() -> None:
-    """FastStream's subscriber supervisor logs one INFO line per task at shutdown even with
-    PCM_LOG_LEVEL=WARNING; hundreds of them would bury the benchmark's own output."""
-    for name in list(logging.root.manager.loggerDict):
-        if name.startswith("faststream"):
-            logging.getLogger(name).setLevel(logging.WARNING)
 
 
 def client(url: str, key: str) -> httpx.AsyncClient:

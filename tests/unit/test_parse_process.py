@@ -128,3 +128,12 @@ def _alive(pid: int) -> bool:
     except OSError:
         return False
     return state != "Z"  # a zombie has exited; its reaper (init) collects it
+
+
+def test_shutdown_waits_for_the_child(in_child: None) -> None:
+    parse_process.parse(["first"])
+    procs = list(parse_process._executor()._processes.values())
+    assert procs and all(p.is_alive() for p in procs)
+    parse_process.shutdown()
+    assert not any(p.is_alive() for p in procs)
+    parse_process.shutdown()  # nothing left to stop: a no-op

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import asyncio
 from functools import cached_property
 from typing import TYPE_CHECKING
 
@@ -103,3 +104,6 @@ class Resources:
             await self.graph.close()
         if "redis" in self._opened:
             await self.redis.aclose()
+        from pcm_common.extract import parse_process
+
+        await asyncio.to_thread(parse_process.shutdown)

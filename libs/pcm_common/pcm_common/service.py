@@ -15,7 +15,7 @@ from fastapi import FastAPI
 from pcm_common import gc_tuning
 from pcm_common.http import ReadinessCheck, install, ops_router
 from pcm_common.resources import Resources
-from pcm_common.telemetry import configure_logging, get_logger
+from pcm_common.telemetry import configure_logging, get_logger, quiet_broker_loggers
 
 log = get_logger("service")
 
@@ -59,6 +59,7 @@ def create_app(res: Resources, components: Sequence[Component], title: str) -> F
         for c in components:
             c.consume()
         await res.bus.start()
+        quiet_broker_loggers(res.settings.log_level)
         gc_tuning.tune(freeze=res.settings.gc_freeze, gen0_threshold=res.settings.gc_gen0_threshold)
         log.info("service_started", services=[c.name for c in components])
         try:

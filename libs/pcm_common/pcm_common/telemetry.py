@@ -76,5 +76,16 @@ def configure_logging(level: str = "INFO", json: bool = True) -> None:
     )
 
 
+def quiet_broker_loggers(level: str) -> None:
+    """FastStream's own loggers (made when the broker starts, with their own levels and
+    handlers) to WARNING unless running at DEBUG: its subscriber supervisor logged an INFO
+    line per task at shutdown even with PCM_LOG_LEVEL=WARNING."""
+    if level.upper() == "DEBUG":
+        return
+    for name in list(logging.root.manager.loggerDict):
+        if name.startswith("faststream"):
+            logging.getLogger(name).setLevel(logging.WARNING)
+
+
 def get_logger(service: str) -> structlog.stdlib.BoundLogger:
     return structlog.get_logger(service=service)

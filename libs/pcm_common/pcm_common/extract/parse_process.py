@@ -120,8 +120,11 @@ def warmup() -> None:
 
 
 def shutdown() -> None:
-    """Stop the child (tests; at exit the executor stops it on its own)."""
+    """Stop the child, if one was started, and wait for it (at service shutdown): a pool
+    left to the interpreter's exit left its queues' semaphores behind, which the resource
+    tracker then reported as leaked."""
+    global _pool
     with _pool_lock:
-        pool = _pool
+        pool, _pool = _pool, None
     if pool is not None:
-        _drop(pool)
+        pool.shutdown(wait=True, cancel_futures=True)

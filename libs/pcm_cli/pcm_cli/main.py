@@ -19,7 +19,7 @@ import time
 from collections.abc import Coroutine
 from enum import StrEnum
 from pathlib import Path
-from typing import Annotated, Any, TypeVar
+from typing import TYPE_CHECKING, Annotated, Any, TypeVar
 
 # litellm looks up its model cost map on the network at import unless told otherwise.
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
@@ -28,6 +28,9 @@ import httpx
 import typer
 
 from pcm_cli.client import PcmApi, PcmError
+
+if TYPE_CHECKING:
+    from pcm_common.config import PcmSettings
 
 T = TypeVar("T")
 SERVICES = ("ingest", "recall", "graph-extractor", "sweeper")
@@ -43,14 +46,18 @@ governance_app = typer.Typer(
 app.add_typer(governance_app, name="governance")
 
 
-def _serve(names: list[str], host: str, port: int) -> None:
+def _serve(names: list[str], host: str, port: int, settings: PcmSettings | None = None) -> None:
     import uvicorn
 
     from pcm_cli.app import build_app
 
     # uvicorn handles SIGTERM: it stops accepting, then the app's lifespan drains the broker.
     uvicorn.run(
-        build_app(names), host=host, port=port, log_level="warning", timeout_graceful_shutdown=20
+        build_app(names, settings),
+        host=host,
+        port=port,
+        log_level="warning",
+        timeout_graceful_shutdown=20,
     )
 
 
@@ -59,10 +66,11 @@ def dev(host: str = "127.0.0.1", port: int = 8080) -> None:
     """Every service in one process on the embedded default (Qdrant Edge, local models)."""
     from pcm_common.config import PcmSettings
 
+    # Read once: the key printed is the one the server is built with.
     s = PcmSettings()
     key = f"dev key: {s.dev_api_key}" if s.dev_key_enabled else "dev key off"
     typer.echo(f"PCM dev: http://{host}:{port}  (docs at /docs, {key})")
-    _serve(list(SERVICES), host, port)
+    _serve(list(SERVICES), host, port, s)
 
 
 @app.command()

@@ -68,12 +68,6 @@ def visibility(req: RecallIn, include_archived: bool) -> Filter:
     return Filter(must=must, should=should, must_not={"source": "consolidation"})
 
 
-def _pin_visibility(req: RecallIn) -> Filter:
-    """`visibility` for the asker slot: active pins only; a user's recall gets their own
-    pins and those stored for everyone (no user), the team's guardrails."""
-    return visibility(req, include_archived=False)
-
-
 _NOT_EPISODE_RECORDS = Filter(must_not={"source": "consolidation"})
 
 
@@ -188,7 +182,8 @@ class RecallService:
             ),
             self._flags(tenant, req, top, hits, now, routine_of),
         )
-        pins = await self.pinned.get(tenant, _pin_visibility(req))
+        # Active pins only, seen as the recall sees memories (a user's own and everyone's).
+        pins = await self.pinned.get(tenant, visibility(req, include_archived=False))
         asker = [self._pinned_item(p, now) for p in pins]
         timer.lap("context_and_flags")
         timer.ms["flags"] = flags_ms  # overlapped with the episode context read

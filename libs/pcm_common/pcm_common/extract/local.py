@@ -201,10 +201,8 @@ class _Sentence:
         """Common nouns as Concept (lemma; plus "compound head" phrases such as "support
         group") and content verbs as Activity (lemma), linking the speaker with DOES."""
         for tok in self.doc:
-            if tok.i in self.ent_of or is_technology(tok.text) or tok.is_stop:
-                continue
-            lemma = tok.lemma_.lower().strip(_EDGE_JUNK)
-            if len(lemma) < 3 or not lemma.isalpha():
+            lemma = self._content_lemma(tok)
+            if lemma is None:
                 continue
             if tok.pos_ == "NOUN" and lemma not in _GENERIC_NOUNS:
                 self.out.add(Entity(lemma, "Concept"))
@@ -216,6 +214,14 @@ class _Sentence:
                 subj = self._subject(tok)
                 if subj is not None and subj.lower_ in _SELF and self.speaker is not None:
                     self.out.relate(self.speaker, "DOES", activity)
+
+    def _content_lemma(self, tok: Any) -> str | None:
+        """The lemma a concept or activity is named by; None for names, technologies,
+        stop words and lemmas too short or not alphabetic."""
+        if tok.i in self.ent_of or is_technology(tok.text) or tok.is_stop:
+            return None
+        lemma = str(tok.lemma_).lower().strip(_EDGE_JUNK)
+        return lemma if len(lemma) >= 3 and lemma.isalpha() else None
 
     def _phrase(self, tok: Any) -> str:
         ent = self.ent_of.get(tok.i)
@@ -394,15 +400,9 @@ class _Sentence:
             return
         for attr in (c for c in verb.children if c.dep_ == "attr"):
             for t in self._with_conj(attr):
-                lemma = t.lemma_.lower().strip(_EDGE_JUNK)
-                if (
-                    t.pos_ != "NOUN"
-                    or t.i in self.ent_of
-                    or len(lemma) < 3
-                    or not lemma.isalpha()
-                    or lemma in _GENERIC_NOUNS
-                ):
-                    continue
+                lemma = self._content_lemma(t)
+                if lemma is None or t.pos_ != "NOUN" or lemma in _GENERIC_NOUNS:
+                    continue  # only a noun `collect_concepts` makes a Concept of
                 kind = _compound(t, lemma) or lemma  # "our event bus": an event bus
                 self.out.relate(source, "IS_A", self.out.add(Entity(kind, "Concept")))
 

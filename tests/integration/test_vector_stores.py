@@ -56,11 +56,16 @@ def make_point(
     )
 
 
-@pytest.fixture(params=["edge", "server"])
+# The Edge adapter without its payload cache, with one that holds everything here, and
+# with one of 3 payloads (most reads mix cached and engine payloads, evictions on the way).
+EDGE_CACHES = {"edge": 0, "edge-cached": 10_000, "edge-cache-3": 3}
+
+
+@pytest.fixture(params=[*EDGE_CACHES, "server"])
 async def store(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterator[VectorStore]:
     s: VectorStore
-    if request.param == "edge":
-        s = EdgeVectorStore(tmp_path / "shard", dim=DIM)
+    if request.param in EDGE_CACHES:
+        s = EdgeVectorStore(tmp_path / "shard", dim=DIM, payload_cache=EDGE_CACHES[request.param])
     else:
         s = ServerVectorStore(location=":memory:", collection="t_" + uuid.uuid4().hex, dim=DIM)
     await s.ensure_collection()

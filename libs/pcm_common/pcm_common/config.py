@@ -45,6 +45,11 @@ class PcmSettings(BaseSettings):
     # `pcm_common.stores.edge_optimize`. Off by default: on the 2-core development machine
     # recall and ingest measured slower with it, side by side (docs/benchmarks.md).
     qdrant_optimize_in_child: bool = False
+    # Payloads Qdrant Edge's adapter keeps in memory, least recently used dropped first
+    # (0: none; `pcm_common.stores.payload_cache`). Turning stored payloads into Python
+    # objects was most of a recall's store time; a synthetic memory's payload takes ~8 KB
+    # here, so the default costs up to ~160 MB. Ignored with a Qdrant server.
+    qdrant_payload_cache: int = 20_000
     collection: str = "pcm_memories"
 
     neo4j_uri: str = Field(

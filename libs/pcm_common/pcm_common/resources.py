@@ -63,6 +63,7 @@ class Resources:
             dim=s.embedding_dim,
             max_segment_kb=s.qdrant_max_segment_kb,
             optimize_in_child=s.qdrant_optimize_in_child,
+            payload_cache=s.qdrant_payload_cache,
         )
 
     @property

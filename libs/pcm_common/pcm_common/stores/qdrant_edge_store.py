@@ -40,6 +40,7 @@ import qdrant_edge as qe
 import structlog
 
 from pcm_common.stores import edge_optimize
+from pcm_common.stores.payload_cache import PayloadCache
 from pcm_common.stores.qdrant_common import (
     DENSE,
     PREFETCH_FACTOR,
@@ -63,6 +64,8 @@ from pcm_common.stores.vectors import (
 )
 
 T = TypeVar("T")
+# set_payload_many's writes: which patches were applied, and the grouped writes made.
+_Patched = tuple[list[bool], list[tuple[list["qe.PointId"], dict[str, Any]]]]
 log = structlog.get_logger("vectors")
 
 
@@ -191,6 +194,7 @@ class EdgeVectorStore(VectorStore):
         max_segment_kb: int = 0,
         optimize_in_child: bool = False,
         optimize_timeout_s: float = 1800.0,
+        payload_cache: int = 0,
     ) -> None:
         self.path = Path(path)
         self.dim = dim
@@ -209,6 +213,8 @@ class EdgeVectorStore(VectorStore):
         self._optimizer: threading.Thread | None = None
         # One optimize at a time (background trigger vs. an explicit optimize() call).
         self._optimize_lock = threading.Lock()
+        # Exact because every write of the shard passes through this object (`payload_cache`).
+        self._cache = PayloadCache(payload_cache)
 
     # ---- plumbing -------------------------------------------------------------------
 
@@ -253,11 +259,23 @@ class EdgeVectorStore(VectorStore):
         with self._gate.enter():
             return fn(self._open())
 
-    def _write(self, fn: Callable[[qe.EdgeShard], T]) -> T:
+    def _write(
+        self, fn: Callable[[qe.EdgeShard], T], cached: Callable[[T], None] | None = None
+    ) -> T:
+        """`fn` on the shard under the write lock, then `cached` (the payload cache's side
+        of the write, with `fn`'s result) in the same order; only `fn` is journalled for a
+        copy being optimized."""
         with self._gate.enter(), self._write_lock:
-            out = fn(self._open())
+            try:
+                out = fn(self._open())
+            except BaseException:
+                # Part of a write may have landed: forget what it touched.
+                self._cache.clear()
+                raise
             if self._journal is not None:
                 self._journal.append(fn)
+            if cached is not None:
+                cached(out)
             return out
 
     async def _run(self, fn: Callable[[], T]) -> T:
@@ -369,7 +387,8 @@ class EdgeVectorStore(VectorStore):
             shard.update(qe.UpdateOperation.upsert_points(edge_points))
             self._maybe_optimize(len(edge_points))
 
-        await self._run(lambda: self._write(op))
+        written = [str(uuid.UUID(p.id)) for p in points]
+        await self._run(lambda: self._write(op, lambda _: self._cache.drop(written)))
 
     def _owned(
         self,
@@ -379,19 +398,51 @@ class EdgeVectorStore(VectorStore):
         vectors: bool,
         *,
         fields: Sequence[str] | None = None,
-    ) -> list:
-        """The records of `ids` that belong to `tenant`, with `fields` of their payloads
-        and the tenant (empty `fields`: an ownership check before a write): a whole payload
-        costs ~30 field conversions into Python objects."""
-        valid: list[qe.PointId] = [i for i in dict.fromkeys(ids) if is_uuid(i)]
+    ) -> list[ScoredPoint]:
+        """The points of `ids` that belong to `tenant`, in the order asked, with `fields`
+        of their payloads and the tenant (empty `fields`: an ownership check before a
+        write)."""
+        valid = list(dict.fromkeys(str(uuid.UUID(i)) for i in ids if is_uuid(i)))
         if not valid:
             return []
-        records = shard.retrieve(
-            valid,
-            with_payload=True if fields is None else _selector(["tenant", *fields]),
-            with_vector=[DENSE] if vectors else False,
-        )
-        return [r for r in records if (r.payload or {}).get("tenant") == tenant]
+        payloads = self._payloads(shard, valid, None if fields is None else ["tenant", *fields])
+        mine = [i for i in valid if (payloads.get(i) or {}).get("tenant") == tenant]
+        dense: dict[str, list[float] | None] = {}
+        if vectors and mine:
+            wanted: list[qe.PointId] = list(mine)
+            records = shard.retrieve(wanted, with_payload=False, with_vector=[DENSE])
+            dense = {str(r.id): dense_of(r.vector) for r in records}
+        return [
+            ScoredPoint(id=i, score=0.0, payload=payloads[i], vector=dense.get(i))
+            for i in mine
+            if not vectors or i in dense
+        ]
+
+    def _payloads(
+        self, shard: qe.EdgeShard, ids: Sequence[str], fields: Sequence[str] | None = None
+    ) -> dict[str, dict[str, Any]]:
+        """The payloads of those `ids` (canonical) that exist, cut to `fields`: from the
+        cache where it has them, the rest from the engine. Whole payloads read from the
+        engine are kept in the cache; a `fields` read of a miss asks the engine for just
+        those fields (cheaper to convert) and keeps nothing."""
+        found, pending = self._cache.lookup(ids)
+        fetched: dict[str, dict[str, Any]] = {}
+        try:
+            if pending.ids:
+                missing: list[qe.PointId] = [i for i in ids if i in pending.ids]
+                records = shard.retrieve(
+                    missing,
+                    with_payload=_selector(fields),
+                    with_vector=False,
+                )
+                fetched = {str(r.id): dict(r.payload or {}) for r in records}
+        finally:
+            self._cache.fill(pending, fetched if fields is None else {})
+        if fields is not None:
+            found = {i: only_fields(p, fields) for i, p in found.items()}
+        # Copies: the fetched dicts themselves are the cache's now.
+        found.update((i, dict(p)) for i, p in fetched.items())
+        return found
 
     async def get(
         self,
@@ -401,10 +452,9 @@ class EdgeVectorStore(VectorStore):
         with_vectors: bool = False,
         fields: Sequence[str] | None = None,
     ) -> list[ScoredPoint]:
-        records = await self._run(
+        points = await self._run(
             lambda: self._read(lambda s: self._owned(s, tenant, ids, with_vectors, fields=fields))
         )
-        points = [_stored(r, with_vectors) for r in records]
         if fields is not None and "tenant" not in fields:
             for p in points:  # read for the ownership check only
                 p.payload = only_fields(p.payload, fields)
@@ -425,27 +475,31 @@ class EdgeVectorStore(VectorStore):
         if not patches:
             return []
 
-        def op(shard: qe.EdgeShard) -> list[bool]:
+        def op(shard: qe.EdgeShard) -> _Patched:
             owned = {
-                str(r.id)
-                for r in self._owned(shard, tenant, [i for i, _ in patches], False, fields=())
+                p.id for p in self._owned(shard, tenant, [i for i, _ in patches], False, fields=())
             }
             mine = [is_uuid(i) and str(uuid.UUID(i)) in owned for i, _ in patches]
             # Written by id: the ownership read above and these writes hold the write lock,
             # and no other process can open the shard, so nothing moves in between (a
             # filtered write per point, as before, cost ~60-190 us more per point).
-            todo = [(i, p) for (i, p), ok in zip(patches, mine, strict=True) if ok]
-            for ids, patch in _grouped(todo):
+            todo = [(str(uuid.UUID(i)), p) for (i, p), ok in zip(patches, mine, strict=True) if ok]
+            groups = _grouped(todo)
+            for ids, patch in groups:
                 shard.update(qe.UpdateOperation.set_payload(ids, dict(patch)))
-            return mine
+            return mine, groups
 
-        return await self._run(lambda: self._write(op))
+        def cached(out: _Patched) -> None:
+            self._cache.drop(str(i) for ids, _ in out[1] for i in ids)
+
+        mine, _ = await self._run(lambda: self._write(op, cached))
+        return mine
 
     async def delete(self, tenant: str, ids: Sequence[str]) -> int:
-        def op(shard: qe.EdgeShard) -> int:
-            owned = [str(r.id) for r in self._owned(shard, tenant, ids, False, fields=())]
+        def op(shard: qe.EdgeShard) -> list[str]:
+            owned = [p.id for p in self._owned(shard, tenant, ids, False, fields=())]
             if not owned:
-                return 0
+                return []
             guard = qe.Filter(
                 must=[
                     qe.HasIdCondition(set(owned)),
@@ -453,9 +507,9 @@ class EdgeVectorStore(VectorStore):
                 ]
             )
             shard.update(qe.UpdateOperation.delete_points_by_filter(guard))
-            return len(owned)
+            return owned
 
-        return await self._run(lambda: self._write(op))
+        return len(await self._run(lambda: self._write(op, self._cache.drop)))
 
     async def search(
         self,
@@ -473,7 +527,10 @@ class EdgeVectorStore(VectorStore):
         if limit <= 0:
             return []
         edge_filter = to_edge_filter(tenant, flt)
-        payload = _selector(fields)
+        # With the cache on, payloads come from `_payloads` after the query (most are
+        # cached); without it, from the query itself.
+        cached = self._cache.enabled
+        payload = False if cached else _selector(fields)
         dense_q = [float(x) for x in vector]
         hybrid = sparse is not None and bool(sparse.indices)
         if hybrid:
@@ -510,27 +567,34 @@ class EdgeVectorStore(VectorStore):
                 with_vector=[DENSE] if with_vectors else False,
             )
 
-        def run(shard: qe.EdgeShard) -> tuple[list[Any], dict[Any, float]]:
-            hits = shard.query(request)
-            return hits, (_cosines(shard, dense_q, hits) if hybrid else {})
+        Found = tuple[list[Any], dict[Any, float], dict[str, dict[str, Any]] | None]
 
-        hits, cosines = await self._run(lambda: self._read(run))
-        out = [
-            ScoredPoint(
-                id=str(h.id),
+        def run(shard: qe.EdgeShard) -> Found:
+            hits = shard.query(request)
+            cosines = _cosines(shard, dense_q, hits) if hybrid else {}
+            # Read in the same call: a point deleted after the query is simply not found.
+            payloads = self._payloads(shard, [str(h.id) for h in hits], fields) if cached else None
+            return hits, cosines, payloads
+
+        hits, cosines, payloads = await self._run(lambda: self._read(run))
+        out = []
+        for h in hits:
+            pid = str(h.id)
+            if payloads is not None and pid not in payloads:
+                continue
+            point = ScoredPoint(
+                id=pid,
                 score=float(h.score),
-                payload=dict(h.payload or {}),
+                payload=payloads[pid] if payloads is not None else dict(h.payload or {}),
                 # A list of Python floats per point only when the caller asked for them.
                 vector=dense_of(h.vector) if with_vectors else None,
             )
-            for h in hits
-        ]
-        if hybrid:
-            # Fused scores are rank-based: report the cosine as the score (thresholds keep
-            # their meaning whatever the ranking signal) and keep the fused one.
-            for p, h in zip(out, hits, strict=True):
-                p.fused = p.score
-                p.score = cosines.get(h.id, 0.0)
+            if hybrid:
+                # Fused scores are rank-based: report the cosine as the score (thresholds
+                # keep their meaning whatever the ranking signal) and keep the fused one.
+                point.fused = point.score
+                point.score = cosines.get(h.id, 0.0)
+            out.append(point)
         return out
 
     async def search_many(
@@ -671,6 +735,7 @@ class EdgeVectorStore(VectorStore):
         if opt is not None and opt is not threading.current_thread() and opt.is_alive():
             opt.join()
         with self._open_lock, self._write_lock:
+            self._cache.clear()
             if self._shard is not None:
                 self._shard.flush()
                 self._shard.close()

@@ -506,6 +506,38 @@ async def test_a_users_recall_sees_shared_memories_but_no_other_users(
     assert {shared, cleo, dan} <= await found()
 
 
+async def test_created_before_keeps_newer_memories_out_of_every_slot(
+    client_a: httpx.AsyncClient,
+) -> None:
+    """The prompt hook stores a prompt dated T while it recalls with created_before=T: the
+    memory made at T is in no slot (nor as an episode neighbour), an older one is."""
+    older = await store(
+        client_a,
+        "The Oslo rack uses the blue patch cables.",
+        created_at="2026-03-01T09:00:00Z",
+        episode="oslo-rack",
+    )
+    at = "2026-03-01T09:05:00.123456Z"
+    newer = await store(
+        client_a, "The Oslo rack patch cables are blue ones.", created_at=at, episode="oslo-rack"
+    )
+    await settle(client_a)
+
+    async def seen(**extra: str) -> set[str]:
+        body = {"query": "Which patch cables does the Oslo rack use?", **extra}
+        r = await client_a.post("/v1/recall", json=body)
+        assert r.status_code == 200, r.text
+        out = r.json()
+        return {c["memory_id"] for c in out["situational_context"] + out["episode_context"]}
+
+    assert {older, newer} <= await seen()
+    before = await seen(created_before=at)
+    assert older in before and newer not in before
+    assert newer in await seen(created_before="2026-03-01T09:05:00.123457Z")
+    bad = await client_a.post("/v1/recall", json={"query": "x", "created_before": "soon"})
+    assert bad.status_code == 422
+
+
 async def test_openapi_describes_the_store_result(client_a: httpx.AsyncClient) -> None:
     schema = (await client_a.get("/openapi.json")).json()["components"]["schemas"]
     result = schema["StoreResult"]

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import json
 import os
+from datetime import datetime
 from typing import Any
 
 import httpx
@@ -146,6 +147,7 @@ class PcmApi:
         pinned: bool = False,
         episode: str | None = None,
         metadata: dict[str, Any] | None = None,
+        created_at: datetime | None = None,
         timeout_s: float | None = None,
     ) -> dict[str, Any]:
         """`{id, status}`: created, reinforced, merged or redacted; or, for an automatic
@@ -164,6 +166,8 @@ class PcmApi:
             body["episode"] = episode
         if metadata:
             body["metadata"] = metadata
+        if created_at:
+            body["created_at"] = created_at.isoformat()
         result: dict[str, Any] = await self.call(
             "POST", "/v1/memories", json=body, timeout_s=timeout_s
         )
@@ -179,6 +183,7 @@ class PcmApi:
         project: str | None = None,
         user_id: str | None = None,
         include_archived: bool = False,
+        created_before: datetime | None = None,
         timeout_s: float | None = None,
     ) -> dict[str, Any]:
         """The whole recall answer: the slots as JSON and the rendered `prompt`."""
@@ -188,6 +193,8 @@ class PcmApi:
             body["k"] = k
         if include_archived:
             body["include_archived"] = True
+        if created_before:
+            body["created_before"] = created_before.isoformat()
         result: dict[str, Any] = await self.call(
             "POST", "/v1/recall", json=body, timeout_s=timeout_s
         )

@@ -3,8 +3,9 @@ PCM's HTTP API through `pcm_cli.client`, and answers on stdout as Claude Code ex
 
 - SessionStart: recall the project's standing context (pinned rules first) and hand it to
   the session as `hookSpecificOutput.additionalContext`.
-- UserPromptSubmit: recall for the prompt (compact) as additionalContext, then store the
-  prompt as an automatic capture (`source: "hook"`; slash commands are not stored).
+- UserPromptSubmit: recall for the prompt (compact) as additionalContext and, at the same
+  time, store the prompt as an automatic capture (`source: "hook"`, dated when the hook
+  starts; the recall sees only older memories; slash commands are not stored).
 - PostToolUseFailure, and PostToolUse when its tool response reports an error: store one
   short memory naming the tool, its call and the first lines of the error.
 - PreCompact, Stop: run the consolidation job (Stop at most once per
@@ -29,6 +30,7 @@ import subprocess
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -342,13 +344,16 @@ class Hook:
             meta["session_id"] = sid[:200]
         return meta | {k: v for k, v in more.items() if v}
 
-    async def _recall(self, query: str, where: Where) -> dict[str, Any] | None:
+    async def _recall(
+        self, query: str, where: Where, before: datetime | None = None
+    ) -> dict[str, Any] | None:
         if self.down:
             return None
         try:
             return await self.api.recall(
                 query[:MAX_QUERY_CHARS],
                 compact=True,
+                created_before=before,
                 timeout_s=self.cfg.recall_timeout_s,
                 **where.fields(),
             )
@@ -356,7 +361,9 @@ class Hook:
             self._failed("recall", exc)
             return None
 
-    async def _store(self, text: str, where: Where, metadata: dict[str, Any]) -> None:
+    async def _store(
+        self, text: str, where: Where, metadata: dict[str, Any], at: datetime | None = None
+    ) -> None:
         if self.down:
             return
         try:
@@ -365,6 +372,7 @@ class Hook:
                 source="hook",
                 scope=where.scope,
                 metadata=metadata,
+                created_at=at,
                 timeout_s=self.cfg.store_timeout_s,
                 **where.fields(),
             )
@@ -393,18 +401,25 @@ class Hook:
         prompt = prompt.strip()
         slash = SLASH_COMMAND.match(prompt)
         query = (slash.group("args") or "").strip() if slash else prompt
-        context = None
-        if query:
-            # Recall before storing: the prompt would otherwise come back as its own context.
-            recalled = await self._recall(query, where)
-            if recalled is not None:
-                context = render_context(
-                    "PCM long-term memory recalled for this prompt:",
-                    recalled,
-                    self.cfg.max_context_chars,
-                )
-        if not slash:
-            await self._store(prompt, where, self._metadata("UserPromptSubmit", payload))
+        # The recall and the capture run at once (the prompt waits for this hook); the
+        # capture is dated `now` and the recall sees only memories created before it, so
+        # the prompt never comes back as its own context.
+        now = datetime.now(UTC)
+        recalled, _ = await asyncio.gather(
+            self._recall(query, where, before=now) if query else _nothing(),
+            _nothing()
+            if slash
+            else self._store(prompt, where, self._metadata("UserPromptSubmit", payload), now),
+        )
+        context = (
+            render_context(
+                "PCM long-term memory recalled for this prompt:",
+                recalled,
+                self.cfg.max_context_chars,
+            )
+            if recalled is not None
+            else None
+        )
         return context_output("UserPromptSubmit", context) if context else None
 
     async def tool_result(self, event: str, payload: Mapping[str, Any]) -> None:
@@ -422,6 +437,10 @@ class Hook:
         except PcmError as exc:
             if exc.code != "job_running":  # another hook or the scheduler has it in hand
                 self._failed("consolidation", exc)
+
+
+async def _nothing() -> None:
+    return None
 
 
 def parse_payload(raw: str) -> dict[str, Any]:

@@ -22,6 +22,9 @@ class RecallIn(BaseModel):
     include_archived: bool = False
     # Superseded memories compete too (also when the query asks what held before).
     include_superseded: bool = False
+    # Only memories created before this instant (strictly): a client that stores a text and
+    # recalls with it at once (the prompt hook) keeps the new memory out of its own answer.
+    created_before: datetime | None = None
 
 
 class ContextItem(BaseModel):

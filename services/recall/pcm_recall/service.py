@@ -5,6 +5,7 @@ sweeper, off this path."""
 from __future__ import annotations
 
 import asyncio
+import math
 import time
 from collections import Counter, defaultdict
 from dataclasses import dataclass, replace
@@ -64,8 +65,15 @@ def visibility(req: RecallIn, include_archived: bool) -> Filter:
     must: dict[str, Any] = {"state": states}
     if req.user_id:
         must["user_id"] = [req.user_id, None]
+    ranges: dict[str, tuple[float | None, float | None]] = {}
+    if req.created_before:
+        # Ranges are inclusive: the largest float below the instant keeps it out.
+        ranges["created_ts"] = (
+            None,
+            math.nextafter(as_utc(req.created_before).timestamp(), -math.inf),
+        )
     # Episode records are returned whole through their seeds, not as competing candidates.
-    return Filter(must=must, should=should, must_not={"source": "consolidation"})
+    return Filter(must=must, should=should, must_not={"source": "consolidation"}, ranges=ranges)
 
 
 _NOT_EPISODE_RECORDS = Filter(must_not={"source": "consolidation"})
@@ -479,10 +487,15 @@ class RecallService:
             # record shares its episode and time: without the must_not it sorts in among
             # the turns and a whole session rides in as a "neighbour".
             times = [s.created_at.timestamp() for s in group]
+            lo, hi = visible.ranges.get("created_ts", (None, None))
+            span = (
+                max(min(times) - window, lo if lo is not None else -math.inf),
+                min(max(times) + window, hi if hi is not None else math.inf),
+            )
             return Filter(
                 must={**visible.must, "episode": episode},
                 must_not={**visible.must_not, "source": "consolidation"},
-                ranges={"created_ts": (min(times) - window, max(times) + window)},
+                ranges={**visible.ranges, "created_ts": span},
                 should=list(visible.should),
             )
 

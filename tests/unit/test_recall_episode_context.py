@@ -7,7 +7,7 @@ from collections.abc import Sequence
 from datetime import UTC, datetime
 from typing import Any
 
-from pcm_common.domain.memory import MemoryRecord, Source, Strength
+from pcm_common.domain.memory import ItemView, MemoryRecord, Source, State, Strength
 from pcm_common.stores.vectors import (
     Filter,
     ScoredPoint,
@@ -137,3 +137,24 @@ async def test_turns_saved_at_one_instant_keep_their_ingest_order() -> None:
     svc = service(turns, episode_neighbours=1, graph_seeds=0)
     got = await svc._episode_context("t", [item(turns[4])], 10, exclude={"m4"}, visible=Filter())
     assert [c.memory_id for c in got] == ["m3", "m5"]
+
+
+def test_a_context_item_from_the_light_view_equals_one_from_the_whole_record() -> None:
+    """The answer is built from `ItemView`s; it must show what the whole record does."""
+    rec = record(3).model_copy(
+        update={
+            "user_id": "kim",
+            "workspace": "w",
+            "project": "p",
+            "metadata": {"dia_id": "D1:3", "tags": ["a"]},
+            "superseded_by": "m9",
+            "state": State.SUPERSEDED,
+        }
+    )
+    payload = rec.to_payload()
+    whole = _context_item(rec, score=0.5, relevance=0.25, strength=0.75)
+    light = _context_item(
+        ItemView.model_validate(payload), score=0.5, relevance=0.25, strength=0.75
+    )
+    assert light == whole
+    assert light.model_dump() == whole.model_dump() and light.superseded_by == "m9"

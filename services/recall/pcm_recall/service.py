@@ -14,7 +14,15 @@ from typing import Any
 
 from pcm_common.domain import affect, scoring, supersession
 from pcm_common.domain.consolidation import GroupKey, record_id
-from pcm_common.domain.memory import Affect, MemoryRecord, ScoreView, State, as_utc, utcnow
+from pcm_common.domain.memory import (
+    Affect,
+    ItemView,
+    MemoryRecord,
+    ScoreView,
+    State,
+    as_utc,
+    utcnow,
+)
 from pcm_common.domain.strength import decayed
 from pcm_common.events import STREAM_RECALLED, MemoryRecalled, RecalledItem
 from pcm_common.models.affect import classify
@@ -527,8 +535,9 @@ class RecallService:
         # Only the chosen neighbours are read whole.
         out: dict[str, ContextItem] = {}
         for p in await self.res.vectors.get(tenant, list(chosen)) if chosen else []:
-            r = MemoryRecord.from_payload(p.payload)
-            out[r.id] = _context_item(r, score=0.0, relevance=0.0, strength=r.strength.s_ref)
+            r = ItemView.model_validate(p.payload)
+            s_ref = float((p.payload.get("strength") or {}).get("s_ref") or 0.0)
+            out[r.id] = _context_item(r, score=0.0, relevance=0.0, strength=s_ref)
         return sorted(out.values(), key=lambda c: (c.created_at, c.seq))
 
 
@@ -542,7 +551,7 @@ class _Candidate:
     score: float
 
     def item(self) -> ContextItem:
-        rec = MemoryRecord.from_payload(self.hit.payload)
+        rec = ItemView.model_validate(self.hit.payload)
         return _context_item(rec, score=self.score, relevance=self.rel, strength=self.strength)
 
 
@@ -562,7 +571,7 @@ def _asks(text: str) -> bool:
 
 
 def _context_item(
-    rec: MemoryRecord, *, score: float, relevance: float, strength: float
+    rec: ItemView | MemoryRecord, *, score: float, relevance: float, strength: float
 ) -> ContextItem:
     return ContextItem(
         memory_id=rec.id,

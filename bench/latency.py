@@ -11,13 +11,15 @@ pending (graph extraction and judging included), one memory per request ("single
 segment also reports the CPU time per memory of this process and its children (server
 and client run in this process, the server's spaCy parses in a child), which other load on
 the machine changes little.
-Recall: client-side p50/p95 per round of ``--queries`` questions (medians over rounds) and
-the share of server time per stage from ``timings_ms``.
+Recall: client-side p50/p95 per round of ``--queries`` questions asked back to back (medians
+over rounds), then of ``--spaced`` questions each asked once the server has applied the
+previous one's side effects, and the share of server time per stage from ``timings_ms``.
 """
 
 from __future__ import annotations
 
 import argparse
+import asyncio
 import itertools
 import os
 import sys
@@ -55,6 +57,12 @@ def parser() -> argparse.ArgumentParser:
     ap.add_argument("--k", type=int, nargs="+", default=[10, 50])
     ap.add_argument("--queries", type=int, default=100, help="questions per round")
     ap.add_argument("--rounds", type=int, default=3)
+    ap.add_argument(
+        "--spaced",
+        type=int,
+        default=50,
+        help="recalls per k timed one at a time on a settled server (0: none)",
+    )
     ap.add_argument("--batch", type=int, default=500, help="memories per batch request")
     ap.add_argument("--segment", type=int, default=2_000, help="memories per timed segment")
     ap.add_argument("--single-n", type=int, default=100, help="memories per single-ingest run")
@@ -137,9 +145,9 @@ async def ingest_segment(
 
 
 async def recall_rounds(
-    c: httpx.AsyncClient, k: int, rounds: int, queries: int, quiet: bool
+    c: httpx.AsyncClient, k: int, rounds: int, queries: int, quiet: bool, spaced: int = 0
 ) -> dict[str, Any]:
-    qs = synthetic.questions(queries * rounds + 10, seed=100 + k)
+    qs = synthetic.questions(queries * rounds + 10 + spaced, seed=100 + k)
     for q in qs[:10]:  # warm-up: first calls pay lazy loading
         check(await c.post("/v1/recall", json={"query": q, "k": k}))
     await settle(c)
@@ -161,9 +169,25 @@ async def recall_rounds(
         # Reinforcement of this round runs in the background; let it finish so it does not
         # land on the next round's clock.
         await settle(c)
+    # Spaced: each recall on a server that has applied the previous one's side effects, as
+    # an agent asking once per prompt finds it (back to back, every recall shares the
+    # process with the side effects of those before it).
+    alone: list[float] = []
+    for q in progress(qs[len(qs) - spaced :] if spaced else [], quiet, desc=f"recall k={k} spaced"):
+        await asyncio.sleep(0.05)  # the recall event is published after the response
+        await settle(c)
+        t = time.perf_counter()
+        check(await c.post("/v1/recall", json={"query": q, "k": k}))
+        alone.append((time.perf_counter() - t) * 1000)
+    spaced_stats = (
+        {"spaced_ms_p50": round(median(alone), 2), "spaced_ms_p95": round(pct(alone, 95), 2)}
+        if alone
+        else {}
+    )
     return {
         "client_ms_p50": round(median(x["p50"] for x in per_round), 2),
         "client_ms_p95": round(median(x["p95"] for x in per_round), 2),
+        **spaced_stats,
         "rounds": [{k2: round(v, 2) for k2, v in x.items()} for x in per_round],
         "server_ms_median": stage_medians(timings),
         "server_share": stage_shares(timings),
@@ -208,11 +232,18 @@ async def run_variant(
                     )
                 out["recall"][str(size)] = {}
                 for k in args.k:
-                    res = await recall_rounds(c, k, args.rounds, args.queries, args.quiet)
+                    res = await recall_rounds(
+                        c, k, args.rounds, args.queries, args.quiet, args.spaced
+                    )
                     out["recall"][str(size)][str(k)] = res
+                    alone = (
+                        f", spaced p50 {res['spaced_ms_p50']:.1f} ms"
+                        if "spaced_ms_p50" in res
+                        else ""
+                    )
                     log(
                         f"  {size} memories, k={k}: p50 {res['client_ms_p50']:.1f} ms, "
-                        f"p95 {res['client_ms_p95']:.1f} ms, shares {res['server_share']}"
+                        f"p95 {res['client_ms_p95']:.1f} ms{alone}, shares {res['server_share']}"
                     )
             out["ingest_batched"] = {
                 "batch": args.batch,
@@ -239,6 +270,7 @@ async def run(args: argparse.Namespace, command: str) -> dict[str, Any]:
             "k",
             "queries",
             "rounds",
+            "spaced",
             "batch",
             "segment",
             "single_n",

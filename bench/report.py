@@ -117,11 +117,26 @@ def latency_md(d: dict[str, Any]) -> str:
         "",
         f"Synthetic memories (templated, varied, dated over a year, in episodes) in one "
         f"tenant; {cfg['rounds']} rounds of {cfg['queries']} questions per size and k, "
-        "p50/p95 are medians over rounds (client side, HTTP included). Stage shares are of "
-        "summed server time (`timings_ms`).",
+        "p50/p95 are medians over rounds of back-to-back recalls (client side, HTTP "
+        "included); "
+        + (
+            f"spaced: {cfg['spaced']} more recalls, each asked once the previous one's side "
+            "effects were applied (an agent's pace). "
+            if cfg.get("spaced")
+            else ""
+        )
+        + "Stage shares are of summed server time (`timings_ms`).",
         "",
     ]
-    head = ["variant", "memories", "k", "p50 ms", "p95 ms", *(f"{s} %" for s in SEQUENTIAL_STAGES)]
+    head = [
+        "variant",
+        "memories",
+        "k",
+        "p50 ms",
+        "p95 ms",
+        "spaced p50 / p95 ms",
+        *(f"{s} %" for s in SEQUENTIAL_STAGES),
+    ]
     out += [_row(head), _row(["---"] * len(head))]
     for name, v in d["results"].items():
         for size, per_k in v["recall"].items():
@@ -138,6 +153,9 @@ def latency_md(d: dict[str, Any]) -> str:
                             k,
                             f"{r['client_ms_p50']:.1f}",
                             f"{r['client_ms_p95']:.1f}",
+                            f"{r['spaced_ms_p50']:.1f} / {r['spaced_ms_p95']:.1f}"
+                            if "spaced_ms_p50" in r
+                            else "–",
                             *(f"{100 * sh.get(s, 0):.0f}" for s in SEQUENTIAL_STAGES),
                         ]
                     )

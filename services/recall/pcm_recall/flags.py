@@ -198,7 +198,7 @@ async def _stopped(
 
 
 def _any_state(flt: Filter) -> Filter:
-    """The recall's scope and user filter without its state condition: a routine's last
-    entry may have been demoted since, and the routine is still the asker's."""
+    """The recall's scope, user and time filter without its state condition: a routine's
+    last entry may have been demoted since, and the routine is still the asker's."""
     must = {k: v for k, v in flt.must.items() if k != "state"}
-    return Filter(must=must, should=list(flt.should))
+    return Filter(must=must, should=list(flt.should), ranges=dict(flt.ranges))

@@ -144,6 +144,22 @@ async def ingest_segment(
     }
 
 
+async def spaced_recalls(
+    c: httpx.AsyncClient, questions: Sequence[str], k: int, quiet: bool
+) -> list[float]:
+    """Client-side ms of each recall asked on a server that has applied the previous one's
+    side effects, as an agent asking once per prompt finds it (back to back, every recall
+    shares the process with the side effects of those before it)."""
+    out: list[float] = []
+    for q in progress(questions, quiet, desc=f"recall k={k} spaced", leave=False):
+        await asyncio.sleep(0.05)  # the recall event is published after the response
+        await settle(c)
+        t = time.perf_counter()
+        check(await c.post("/v1/recall", json={"query": q, "k": k}))
+        out.append((time.perf_counter() - t) * 1000)
+    return out
+
+
 async def recall_rounds(
     c: httpx.AsyncClient, k: int, rounds: int, queries: int, quiet: bool, spaced: int = 0
 ) -> dict[str, Any]:
@@ -169,16 +185,7 @@ async def recall_rounds(
         # Reinforcement of this round runs in the background; let it finish so it does not
         # land on the next round's clock.
         await settle(c)
-    # Spaced: each recall on a server that has applied the previous one's side effects, as
-    # an agent asking once per prompt finds it (back to back, every recall shares the
-    # process with the side effects of those before it).
-    alone: list[float] = []
-    for q in progress(qs[len(qs) - spaced :] if spaced else [], quiet, desc=f"recall k={k} spaced"):
-        await asyncio.sleep(0.05)  # the recall event is published after the response
-        await settle(c)
-        t = time.perf_counter()
-        check(await c.post("/v1/recall", json={"query": q, "k": k}))
-        alone.append((time.perf_counter() - t) * 1000)
+    alone = await spaced_recalls(c, qs[len(qs) - spaced :] if spaced else [], k, quiet)
     spaced_stats = (
         {"spaced_ms_p50": round(median(alone), 2), "spaced_ms_p95": round(pct(alone, 95), 2)}
         if alone

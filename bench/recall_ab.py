@@ -9,7 +9,8 @@ minutes between them. Here the store is ingested once, through a server with the
 defaults, and each round starts every variant in turn on a fresh copy of its shard (same
 Redis, same graph), so only the variant's settings differ. A round: 10 warm-up recalls,
 then `--queries` timed back-to-back recalls per k, the side effects settled before and
-after. Reported: each variant's client-side p50 per round, and their median.
+after, then `--spaced` recalls each on a settled server (as `bench.latency --spaced`).
+Reported: each variant's client-side p50 per round, and their median.
 """
 
 from __future__ import annotations
@@ -39,7 +40,7 @@ from bench.common import (
     settle,
     variants_of,
 )
-from bench.latency import body_of
+from bench.latency import body_of, spaced_recalls
 
 
 def parser() -> argparse.ArgumentParser:
@@ -50,6 +51,9 @@ def parser() -> argparse.ArgumentParser:
     ap.add_argument("--k", type=int, nargs="+", default=[10, 50])
     ap.add_argument("--queries", type=int, default=100, help="timed recalls per round and k")
     ap.add_argument("--rounds", type=int, default=2)
+    ap.add_argument(
+        "--spaced", type=int, default=0, help="more recalls per k, each on a settled server"
+    )
     ap.add_argument("--batch", type=int, default=500, help="memories per ingest request")
     add_common_args(ap, "recall-ab.json")
     return ap
@@ -74,7 +78,13 @@ async def _build(env: dict[str, str], shard: Path, key: str, size: int, batch: i
 
 
 async def _timed(
-    env: dict[str, str], shard: Path, key: str, ks: Sequence[int], queries: int, seed: int
+    env: dict[str, str],
+    shard: Path,
+    key: str,
+    ks: Sequence[int],
+    queries: int,
+    seed: int,
+    spaced: int = 0,
 ) -> dict[int, dict[str, float]]:
     from pcm_cli.testing import server_process
 
@@ -83,17 +93,20 @@ async def _timed(
     async with server_process({**env, "PCM_QDRANT_PATH": str(shard)}, flush_redis=False) as url:
         async with client(url, key) as c:
             for k in ks:
-                qs = synthetic.questions(queries + 10, seed=seed + k)
+                qs = synthetic.questions(queries + 10 + spaced, seed=seed + k)
                 for q in qs[:10]:
                     check(await c.post("/v1/recall", json={"query": q, "k": k}))
                 await settle(c)
                 lat: list[float] = []
-                for q in qs[10:]:
+                for q in qs[10 : 10 + queries]:
                     t = time.perf_counter()
                     check(await c.post("/v1/recall", json={"query": q, "k": k}))
                     lat.append((time.perf_counter() - t) * 1000)
                 await settle(c)
                 out[k] = {"p50": round(median(lat), 2), "p95": round(pct(lat, 95), 2)}
+                alone = await spaced_recalls(c, qs[10 + queries :], k, quiet=True)
+                if alone:
+                    out[k]["spaced_p50"] = round(median(alone), 2)
     return out
 
 
@@ -111,12 +124,22 @@ async def run(args: argparse.Namespace, command: str) -> dict[str, Any]:
             for v in variants:
                 copy = tmp / f"copy-{r}-{v.name}"
                 shutil.copytree(tmp / "store", copy)
-                got = await _timed({**env, **v.env}, copy, key, args.k, args.queries, 100 + 7 * r)
+                got = await _timed(
+                    {**env, **v.env}, copy, key, args.k, args.queries, 100 + 7 * r, args.spaced
+                )
                 shutil.rmtree(copy, ignore_errors=True)
                 rounds[v.name].append(got)
                 log(
                     f"  round {r + 1}, {v.name}: "
-                    + ", ".join(f"k={k} p50 {got[k]['p50']:.1f} ms" for k in args.k)
+                    + ", ".join(
+                        f"k={k} p50 {got[k]['p50']:.1f} ms"
+                        + (
+                            f" (spaced {got[k]['spaced_p50']:.1f})"
+                            if "spaced_p50" in got[k]
+                            else ""
+                        )
+                        for k in args.k
+                    )
                 )
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
@@ -127,15 +150,30 @@ async def run(args: argparse.Namespace, command: str) -> dict[str, Any]:
                 "p50_per_round": [x[k]["p50"] for x in rounds[v.name]],
                 "p95_per_round": [x[k]["p95"] for x in rounds[v.name]],
                 "p50_median": round(median(x[k]["p50"] for x in rounds[v.name]), 2),
+                **(
+                    {
+                        "spaced_p50_per_round": [x[k]["spaced_p50"] for x in rounds[v.name]],
+                        "spaced_p50_median": round(
+                            median(x[k]["spaced_p50"] for x in rounds[v.name]), 2
+                        ),
+                    }
+                    if args.spaced
+                    else {}
+                ),
             }
             for k in args.k
         }
         results[v.name] = {"env": v.env, **per_k}
         log(
             f"{v.name}: "
-            + ", ".join(f"k={k} p50 {per_k[str(k)]['p50_median']:.1f} ms" for k in args.k)
+            + ", ".join(
+                f"k={k} p50 {per_k[str(k)]['p50_median']:.1f} ms"
+                + (f" (spaced {per_k[str(k)]['spaced_p50_median']:.1f})" if args.spaced else "")
+                for k in args.k
+            )
         )
     config = {
+        "spaced": args.spaced,
         "size": args.size,
         "k": args.k,
         "queries": args.queries,

@@ -46,10 +46,13 @@ class PcmSettings(BaseSettings):
     # recall and ingest measured slower with it, side by side (docs/benchmarks.md).
     qdrant_optimize_in_child: bool = False
     # Payloads Qdrant Edge's adapter keeps in memory, least recently used dropped first
-    # (0: none; `pcm_common.stores.payload_cache`). Turning stored payloads into Python
-    # objects was most of a recall's store time; a synthetic memory's payload takes ~8 KB
-    # here, so the default costs up to ~160 MB. Ignored with a Qdrant server.
-    qdrant_payload_cache: int = 20_000
+    # (`pcm_common.stores.payload_cache`; 0: none). Turning stored payloads into Python
+    # objects is most of a search's store time (a pool-100 search at 10k: ~15 ms uncached,
+    # ~5 ms when its hits are cached), but through the whole server, side by side on one
+    # freshly ingested 10k store, recall measured no faster with 20,000 (docs/benchmarks.md,
+    # session 13), so it is off by default. ~8 KB per synthetic memory's payload here.
+    # Ignored with a Qdrant server.
+    qdrant_payload_cache: int = 0
     collection: str = "pcm_memories"
 
     neo4j_uri: str = Field(

@@ -60,6 +60,8 @@ class PayloadCache:
     def lookup(self, ids: Sequence[str]) -> tuple[dict[str, dict[str, Any]], Pending]:
         """Cached payloads of `ids` (shallow copies) and the misses, registered so that a
         write to one of them before `fill` keeps the read's copy out."""
+        if not self.capacity:  # off (the default): no bookkeeping on every read
+            return {}, Pending(frozenset(ids))
         found: dict[str, dict[str, Any]] = {}
         with self._lock:
             for i in ids:
@@ -79,6 +81,8 @@ class PayloadCache:
         """Keep what a read fetched from the engine for its misses (the dicts themselves:
         hand the reader copies), except the ids written meanwhile; always called after
         `lookup` (with nothing fetched when the read failed)."""
+        if not self.capacity:
+            return
         with self._lock:
             self._pending.discard(pending)
             for i, payload in fetched.items():
@@ -90,6 +94,8 @@ class PayloadCache:
     def drop(self, ids: Iterable[str]) -> None:
         """Written points (upserted, patched, deleted): the next read takes them from the
         engine."""
+        if not self.capacity:
+            return
         with self._lock:
             for i in ids:
                 self._touch(i)
@@ -109,8 +115,6 @@ class PayloadCache:
                 p.stale.add(point_id)
 
     def _store(self, point_id: str, payload: dict[str, Any]) -> None:
-        if not self.capacity:
-            return
         self._entries[point_id] = payload
         self._entries.move_to_end(point_id)
         while len(self._entries) > self.capacity:

@@ -161,9 +161,17 @@ async def spaced_recalls(
 
 
 async def recall_rounds(
-    c: httpx.AsyncClient, k: int, rounds: int, queries: int, quiet: bool, spaced: int = 0
+    c: httpx.AsyncClient,
+    k: int,
+    rounds: int,
+    queries: int,
+    quiet: bool,
+    spaced: int = 0,
+    seed: int | None = None,
 ) -> dict[str, Any]:
-    qs = synthetic.questions(queries * rounds + 10 + spaced, seed=100 + k)
+    """10 warm-up recalls, `rounds` rounds of `queries` back-to-back recalls (settled
+    after each), then `spaced` recalls; questions from `seed` (default 100 + k)."""
+    qs = synthetic.questions(queries * rounds + 10 + spaced, seed=100 + k if seed is None else seed)
     for q in qs[:10]:  # warm-up: first calls pay lazy loading
         check(await c.post("/v1/recall", json={"query": q, "k": k}))
     await settle(c)

@@ -16,11 +16,9 @@ Reported: each variant's client-side p50 per round, and their median.
 from __future__ import annotations
 
 import argparse
-import itertools
 import shutil
 import sys
 import tempfile
-import time
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -29,18 +27,17 @@ from bench import synthetic
 from bench.common import (
     add_common_args,
     base_env,
-    check,
     cli_main,
     client,
     envelope,
     log,
     median,
-    pct,
     run_id,
-    settle,
     variants_of,
 )
-from bench.latency import body_of, spaced_recalls
+from bench.latency import ingest_segment, recall_rounds
+
+SEGMENT = 2_000  # memories ingested (and settled) between two progress lines
 
 
 def parser() -> argparse.ArgumentParser:
@@ -65,16 +62,10 @@ async def _build(env: dict[str, str], shard: Path, key: str, size: int, batch: i
     async with server_process({**env, "PCM_QDRANT_PATH": str(shard)}) as url:
         async with client(url, key) as c:
             memories = iter(synthetic.memories(size, seed=1))
-            done = 0
-            while chunk := list(itertools.islice(memories, batch)):
-                check(
-                    await c.post(
-                        "/v1/memories:batch", json={"memories": [body_of(m) for m in chunk]}
-                    )
-                )
-                done += len(chunk)
-                log(f"  stored {done}/{size}")
-            await settle(c)
+            for stored in range(0, size, SEGMENT):
+                n = min(SEGMENT, size - stored)
+                seg = await ingest_segment(c, memories, n, batch)
+                log(f"  stored {stored + n}/{size} ({seg['settled_per_s']:.1f} memories/s settled)")
 
 
 async def _timed(
@@ -86,6 +77,7 @@ async def _timed(
     seed: int,
     spaced: int = 0,
 ) -> dict[int, dict[str, float]]:
+    """One round per k on a server over `shard`, as `bench.latency` times its rounds."""
     from pcm_cli.testing import server_process
 
     out: dict[int, dict[str, float]] = {}
@@ -93,20 +85,10 @@ async def _timed(
     async with server_process({**env, "PCM_QDRANT_PATH": str(shard)}, flush_redis=False) as url:
         async with client(url, key) as c:
             for k in ks:
-                qs = synthetic.questions(queries + 10 + spaced, seed=seed + k)
-                for q in qs[:10]:
-                    check(await c.post("/v1/recall", json={"query": q, "k": k}))
-                await settle(c)
-                lat: list[float] = []
-                for q in qs[10 : 10 + queries]:
-                    t = time.perf_counter()
-                    check(await c.post("/v1/recall", json={"query": q, "k": k}))
-                    lat.append((time.perf_counter() - t) * 1000)
-                await settle(c)
-                out[k] = {"p50": round(median(lat), 2), "p95": round(pct(lat, 95), 2)}
-                alone = await spaced_recalls(c, qs[10 + queries :], k, quiet=True)
-                if alone:
-                    out[k]["spaced_p50"] = round(median(alone), 2)
+                res = await recall_rounds(c, k, 1, queries, True, spaced, seed=seed + k)
+                out[k] = {"p50": res["client_ms_p50"], "p95": res["client_ms_p95"]}
+                if "spaced_ms_p50" in res:
+                    out[k]["spaced_p50"] = res["spaced_ms_p50"]
     return out
 
 

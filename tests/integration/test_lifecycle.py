@@ -240,6 +240,24 @@ async def test_recall_side_effects_reinforce_and_spread_to_neighbours(life: Life
         expected_z = strength_at(before_z, later) + 0.5 * 0.7 * delta
         assert (await get(c, z))["strength"]["s_ref"] == pytest.approx(expected_z, abs=1e-6)
 
+        # The new strengths are held in Redis (the strength overlay) until the
+        # strength_fold job writes them into the payloads; reads answer alike before and
+        # after, and a second fold has nothing left to write.
+        tenant = KEYS["life-spread"]
+        shard = getattr(life.res.vectors, "inner", None)
+        assert shard is not None
+        assert (await shard.get(tenant, [x]))[0].payload["strength"]["s_ref"] == 0.6
+        shown = {m: (await get(c, m))["strength"] for m in (x, y, z)}
+        assert await job(c, "strength_fold", later) == 3
+        for m, st in shown.items():
+            assert (await get(c, m))["strength"] == st
+            folded = (await shard.get(tenant, [m]))[0].payload["strength"]
+            assert folded["s_ref"] == pytest.approx(st["s_ref"], abs=1e-12)
+            assert {k: v for k, v in folded.items() if k != "s_ref"} == {
+                k: v for k, v in st.items() if k != "s_ref"
+            }
+        assert await job(c, "strength_fold", later) == 0
+
 
 async def list_all(c: httpx.AsyncClient) -> list[dict[str, Any]]:
     r = await c.get("/v1/memories", params={"limit": 500})
@@ -376,7 +394,7 @@ async def _remove_dense_vector(res: Resources, mid: str) -> None:
 
     from pcm_common.stores.qdrant_edge_store import DENSE, EdgeVectorStore
 
-    store = res.vectors
+    store = getattr(res.vectors, "inner", res.vectors)  # past the strength overlay
     assert isinstance(store, EdgeVectorStore)
     op = qe.UpdateOperation.delete_vectors([mid], [DENSE])
     await store._run(lambda: store._write(lambda shard: shard.update(op)))

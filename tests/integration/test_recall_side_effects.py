@@ -1,7 +1,8 @@
 """Recall side effects in the sweeper (`SweeperHandlers.on_recalled`) on a real Qdrant Edge
-shard and real Redis (DB 13): the batched path writes in chunks, applies each (event,
-memory) pair once however often the event comes, and a retry after a failed write applies
-exactly what a clean run applies."""
+shard and real Redis (DB 13), with strengths written into the payloads and through the
+strength overlay (the default): one write per phase, each (event, memory) pair applied
+once however often the event comes, and a retry after a failed write applies exactly what
+a clean run applies."""
 
 from __future__ import annotations
 
@@ -19,8 +20,9 @@ from redis.asyncio import Redis
 from pcm_common.domain.memory import MemoryRecord, State, Strength, text_hash
 from pcm_common.events import MemoryRecalled, RecalledItem
 from pcm_common.stores.qdrant_edge_store import EdgeVectorStore
-from pcm_common.stores.vectors import VectorPoint
-from pcm_sweeper.handlers import APPLIED_TTL_S, WRITE_CHUNK, SweeperHandlers
+from pcm_common.stores.strength_overlay import StrengthOverlayStore
+from pcm_common.stores.vectors import VectorPoint, VectorStore
+from pcm_sweeper.handlers import APPLIED_TTL_S, SweeperHandlers
 from pcm_sweeper.settings import SweeperSettings
 from tests.conftest import TEST_REDIS
 
@@ -42,7 +44,7 @@ class Bus:
 
 @dataclass
 class Res:
-    vectors: EdgeVectorStore
+    vectors: VectorStore
     redis: Redis
     bus: Bus = field(default_factory=Bus)
 
@@ -99,11 +101,24 @@ async def redis() -> AsyncIterator[Redis]:
     yield r
     async for key in r.scan_iter(match="pcm:applied:*:side-*"):
         await r.delete(key)
+    async for key in r.scan_iter(match="test:strength:*"):
+        await r.delete(key)
     await r.aclose()
 
 
-async def handlers_on(path: Path, redis: Redis) -> tuple[SweeperHandlers, Res]:
-    store = EdgeVectorStore(path, dim=DIM)
+@pytest.fixture(params=["payload", "overlay"])
+def overlay(request: pytest.FixtureRequest) -> bool:
+    return bool(request.param == "overlay")
+
+
+async def handlers_on(path: Path, redis: Redis, overlay: bool) -> tuple[SweeperHandlers, Res]:
+    """Handlers over a fresh shard (through an overlay of its own when `overlay`)."""
+    edge = EdgeVectorStore(path, dim=DIM)
+    store: VectorStore = (
+        StrengthOverlayStore(edge, redis, prefix=f"test:strength:{uuid.uuid4().hex}:")
+        if overlay
+        else edge
+    )
     await store.upsert(
         [VectorPoint(id=r.id, vector=v, payload=r.to_payload()) for r, v in memories()]
     )
@@ -146,17 +161,18 @@ def record_writes(res: Res, fail_at: int | None = None) -> list[int]:
     return sizes
 
 
-async def test_redelivery_applies_nothing_twice(tmp_path: Path, redis: Redis) -> None:
-    h, res = await handlers_on(tmp_path / "q", redis)
+async def test_redelivery_applies_nothing_twice(
+    tmp_path: Path, redis: Redis, overlay: bool
+) -> None:
+    h, res = await handlers_on(tmp_path / "q", redis, overlay)
     before = await strengths(res)
     event_id = f"side-{uuid.uuid4().hex}"
     sizes = record_writes(res)
     await h.on_recalled(recalled(event_id))
     after, marks, sent = await strengths(res), await markers(redis, event_id), list(res.bus.sent)
 
-    # 11 reinforcements (the pinned memory has nothing to write) and the spread, in chunks.
-    assert sum(sizes) > 11 and max(sizes) == WRITE_CHUNK
-    assert all(0 < n <= WRITE_CHUNK for n in sizes)
+    # 11 reinforcements (the pinned memory has nothing to write), then the spread.
+    assert sizes == [11, 6]
     ids = [r.id for r, _ in memories()]
     recalled_ids, near, mates = ids[:12], ids[12:17], ids[17:]
     for mid in recalled_ids:
@@ -191,26 +207,26 @@ async def test_redelivery_applies_nothing_twice(tmp_path: Path, redis: Redis) ->
     await res.vectors.close()
 
 
-@pytest.mark.parametrize("fail_at", [0, 1, 2])
+@pytest.mark.parametrize("fail_at", [0, 1])
 async def test_retry_after_a_failed_write_applies_what_a_clean_run_does(
-    tmp_path: Path, redis: Redis, fail_at: int
+    tmp_path: Path, redis: Redis, overlay: bool, fail_at: int
 ) -> None:
-    """Writes 0-1 are the reinforcement's two chunks, write 2 the spread's: the markers of
-    what was written before the failure are set, so the retry skips it (and takes the
-    reinforcement's ΔS from its markers for the spread) and ends where a clean run ends."""
-    clean, clean_res = await handlers_on(tmp_path / "clean", redis)
+    """Write 0 is the reinforcement's, write 1 the spread's: the markers of a phase are set
+    once its write is done, so the retry skips that phase (and takes the reinforcement's
+    ΔS from its markers for the spread) and ends where a clean run ends."""
+    clean, clean_res = await handlers_on(tmp_path / "clean", redis, overlay)
     await clean.on_recalled(recalled(f"side-{uuid.uuid4().hex}"))
     want = await strengths(clean_res)
 
-    h, res = await handlers_on(tmp_path / "q", redis)
+    h, res = await handlers_on(tmp_path / "q", redis, overlay)
     event_id = f"side-{uuid.uuid4().hex}"
     sizes = record_writes(res, fail_at=fail_at)
     with pytest.raises(ConnectionError):
         await h.on_recalled(recalled(event_id))
-    assert sizes == [*[8, 3, 6][:fail_at], -1]
+    assert sizes == [*[11, 6][:fail_at], -1]
     marked = await markers(redis, event_id)
-    # The pinned memory's marker (nothing to write) and those of the chunks written.
-    assert len([k for k in marked if ":recalled:" in k]) == 1 + sum(sizes[:fail_at][:2])
+    # All 12 recalled memories' markers (the pinned one's too) once their write is done.
+    assert len([k for k in marked if ":recalled:" in k]) == 12 * fail_at
     assert not [k for k in marked if ":spread:" in k]
     del res.vectors.set_payload_many  # the store's own again
     await h.on_recalled(recalled(event_id))

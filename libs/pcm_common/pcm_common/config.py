@@ -53,6 +53,11 @@ class PcmSettings(BaseSettings):
     # session 13), so it is off by default. ~8 KB per synthetic memory's payload here.
     # Ignored with a Qdrant server.
     qdrant_payload_cache: int = 0
+    # Strength updates (recall side effects, repeats) kept in Redis and folded into the
+    # payloads by the sweeper's `strength_fold` job (`pcm_common.stores.strength_overlay`):
+    # a payload write moves a Qdrant Edge point out of its indexed segment, and searches
+    # slowed with every recall (docs/benchmarks.md, session 14). false: written directly.
+    strength_overlay: bool = True
     collection: str = "pcm_memories"
 
     neo4j_uri: str = Field(

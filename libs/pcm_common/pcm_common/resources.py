@@ -46,6 +46,14 @@ class Resources:
     @cached_property
     def vectors(self) -> VectorStore:
         self._opened.add("vectors")
+        store = self._vector_adapter()
+        if not self.settings.strength_overlay:
+            return store
+        from pcm_common.stores.strength_overlay import StrengthOverlayStore
+
+        return StrengthOverlayStore(store, self.redis)
+
+    def _vector_adapter(self) -> VectorStore:
         s = self.settings
         if s.qdrant_url:
             from pcm_common.stores.qdrant_server_store import ServerVectorStore

@@ -30,11 +30,6 @@ log = get_logger("sweeper")
 
 APPLIED_TTL_S = 7 * 86400
 MAX_REINFORCED = 200  # a recall returns at most max_k items
-# Strength patches per store call. Qdrant Edge's calls hold the GIL for their whole
-# duration: a previous attempt wrote all of a k=50 recall's strengths in one call and
-# stalled the event loop, and the next recalls with it (p50 35.6 -> 51.7 ms). 8 patches
-# hold it ~1.4 ms (p95 2.3) on the 10k store, no longer than the reads here.
-WRITE_CHUNK = 8
 # Entries read and handled together per consumer group (judging; extraction marks).
 
 T = TypeVar("T")
@@ -159,12 +154,12 @@ class SweeperHandlers:
         (DESIGN §3). Each (event, memory) pair is applied once, so a redelivered event
         strengthens nothing twice; the reinforcement's ΔS is kept with its marker so a
         redelivery still spreads the activation it owes. Each phase reads its markers in
-        one MGET and the strengths in one store read, and writes them in chunks
+        one MGET and the strengths in one store read, and writes them in one store call
         (`_write_strengths`): a Redis round trip each way and a store call per memory
         were most of what a recall's side effects cost. The one gap: a process killed
         outright between a phase's writes and its markers leaves that phase (at most its
         ~50 memories) to be reinforced again on redelivery, a slightly stronger memory,
-        never a lost one; markers after every chunk would close it for ~0.6 ms of CPU each."""
+        never a lost one."""
         now = as_utc(event.now)
         await self._yield()
         items = sorted(event.items, key=lambda i: i.rank)[:MAX_REINFORCED]
@@ -211,36 +206,29 @@ class SweeperHandlers:
         await FOREGROUND.wait_idle(s.side_effects_yield_s, s.side_effects_quiet_s)
 
     async def _write_strengths(self, tenant: str, key: str, todo: list[_StrengthWrite]) -> None:
-        """The strength patches, WRITE_CHUNK per store call, then the markers of all that
-        is done in one write to the phase's hash `key`: a marker only once its strength is
-        written, and those of the chunks written before a failure too, so that a retry
-        re-applies at most the chunk that failed (a pipeline per chunk cost ~0.6 ms of CPU
-        each). An archived memory that a patch lifts back to the demotion threshold is
+        """The strength patches in one store call (with the strength overlay, the default,
+        one Redis write; the Qdrant Edge adapter splits a direct write into short calls
+        itself), then the markers of all of them in one write to the phase's hash `key`.
+        An archived memory that a patch lifts back to the demotion threshold is
         reactivated by the same write, and the change is announced like its demotion was."""
         writes = [(w, w.patch) for w in todo if w.patch is not None]
-        written = 0
-        try:
-            for i in range(0, len(writes), WRITE_CHUNK):
-                await self._yield()
-                chunk = writes[i : i + WRITE_CHUNK]
-                await self.res.vectors.set_payload_many(
-                    tenant, [(w.memory_id, patch) for w, patch in chunk]
-                )
-                for w, patch in chunk:
-                    if "state" in patch:
-                        changed = MemoryChanged(
-                            tenant=tenant, memory_id=w.memory_id, change="reactivated"
-                        )
-                        await self.res.bus.publish(STREAM_CHANGED, changed)
-                        log.debug("memory_reactivated", tenant=tenant, memory_id=w.memory_id)
-                written = i + len(chunk)
-        finally:
-            done = [w for w in todo if w.patch is None] + [w for w, _ in writes[:written]]
-            if done:
-                async with self.res.redis.pipeline(transaction=True) as pipe:
-                    pipe.hset(key, mapping={w.memory_id: w.value for w in done})
-                    pipe.expire(key, APPLIED_TTL_S)
-                    await pipe.execute()
+        if writes:
+            await self._yield()
+            await self.res.vectors.set_payload_many(
+                tenant, [(w.memory_id, patch) for w, patch in writes]
+            )
+            for w, patch in writes:
+                if "state" in patch:
+                    changed = MemoryChanged(
+                        tenant=tenant, memory_id=w.memory_id, change="reactivated"
+                    )
+                    await self.res.bus.publish(STREAM_CHANGED, changed)
+                    log.debug("memory_reactivated", tenant=tenant, memory_id=w.memory_id)
+        if todo:
+            async with self.res.redis.pipeline(transaction=True) as pipe:
+                pipe.hset(key, mapping={w.memory_id: w.value for w in todo})
+                pipe.expire(key, APPLIED_TTL_S)
+                await pipe.execute()
 
     async def _spread(
         self, event: MemoryRecalled, now: datetime, ranked: list[str], deltas: dict[str, float]

@@ -72,6 +72,7 @@ class Jobs:
             "graph_repair": self.graph_repair,
             "routines": self.routines,
             "governance": self.governance.enforce,
+            "strength_fold": self.fold_strengths,
         }
         self.intervals: dict[str, float] = {
             "demotion": settings.demotion_interval_s,
@@ -81,6 +82,7 @@ class Jobs:
             "graph_repair": settings.repair_interval_s,
             "routines": settings.repair_interval_s,
             "governance": settings.governance_interval_s,
+            "strength_fold": settings.strength_fold_interval_s,
         }
         self._task: asyncio.Task[None] | None = None
 
@@ -190,6 +192,11 @@ class Jobs:
                     await archive(self.res, tenant, p.id, reason="demotion")
                     changed += 1
         return changed
+
+    async def fold_strengths(self, tenant: str, now: datetime) -> int:
+        """Strength updates kept outside the payloads written into them
+        (`pcm_common.stores.strength_overlay`); `now` plays no part."""
+        return await self.res.vectors.fold_strengths(tenant)
 
     # ---- consolidation -------------------------------------------------------------------
 

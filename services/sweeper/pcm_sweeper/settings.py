@@ -10,6 +10,9 @@ class SweeperSettings(PcmSettings):
     repair_interval_s: float = 900.0
     # Scope retention periods and memory caps (pcm_sweeper.governance).
     governance_interval_s: float = 3600.0
+    # Strength updates held in Redis written into the payloads (`strength_fold`): each
+    # fold moves the points it writes out of Qdrant Edge's indexed segment, so rarely.
+    strength_fold_interval_s: float = 86400.0
     # At each scheduler tick, drop the stream entries every consumer group has processed
     # (`bus.trim_processed`): events carry memory texts, which should not outlive a delete
     # or a retention period in Redis. Off: streams keep up to PCM_STREAM_MAXLEN entries.

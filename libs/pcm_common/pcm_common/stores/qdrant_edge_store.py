@@ -68,6 +68,8 @@ from pcm_common.stores.vectors import (
 )
 
 T = TypeVar("T")
+# Patches per worker-thread call of set_payload_many (see there).
+WRITE_CHUNK = 8
 # set_payload_many's writes: which patches were applied, and the grouped writes made.
 _Patched = tuple[list[bool], list[tuple[list["qe.PointId"], dict[str, Any]]]]
 log = structlog.get_logger("vectors")
@@ -481,14 +483,22 @@ class EdgeVectorStore(VectorStore):
     async def set_payload_many(
         self, tenant: str, patches: Sequence[tuple[str, dict[str, Any]]]
     ) -> list[bool]:
-        """One worker-thread call and one ownership read for the whole list: the
-        consumers mark every memory of a batch, and a thread hop plus a read per memory
-        was most of what a mark cost."""
+        """One ownership read per `WRITE_CHUNK` patches and the writes of those patches in
+        one worker-thread call: the consumers mark every memory of a batch, and a thread
+        hop plus a read per memory was most of what a mark cost. Longer lists take one
+        call per chunk: Qdrant Edge's calls hold the interpreter lock for their whole
+        duration, and one call writing a k=50 recall's ~115 strengths stalled the event
+        loop, and the recalls it served (p50 35.6 -> 51.7 ms; 8 patches hold it ~1.4 ms)."""
         if any("tenant" in p and p["tenant"] != tenant for _, p in patches):
             raise ValueError("set_payload cannot move a point to another tenant")
-        if not patches:
-            return []
+        out: list[bool] = []
+        for start in range(0, len(patches), WRITE_CHUNK):
+            out += await self._set_payload_chunk(tenant, patches[start : start + WRITE_CHUNK])
+        return out
 
+    async def _set_payload_chunk(
+        self, tenant: str, patches: Sequence[tuple[str, dict[str, Any]]]
+    ) -> list[bool]:
         def op(shard: qe.EdgeShard) -> _Patched:
             owned = {
                 p.id for p in self._owned(shard, tenant, [i for i, _ in patches], False, fields=())

@@ -290,6 +290,12 @@ class VectorStore(ABC):
             out.append([(p.id, float(p.payload[key])) for p in points[:limit]])
         return out
 
+    async def fold_strengths(self, tenant: str) -> int:
+        """Write strength updates held outside the payloads into them; returns how many.
+        Adapters write strengths into the payloads directly: nothing to fold
+        (`strength_overlay.StrengthOverlayStore` holds them in Redis)."""
+        return 0
+
     @abstractmethod
     async def count(self, tenant: str, flt: Filter | None = None) -> int:
         """Number of this tenant's points matching `flt`."""

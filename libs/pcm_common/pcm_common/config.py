@@ -47,12 +47,14 @@ class PcmSettings(BaseSettings):
     qdrant_optimize_in_child: bool = False
     # Payloads Qdrant Edge's adapter keeps in memory, least recently used dropped first
     # (`pcm_common.stores.payload_cache`; 0: none). Turning stored payloads into Python
-    # objects is most of a search's store time (a pool-100 search at 10k: ~15 ms uncached,
-    # ~5 ms when its hits are cached), but through the whole server, side by side on one
-    # freshly ingested 10k store, recall measured no faster with 20,000 (docs/benchmarks.md,
-    # session 13), so it is off by default. ~8 KB per synthetic memory's payload here.
+    # objects is most of a search's store time (~40 us a point whatever fields are
+    # selected). Session 13 measured no gain: the recalls' strength writes dropped the
+    # entries they were about to be read from. With the strength overlay they no longer
+    # touch the payloads, and side by side on one 10k store k=50 recall took 47.3 / 44.1
+    # ms with 10,000 against 50.6 / 52.8 without (spaced 38.4 / 36.3 against 45.8 / 47.0;
+    # docs/benchmarks.md, session 14). ~8 KB per synthetic memory's payload (~80 MB).
     # Ignored with a Qdrant server.
-    qdrant_payload_cache: int = 0
+    qdrant_payload_cache: int = 10_000
     # Strength updates (recall side effects, repeats) kept in Redis and folded into the
     # payloads by the sweeper's `strength_fold` job (`pcm_common.stores.strength_overlay`):
     # a payload write moves a Qdrant Edge point out of its indexed segment, and searches

@@ -30,7 +30,6 @@ log = get_logger("sweeper")
 
 APPLIED_TTL_S = 7 * 86400
 MAX_REINFORCED = 200  # a recall returns at most max_k items
-# Entries read and handled together per consumer group (judging; extraction marks).
 
 T = TypeVar("T")
 

@@ -407,6 +407,9 @@ async def test_ops_endpoints(client_a: httpx.AsyncClient) -> None:
     assert (await client_a.get("/healthz")).json() == {"status": "ok"}
     ready = await client_a.get("/readyz")
     assert ready.status_code == 200, ready.text
+    # The adapter holding the points, and whether strengths go through the Redis overlay.
+    vectors = ready.json()["checks"]["vectors"]
+    assert vectors["backend"] == "EdgeVectorStore" and vectors["strength_overlay"] is True
     metrics = (await client_a.get("/metrics")).text
     assert "pcm_http_request_seconds" in metrics and "pcm_events_consumed_total" in metrics
     assert (await client_a.get("/openapi.json")).json()["paths"]["/v1/recall"]

@@ -29,7 +29,11 @@ class IngestComponent(Component):
     def checks(self) -> dict[str, ReadinessCheck]:
         async def vectors() -> dict[str, Any]:
             await self.res.vectors.count("__readyz__")
-            return {"ok": True, "backend": type(self.res.vectors).__name__}
+            return {
+                "ok": True,
+                "backend": self.res.vectors.backend,
+                "strength_overlay": self.res.settings.strength_overlay,
+            }
 
         return {"vectors": vectors}
 

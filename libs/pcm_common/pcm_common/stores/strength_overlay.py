@@ -275,6 +275,10 @@ class StrengthOverlayStore(VectorStore):
         await self.inner.ensure_collection()
 
     @property
+    def backend(self) -> str:
+        return self.inner.backend
+
+    @property
     def indexing(self) -> bool:
         return self.inner.indexing
 

@@ -131,6 +131,11 @@ class VectorStore(ABC):
         """Create the collection, named vectors and payload indexes if missing (idempotent)."""
 
     @property
+    def backend(self) -> str:
+        """The adapter that holds the points (what `/readyz` reports)."""
+        return type(self).__name__
+
+    @property
     def indexing(self) -> bool:
         """Whether an index build this process started is running (the embedded shard's;
         a server indexes on its own and answers False)."""

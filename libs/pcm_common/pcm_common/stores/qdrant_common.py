@@ -35,6 +35,12 @@ def is_uuid(value: str) -> bool:
     return True
 
 
+def canonical_id(value: str) -> str:
+    """A point id as Qdrant returns it (a lower-case hyphenated UUID); anything that is not
+    a UUID unchanged (no point has it)."""
+    return str(uuid.UUID(value)) if is_uuid(value) else value
+
+
 def keep_fused_report_cosine(
     points: list[ScoredPoint], query: list[float], vectors: Sequence[Any] | None = None
 ) -> None:

@@ -65,6 +65,7 @@ from pcm_common.stores.vectors import (
     VectorPoint,
     VectorStore,
     only_fields,
+    reject_tenant_moves,
 )
 
 T = TypeVar("T")
@@ -505,8 +506,7 @@ class EdgeVectorStore(VectorStore):
         call per chunk: Qdrant Edge's calls hold the interpreter lock for their whole
         duration, and one call writing a k=50 recall's ~115 strengths stalled the event
         loop, and the recalls it served (p50 35.6 -> 51.7 ms; 8 patches hold it ~1.4 ms)."""
-        if any("tenant" in p and p["tenant"] != tenant for _, p in patches):
-            raise ValueError("set_payload cannot move a point to another tenant")
+        reject_tenant_moves(tenant, patches)
         out: list[bool] = []
         for start in range(0, len(patches), WRITE_CHUNK):
             out += await self._set_payload_chunk(tenant, patches[start : start + WRITE_CHUNK])

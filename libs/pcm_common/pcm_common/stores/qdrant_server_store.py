@@ -36,6 +36,7 @@ from pcm_common.stores.vectors import (
     VectorPoint,
     VectorStore,
     only_fields,
+    reject_tenant_moves,
 )
 
 
@@ -205,8 +206,7 @@ class ServerVectorStore(VectorStore):
         ]
 
     async def set_payload(self, tenant: str, point_id: str, patch: dict[str, Any]) -> bool:
-        if "tenant" in patch and patch["tenant"] != tenant:
-            raise ValueError("set_payload cannot move a point to another tenant")
+        reject_tenant_moves(tenant, [(point_id, patch)])
         if not await self._owned(tenant, [point_id], False, ()):
             return False
         # The write is filtered on the tenant too, so even a stale check can't cross tenants.

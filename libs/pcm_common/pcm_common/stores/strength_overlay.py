@@ -29,12 +29,12 @@ tenant's reads look in its own hash only.
 from __future__ import annotations
 
 import json
-import uuid
 from collections.abc import Sequence
 from typing import Any
 
 from redis.asyncio import Redis
 
+from pcm_common.stores.qdrant_common import canonical_id
 from pcm_common.stores.vectors import (
     Filter,
     ScoredPoint,
@@ -42,6 +42,7 @@ from pcm_common.stores.vectors import (
     SparseVec,
     VectorPoint,
     VectorStore,
+    reject_tenant_moves,
 )
 from pcm_common.telemetry import get_logger
 
@@ -197,8 +198,7 @@ class StrengthOverlayStore(VectorStore):
     ) -> list[bool]:
         """The patches' strengths into the overlay, the rest of each patch into the
         payload; one result per patch (False: not a point of this tenant)."""
-        if any("tenant" in p and p["tenant"] != tenant for _, p in patches):
-            raise ValueError("set_payload cannot move a point to another tenant")
+        reject_tenant_moves(tenant, patches)
         # A strength of None removes the field, as a payload write does: the payload's job.
         rest = [
             (i, p if p.get(FIELD, 0) is None else {k: v for k, v in p.items() if k != FIELD})
@@ -214,12 +214,12 @@ class StrengthOverlayStore(VectorStore):
             # Strength-only patches: ownership from one read of ids, no payloads.
             found = await self.inner.get(tenant, [patches[n][0] for n in unknown], fields=())
             owned = {p.id for p in found}
-            done.update((n, _canonical(patches[n][0]) in owned) for n in unknown)
+            done.update((n, canonical_id(patches[n][0]) in owned) for n in unknown)
         entries: dict[str, str | None] = {}  # in order: a point's last patch wins
         for n, (pid, patch) in enumerate(patches):
             if done[n] and FIELD in patch:
                 value = patch[FIELD]
-                entries[_canonical(pid)] = None if value is None else json.dumps(value)
+                entries[canonical_id(pid)] = None if value is None else json.dumps(value)
         dropped = [i for i, v in entries.items() if v is None]
         kept = {i: v for i, v in entries.items() if v is not None}
         if dropped or kept:
@@ -235,14 +235,14 @@ class StrengthOverlayStore(VectorStore):
         await self.inner.upsert(points)
         by_tenant: dict[str, list[str]] = {}
         for p in points:
-            by_tenant.setdefault(str(p.payload.get("tenant")), []).append(_canonical(p.id))
+            by_tenant.setdefault(str(p.payload.get("tenant")), []).append(canonical_id(p.id))
         for tenant, ids in by_tenant.items():
             await self.redis.hdel(self._key(tenant), *ids)
 
     async def delete(self, tenant: str, ids: Sequence[str]) -> int:
         n = await self.inner.delete(tenant, ids)
         if ids:
-            await self.redis.hdel(self._key(tenant), *[_canonical(i) for i in ids])
+            await self.redis.hdel(self._key(tenant), *[canonical_id(i) for i in ids])
         return n
 
     async def fold_strengths(self, tenant: str) -> int:
@@ -288,12 +288,3 @@ class StrengthOverlayStore(VectorStore):
 
 def _text(value: bytes | str) -> str:
     return value.decode() if isinstance(value, bytes) else value
-
-
-def _canonical(point_id: str) -> str:
-    """Point ids as the stores return them (lower-case hyphenated UUIDs): the overlay's
-    fields must match the ids reads come back with."""
-    try:
-        return str(uuid.UUID(point_id))
-    except ValueError:
-        return point_id

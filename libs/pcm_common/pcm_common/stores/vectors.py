@@ -111,6 +111,12 @@ class SearchQuery:
     with_vectors: bool = False
 
 
+def reject_tenant_moves(tenant: str, patches: Sequence[tuple[str, dict[str, Any]]]) -> None:
+    """The port's rule for payload writes: a patch never moves a point to another tenant."""
+    if any("tenant" in p and p["tenant"] != tenant for _, p in patches):
+        raise ValueError("set_payload cannot move a point to another tenant")
+
+
 def only_fields(payload: dict[str, Any], fields: Sequence[str] | None) -> dict[str, Any]:
     """`payload` cut down to `fields` (top-level keys; None keeps everything)."""
     return payload if fields is None else {k: payload[k] for k in fields if k in payload}

@@ -119,6 +119,8 @@ async def test_concurrent_writes_leave_the_cache_equal_to_the_engine(tmp_path: P
     ids = [str(uuid.uuid4()) for _ in range(30)]
     await store.upsert([_point(rng, i, "A") for i in ids])
 
+    writers_done = asyncio.Event()
+
     async def writer(n: int) -> None:
         for _ in range(15):
             pick = rng.sample(ids, 5)
@@ -126,13 +128,24 @@ async def test_concurrent_writes_leave_the_cache_equal_to_the_engine(tmp_path: P
             if n == 0:
                 await store.upsert([_point(rng, rng.choice(ids), "A")])
 
+    async def writers() -> None:
+        await asyncio.gather(*(writer(n) for n in range(3)))
+        writers_done.set()
+
     async def reader() -> None:
-        for _ in range(15):
+        # At least 15 rounds, and one begun after the last write: otherwise the writes
+        # can happen to drop every entry last, and the check below has nothing to check.
+        rounds = 0
+        while True:
+            after_writes = writers_done.is_set()
             await store.get("A", rng.sample(ids, 10))
             await store.search("A", _vec(rng), limit=10, sparse=encode_query("alpha"))
+            rounds += 1
+            if after_writes and rounds >= 15:
+                return
 
     try:
-        await asyncio.gather(*(writer(n) for n in range(3)), *(reader() for _ in range(4)))
+        await asyncio.gather(writers(), *(reader() for _ in range(4)))
         entries = dict(store._cache._entries)
         assert entries  # the reads filled it
         assert entries == _engine(store, list(entries))

@@ -70,6 +70,7 @@ class Resources:
             path=s.qdrant_path,
             dim=s.embedding_dim,
             max_segment_kb=s.qdrant_max_segment_kb,
+            indexing_threshold_kb=s.qdrant_indexing_threshold_kb,
             optimize_in_child=s.qdrant_optimize_in_child,
             payload_cache=s.qdrant_payload_cache,
         )

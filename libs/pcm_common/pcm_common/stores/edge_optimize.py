@@ -55,7 +55,9 @@ def copy_shard(path: Path) -> Path:
     return copy
 
 
-def optimize_copy(copy: Path, dim: int, max_segment_kb: int, timeout_s: float) -> None:
+def optimize_copy(
+    copy: Path, dim: int, max_segment_kb: int, timeout_s: float, *, indexing_threshold_kb: int = 0
+) -> None:
     """Build the index of the shard at `copy` in a child process; raises on failure."""
     subprocess.run(
         [
@@ -67,6 +69,8 @@ def optimize_copy(copy: Path, dim: int, max_segment_kb: int, timeout_s: float) -
             str(dim),
             "--max-segment-kb",
             str(max_segment_kb),
+            "--indexing-threshold-kb",
+            str(indexing_threshold_kb),
         ],
         check=True,
         capture_output=True,
@@ -90,9 +94,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap.add_argument("path", type=Path)
     ap.add_argument("--dim", type=int, required=True)
     ap.add_argument("--max-segment-kb", type=int, default=0)
+    ap.add_argument("--indexing-threshold-kb", type=int, default=0)
     args = ap.parse_args(argv)
     t0 = time.perf_counter()
-    shard = qe.EdgeShard.load(str(args.path), edge_config(args.dim, args.max_segment_kb))
+    config = edge_config(args.dim, args.max_segment_kb, args.indexing_threshold_kb)
+    shard = qe.EdgeShard.load(str(args.path), config)
     try:
         shard.optimize()
         shard.flush()

@@ -124,16 +124,23 @@ def _selector(fields: Sequence[str] | None) -> Any:
     return qe.PayloadSelector.Include(list(fields)) if fields else False
 
 
-def edge_config(dim: int, max_segment_kb: int) -> qe.EdgeConfig:
-    """The shard's configuration (also what the child optimizer opens a copy with)."""
+def edge_config(dim: int, max_segment_kb: int, indexing_threshold_kb: int = 0) -> qe.EdgeConfig:
+    """The shard's configuration (also what the child optimizer opens a copy with); a size
+    of 0 leaves that optimizer setting to Qdrant Edge."""
+    optimizers = {
+        name: kb
+        for name, kb in (
+            ("max_segment_size", max_segment_kb),
+            ("indexing_threshold", indexing_threshold_kb),
+        )
+        if kb > 0
+    }
     return qe.EdgeConfig(
         vectors={DENSE: qe.EdgeVectorParams(size=dim, distance=qe.Distance.Cosine)},
         sparse_vectors={SPARSE: qe.EdgeSparseVectorParams(modifier=qe.Modifier.Idf)},
         # Qdrant's server defaults; full_scan_threshold is in KB of vectors.
         hnsw_config=qe.HnswIndexConfig(m=16, ef_construct=100, full_scan_threshold=10_000),
-        optimizers=(
-            qe.EdgeOptimizersConfig(max_segment_size=max_segment_kb) if max_segment_kb > 0 else None
-        ),
+        optimizers=qe.EdgeOptimizersConfig(**optimizers) if optimizers else None,
     )
 
 
@@ -199,6 +206,7 @@ class EdgeVectorStore(VectorStore):
         *,
         optimize_after: int = 5000,
         max_segment_kb: int = 0,
+        indexing_threshold_kb: int = 0,
         optimize_in_child: bool = False,
         optimize_timeout_s: float = 1800.0,
         payload_cache: int = 0,
@@ -207,6 +215,7 @@ class EdgeVectorStore(VectorStore):
         self.dim = dim
         self.optimize_after = optimize_after
         self.max_segment_kb = max_segment_kb
+        self.indexing_threshold_kb = indexing_threshold_kb
         self.optimize_in_child = optimize_in_child
         self.optimize_timeout_s = optimize_timeout_s
         # The writes made while a copy is optimized elsewhere, applied to it before it
@@ -226,7 +235,7 @@ class EdgeVectorStore(VectorStore):
     # ---- plumbing -------------------------------------------------------------------
 
     def _config(self) -> qe.EdgeConfig:
-        return edge_config(self.dim, self.max_segment_kb)
+        return edge_config(self.dim, self.max_segment_kb, self.indexing_threshold_kb)
 
     def _open(self) -> qe.EdgeShard:
         with self._open_lock:
@@ -333,7 +342,11 @@ class EdgeVectorStore(VectorStore):
             self._journal = []
         try:
             edge_optimize.optimize_copy(
-                copy, self.dim, self.max_segment_kb, self.optimize_timeout_s
+                copy,
+                self.dim,
+                self.max_segment_kb,
+                self.optimize_timeout_s,
+                indexing_threshold_kb=self.indexing_threshold_kb,
             )
             with self._gate.exclusive(), self._write_lock:
                 # Still set while replaying: the replayed upserts must not start a build.

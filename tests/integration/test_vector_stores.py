@@ -523,3 +523,42 @@ async def test_edge_background_optimize(tmp_path: Path) -> None:
         assert await s.count("A") == 150
     finally:
         await s.close()
+
+
+async def test_the_first_embedding_model_claimed_stays_the_stores(store: VectorStore) -> None:
+    assert await store.claim_embedding_model("pcm-local/minilm-q8") is None
+    assert await store.claim_embedding_model("pcm-local/minilm-q8") == "pcm-local/minilm-q8"
+    # Another model does not replace it: the caller learns which one the vectors are of.
+    assert await store.claim_embedding_model("openai/text-embedding-3-small") == (
+        "pcm-local/minilm-q8"
+    )
+
+
+async def test_edge_keeps_its_embedding_model_across_reopen(tmp_path: Path) -> None:
+    path = tmp_path / "shard"
+    s1 = EdgeVectorStore(path, dim=DIM)
+    await s1.upsert([make_point("A")])
+    # A shard written before models were recorded takes the configured one.
+    assert await s1.claim_embedding_model("model-a") is None
+    await s1.close()
+    s2 = EdgeVectorStore(path, dim=DIM)
+    try:
+        assert await s2.claim_embedding_model("model-b") == "model-a"
+        assert await s2.count("A") == 1
+    finally:
+        await s2.close()
+
+
+async def test_edge_indexes_a_segment_only_past_the_indexing_threshold(tmp_path: Path) -> None:
+    # 16-d float32 vectors are 64 bytes: 2 KB holds 32 of them.
+    s = EdgeVectorStore(tmp_path / "shard", dim=DIM, indexing_threshold_kb=2, optimize_after=10**9)
+    try:
+        await s.upsert([make_point("A") for _ in range(20)])
+        await s.optimize()
+        assert s._shard is not None and s._shard.info().indexed_vectors_count == 0
+        await s.upsert([make_point("A") for _ in range(60)])
+        await s.optimize()
+        assert s._shard.info().indexed_vectors_count == 80
+        assert await s.count("A") == 80
+    finally:
+        await s.close()

@@ -196,3 +196,15 @@ async def test_local_calls_skip_litellm_logging_unless_a_callback_listens(
             break
         await asyncio.sleep(0.02)
     assert handled and len(heard) == 1
+
+
+@pytest.mark.parametrize("quantized", [False, True])
+def test_batch_workers_give_the_vectors_of_one_worker(
+    quantized: bool, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    texts = [s for s in SENTS * 6 if s] + ["one more"]  # runs split unevenly
+    monkeypatch.setenv("PCM_EMBED_WORKERS", "1")
+    one = local_minilm.embed(texts, quantized=quantized)
+    for workers in ("2", "3"):
+        monkeypatch.setenv("PCM_EMBED_WORKERS", workers)
+        assert np.array_equal(local_minilm.embed(texts, quantized=quantized), one)

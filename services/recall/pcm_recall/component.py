@@ -41,7 +41,7 @@ class RecallComponent(Component):
         return {"models": models}
 
     async def start(self) -> None:
-        await self.res.vectors.ensure_collection()
+        await self.res.open_vectors()
         # Load the models before the first request, not inside its latency budget.
         await self.res.embedder.embed_one("warm up")
         if self.service.linker is not None:

@@ -62,7 +62,7 @@ class SweeperComponent(Component):
         )
 
     async def start(self) -> None:
-        await self.res.vectors.ensure_collection()
+        await self.res.open_vectors()
         self.jobs.start()
 
     async def stop(self) -> None:

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import os
 import threading
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -155,7 +156,45 @@ def embed(texts: list[str], *, quantized: bool = False) -> npt.NDArray[np.float3
     # Empty strings would give [CLS][SEP] only, which is fine; None or non-str would not be.
     clean = [t if isinstance(t, str) else str(t) for t in texts]
     step = 1 if quantized else RUN_TEXTS
-    return np.concatenate([_run(m, clean[i : i + step]) for i in range(0, len(clean), step)])
+    runs = [clean[i : i + step] for i in range(0, len(clean), step)]
+    workers = min(_batch_workers(), len(runs))
+    if workers <= 1:
+        return np.concatenate([_run(m, run) for run in runs])
+    # Worker w takes runs w, w + workers, ...: callers sort texts by length, so each
+    # worker gets a like share of short and long ones.
+    shares = _pool(workers).map(
+        lambda w: [_run(m, run) for run in runs[w::workers]], range(workers)
+    )
+    out: list[npt.NDArray[np.float32]] = [np.zeros((0, DIM), dtype=np.float32)] * len(runs)
+    for w, share in enumerate(shares):
+        out[w::workers] = share
+    return np.concatenate(out)
+
+
+def _batch_workers() -> int:
+    """Runs of one batch made at once, each on one thread (PCM_EMBED_WORKERS; default two
+    where there are two cores). Unlike a second intra-op thread per run (which cost CPU,
+    `_batch_threads`), a second run at once costs nothing more, and the other core takes
+    it whenever the rest of the pipeline leaves it free: an ingest batch's embedding then
+    ends sooner (10k synthetic memories through the whole pipeline, 2 cores, int8 graph:
+    182-205 against 174 memories/s settled, medians of 2k segments, docs/benchmarks.md)."""
+    env = os.environ.get("PCM_EMBED_WORKERS")
+    if env and env.isdigit() and int(env) > 0:
+        return int(env)
+    return min(2, os.cpu_count() or 1)
+
+
+_pools: dict[int, ThreadPoolExecutor] = {}
+
+
+def _pool(workers: int) -> ThreadPoolExecutor:
+    """A pool of `workers` threads for batch runs, made once per size (threads, not
+    processes: `InferenceSession.run` releases the interpreter lock)."""
+    with _lock:
+        pool = _pools.get(workers)
+        if pool is None:
+            pool = _pools[workers] = ThreadPoolExecutor(workers, thread_name_prefix="embed")
+        return pool
 
 
 def _run(m: _Model, texts: list[str]) -> npt.NDArray[np.float32]:

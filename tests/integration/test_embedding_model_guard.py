@@ -3,12 +3,16 @@ configured with another one refuses to start instead of comparing vectors of two
 
 from __future__ import annotations
 
+import uuid
 from pathlib import Path
 
 import pytest
 
 from pcm_common.config import PcmSettings
+from pcm_common.models import local_minilm
 from pcm_common.resources import EmbeddingModelMismatch, Resources
+from pcm_common.stores.qdrant_edge_store import EdgeVectorStore
+from pcm_common.stores.vectors import VectorPoint
 from tests.conftest import TEST_REDIS
 
 
@@ -38,3 +42,34 @@ async def test_a_store_refuses_another_embedding_model(tmp_path: Path) -> None:
         await again.open_vectors()
     finally:
         await again.aclose()
+
+
+async def test_a_store_from_before_models_were_recorded_is_checked_by_its_texts(
+    tmp_path: Path,
+) -> None:
+    """No record: some stored texts are embedded again, and only the model that gives
+    their vectors back is taken (and then recorded)."""
+    texts = ["Alice moved to Berlin in March.", "The standup is at 9:30.", "I ran 5k in 27:10."]
+    old = EdgeVectorStore(tmp_path / "shard", dim=local_minilm.DIM)
+    await old.upsert(
+        [
+            VectorPoint(str(uuid.uuid4()), v.tolist(), {"tenant": "dev", "text": t})
+            for t, v in zip(texts, local_minilm.embed(texts), strict=True)  # float MiniLM
+        ]
+    )
+    await old.close()
+
+    int8 = Resources(settings(tmp_path, "pcm-local/minilm-q8t"))
+    try:
+        with pytest.raises(EmbeddingModelMismatch, match="not embedded with 'pcm-local/"):
+            await int8.open_vectors()
+        assert await int8.vectors.embedding_model() is None  # nothing recorded
+    finally:
+        await int8.aclose()
+
+    made_with = Resources(settings(tmp_path, "pcm-local/minilm"))
+    try:
+        await made_with.open_vectors()
+        assert await made_with.vectors.embedding_model() == "pcm-local/minilm"
+    finally:
+        await made_with.aclose()

@@ -526,7 +526,9 @@ async def test_edge_background_optimize(tmp_path: Path) -> None:
 
 
 async def test_the_first_embedding_model_claimed_stays_the_stores(store: VectorStore) -> None:
+    assert await store.embedding_model() is None
     assert await store.claim_embedding_model("pcm-local/minilm-q8") is None
+    assert await store.embedding_model() == "pcm-local/minilm-q8"
     assert await store.claim_embedding_model("pcm-local/minilm-q8") == "pcm-local/minilm-q8"
     # Another model does not replace it: the caller learns which one the vectors are of.
     assert await store.claim_embedding_model("openai/text-embedding-3-small") == (
@@ -562,3 +564,15 @@ async def test_edge_indexes_a_segment_only_past_the_indexing_threshold(tmp_path:
         assert await s.count("A") == 80
     finally:
         await s.close()
+
+
+async def test_sample_reads_texts_and_vectors_of_any_tenant(store: VectorStore) -> None:
+    points = [make_point(t, f"note of {t}") for t in ("A", "B", "C")]
+    await store.upsert(points)
+    got = {p.id: p for p in await store.sample(10)}
+    assert set(got) == {p.id for p in points}
+    for p in points:
+        assert got[p.id].payload["text"] == p.payload["text"]
+        assert "tenant" not in got[p.id].payload
+        assert cosine(got[p.id].vector or [], p.vector) == pytest.approx(1.0, abs=1e-5)
+    assert len(await store.sample(2)) == 2

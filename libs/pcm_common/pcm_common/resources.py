@@ -22,6 +22,13 @@ if TYPE_CHECKING:
 TENANTS_KEY = "pcm:tenants"  # every tenant that ever wrote; scheduled jobs iterate it
 
 
+# Points re-embedded to check a store that recorded no model, and the median cosine to
+# their stored vectors that means the same model (a local model gives the same vector
+# again; int8 and float MiniLM differ at 0.987-0.999).
+UNRECORDED_SAMPLE = 5
+SAME_MODEL_COS = 0.9999
+
+
 class EmbeddingModelMismatch(RuntimeError):
     """The vector store holds vectors of another embedding model than the configured one."""
 
@@ -81,15 +88,51 @@ class Resources:
 
     async def open_vectors(self) -> None:
         """Create the collection if missing, and check that its vectors were made with
-        this process's embedding model (recorded by the first service to open it)."""
+        this process's embedding model: the one recorded in the store (by the first
+        service to open it), or for a store that recorded none, by embedding some of its
+        texts again. Raises `EmbeddingModelMismatch` otherwise."""
         await self.vectors.ensure_collection()
         model = self.settings.embedding_model
-        recorded = await self.vectors.claim_embedding_model(model)
+        recorded = await self.vectors.embedding_model()
+        if recorded is None:
+            await self._check_unrecorded(model)
+            recorded = await self.vectors.claim_embedding_model(model)
         if recorded is not None and recorded != model:
             raise EmbeddingModelMismatch(
                 f"the vector store's memories were embedded with {recorded!r} but "
                 f"PCM_EMBEDDING_MODEL is {model!r}: vectors of two models cannot be compared. "
                 f"Set PCM_EMBEDDING_MODEL={recorded}, or start from an empty store."
+            )
+
+    async def _check_unrecorded(self, model: str) -> None:
+        """A store from before models were recorded: its texts embedded again must give
+        its vectors (the local models are deterministic; a hosted model is taken on
+        trust, without a paid call)."""
+        from pcm_common.models.embeddings import LOCAL_PROVIDER
+
+        if not model.startswith(f"{LOCAL_PROVIDER}/"):
+            return
+        points = [
+            p
+            for p in await self.vectors.sample(UNRECORDED_SAMPLE)
+            if p.vector
+            and isinstance(p.payload.get("text"), str)
+            and p.payload.get("source") != "consolidation"
+        ]
+        if not points:
+            return
+        again = await self.embedder.embed([p.payload["text"] for p in points])
+        cos = sorted(
+            sum(a * b for a, b in zip(p.vector or [], v, strict=False))
+            for p, v in zip(points, again, strict=True)
+        )
+        if cos[len(cos) // 2] < SAME_MODEL_COS:
+            raise EmbeddingModelMismatch(
+                f"the vector store's memories were not embedded with {model!r} (their "
+                f"texts embedded again: median cos {cos[len(cos) // 2]:.4f}); it was made "
+                "before stores recorded their model, when the default was pcm-local/minilm. "
+                "Set PCM_EMBEDDING_MODEL to the model it was made with, or start from an "
+                "empty store."
             )
 
     @property

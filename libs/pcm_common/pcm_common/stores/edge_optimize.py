@@ -56,7 +56,7 @@ def copy_shard(path: Path) -> Path:
 
 
 def optimize_copy(
-    copy: Path, dim: int, max_segment_kb: int, timeout_s: float, *, indexing_threshold_kb: int = 0
+    copy: Path, dim: int, max_segment_kb: int, timeout_s: float, indexing_threshold_kb: int = 0
 ) -> None:
     """Build the index of the shard at `copy` in a child process; raises on failure."""
     subprocess.run(

@@ -346,7 +346,7 @@ class EdgeVectorStore(VectorStore):
                 self.dim,
                 self.max_segment_kb,
                 self.optimize_timeout_s,
-                indexing_threshold_kb=self.indexing_threshold_kb,
+                self.indexing_threshold_kb,
             )
             with self._gate.exclusive(), self._write_lock:
                 # Still set while replaying: the replayed upserts must not start a build.
@@ -379,25 +379,39 @@ class EdgeVectorStore(VectorStore):
     async def ensure_collection(self) -> None:
         await self._run(self._open)
 
-    async def claim_embedding_model(self, model: str) -> str | None:
+    async def embedding_model(self) -> str | None:
         """Kept in `STORE_META` inside the shard directory (copied and removed with it)."""
-        return await self._run(lambda: self._claim_model(model))
+        return await self._run(self._recorded_model)
 
-    def _claim_model(self, model: str) -> str | None:
-        held = self._read(lambda s: s.count(qe.CountRequest(exact=True)))  # opens the shard
+    def _recorded_model(self) -> str | None:
+        self._read(lambda s: None)  # opens (or creates) the shard
         meta_path = self.path / STORE_META
-        if meta_path.exists():
-            recorded = json.loads(meta_path.read_text()).get("embedding_model")
-            if isinstance(recorded, str):
+        if not meta_path.exists():
+            return None
+        recorded = json.loads(meta_path.read_text()).get("embedding_model")
+        return recorded if isinstance(recorded, str) else None
+
+    async def claim_embedding_model(self, model: str) -> str | None:
+        def claim() -> str | None:
+            with self._write_lock:
+                recorded = self._recorded_model()
+                if recorded is None:
+                    meta_path = self.path / STORE_META
+                    tmp = meta_path.with_name(meta_path.name + ".tmp")
+                    tmp.write_text(json.dumps({"embedding_model": model}))
+                    tmp.replace(meta_path)
                 return recorded
-        if held:
-            # A shard from before models were recorded: its vectors are taken to be the
-            # configured model's, as every earlier version did.
-            log.warning("embedding_model_assumed", path=str(self.path), model=model, points=held)
-        tmp = meta_path.with_name(meta_path.name + ".tmp")
-        tmp.write_text(json.dumps({"embedding_model": model}))
-        tmp.replace(meta_path)
-        return None
+
+        return await self._run(claim)
+
+    async def sample(self, n: int) -> list[ScoredPoint]:
+        request = qe.ScrollRequest(
+            limit=n,
+            with_payload=qe.PayloadSelector.Include(["text", "source"]),
+            with_vector=[DENSE],
+        )
+        records, _ = await self._run(lambda: self._read(lambda s: s.scroll(request)))
+        return [_stored(r, True) for r in records]
 
     @property
     def indexing(self) -> bool:

@@ -152,21 +152,38 @@ class ServerVectorStore(VectorStore):
                     self.collection, name, field_schema=schema, wait=True
                 )
 
+    async def embedding_model(self) -> str | None:
+        """Kept in the collection's metadata (Qdrant 1.16+; an older server keeps none)."""
+        recorded = (await self._metadata()).get(META_MODEL)
+        return recorded if isinstance(recorded, str) else None
+
+    async def _metadata(self) -> dict[str, Any]:
+        info = await self._client.get_collection(self.collection)
+        return dict(getattr(info.config, "metadata", None) or {})
+
     async def claim_embedding_model(self, model: str) -> str | None:
-        """Kept in the collection's metadata (Qdrant 1.16+); a server without collection
-        metadata records nothing and answers None."""
+        meta = await self._metadata()
+        recorded = meta.get(META_MODEL)
+        if isinstance(recorded, str):
+            return recorded
         try:
-            info = await self._client.get_collection(self.collection)
-            meta = dict(info.config.metadata or {})
-            recorded = meta.get(META_MODEL)
-            if isinstance(recorded, str):
-                return recorded
             await self._client.update_collection(
                 self.collection, metadata={**meta, META_MODEL: model}
             )
-        except (UnexpectedResponse, AttributeError) as exc:
+        except UnexpectedResponse as exc:  # a server without collection metadata
             log.warning("embedding_model_not_recorded", error=repr(exc)[:300])
         return None
+
+    async def sample(self, n: int) -> list[ScoredPoint]:
+        records, _ = await self._client.scroll(
+            self.collection, limit=n, with_payload=["text", "source"], with_vectors=[DENSE]
+        )
+        return [
+            ScoredPoint(
+                id=str(r.id), score=0.0, payload=dict(r.payload or {}), vector=dense_of(r.vector)
+            )
+            for r in records
+        ]
 
     async def upsert(self, points: Sequence[VectorPoint]) -> None:
         if not points:

@@ -271,8 +271,14 @@ class StrengthOverlayStore(VectorStore):
 
     # ---- the rest is the inner store's ----------------------------------------------
 
+    async def embedding_model(self) -> str | None:
+        return await self.inner.embedding_model()
+
     async def claim_embedding_model(self, model: str) -> str | None:
         return await self.inner.claim_embedding_model(model)
+
+    async def sample(self, n: int) -> list[ScoredPoint]:
+        return await self.inner.sample(n)
 
     async def ensure_collection(self) -> None:
         await self.inner.ensure_collection()

@@ -136,12 +136,22 @@ class VectorStore(ABC):
     async def ensure_collection(self) -> None:
         """Create the collection, named vectors and payload indexes if missing (idempotent)."""
 
+    async def embedding_model(self) -> str | None:
+        """The embedding model recorded for this store's vectors (None: none recorded, or
+        a store that cannot record one). Vectors of two models do not compare, so a
+        service configured with another refuses to start (`Resources.open_vectors`)."""
+        return None
+
     async def claim_embedding_model(self, model: str) -> str | None:
         """Record `model` as the embedding model of this store's vectors unless one is
-        recorded already; returns the one recorded before (None: none was). Vectors of two
-        models do not compare, so a service finding another model refuses to start
-        (`Resources.open_vectors`). A store that cannot record one answers None."""
+        recorded already; returns the one recorded before (None: none was)."""
         return None
+
+    async def sample(self, n: int) -> list[ScoredPoint]:
+        """Up to `n` stored points of any tenant, with their `text` and `source` and their
+        dense vectors: what a service compares its embedding model against on a store that
+        recorded none (made before models were recorded). Never for answering clients."""
+        return []
 
     @property
     def backend(self) -> str:

@@ -41,11 +41,12 @@ class PcmSettings(BaseSettings):
     # session 9).
     qdrant_max_segment_kb: int = 20_000
     # Smallest Qdrant Edge segment given an HNSW index, in KB of vectors (0: Qdrant Edge's
-    # own, which indexed a segment of 9,000 384-d vectors). At the segment cap above, each
-    # segment is built once, at its final size (~13k memories), not again at 10k on the way:
-    # a build of 9-10k points costs ~2.5 s of the process (4 s CPU, interpreter lock held),
-    # while searching 13k unindexed vectors costs ~0.4 ms a query (docs/benchmarks.md,
-    # session 15).
+    # own, under which a segment of 9,000 384-d vectors was indexed). At the segment cap
+    # above, each segment is built once, at its final size (~13k memories), instead of
+    # first at the optimizer call after it passes Edge's own threshold (the one at 10k
+    # writes) and again as it grows: a build of 9k points cost ~2.5 s of the process (4 s
+    # CPU, interpreter lock held), while a query over 13k unindexed vectors costs ~0.4 ms
+    # (docs/benchmarks.md, session 15).
     qdrant_indexing_threshold_kb: int = 20_000
     # Build Qdrant Edge's index in a child process on a copy of the shard (its in-process
     # build holds the interpreter lock for seconds, stopping every request);

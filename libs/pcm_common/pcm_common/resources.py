@@ -11,6 +11,7 @@ from redis.asyncio import Redis
 
 from pcm_common.bus import Bus
 from pcm_common.config import PcmSettings
+from pcm_common.stores.vectors import usable_vector
 
 if TYPE_CHECKING:
     from pcm_common.extract import Extractor
@@ -24,9 +25,9 @@ TENANTS_KEY = "pcm:tenants"  # every tenant that ever wrote; scheduled jobs iter
 
 # Points re-embedded to check a store that recorded no model, and the median cosine to
 # their stored vectors that means the same model (a local model gives the same vector
-# again; int8 and float MiniLM differ at 0.987-0.999).
-UNRECORDED_SAMPLE = 5
-SAME_MODEL_COS = 0.9999
+# again, to ~1e-7; int8 and float MiniLM differ at 0.987-0.999).
+UNRECORDED_SAMPLE = 8
+SAME_MODEL_COS = 0.99999
 
 
 class EmbeddingModelMismatch(RuntimeError):
@@ -106,34 +107,43 @@ class Resources:
 
     async def _check_unrecorded(self, model: str) -> None:
         """A store from before models were recorded: its texts embedded again must give
-        its vectors (the local models are deterministic; a hosted model is taken on
-        trust, without a paid call)."""
-        from pcm_common.models.embeddings import LOCAL_PROVIDER
+        its vectors back (the local models are deterministic); otherwise the error names
+        the local model that does. A hosted model is taken on trust, without paid calls."""
+        from pcm_common.models.embeddings import LOCAL_PROVIDER, Embedder, local_models
 
         if not model.startswith(f"{LOCAL_PROVIDER}/"):
             return
+        dim = self.embedder.dim
         points = [
             p
             for p in await self.vectors.sample(UNRECORDED_SAMPLE)
-            if p.vector
-            and isinstance(p.payload.get("text"), str)
-            and p.payload.get("source") != "consolidation"
+            if usable_vector(p.vector, dim) and isinstance(p.payload.get("text"), str)
         ]
         if not points:
             return
-        again = await self.embedder.embed([p.payload["text"] for p in points])
-        cos = sorted(
-            sum(a * b for a, b in zip(p.vector or [], v, strict=False))
-            for p, v in zip(points, again, strict=True)
-        )
-        if cos[len(cos) // 2] < SAME_MODEL_COS:
-            raise EmbeddingModelMismatch(
-                f"the vector store's memories were not embedded with {model!r} (their "
-                f"texts embedded again: median cos {cos[len(cos) // 2]:.4f}); it was made "
-                "before stores recorded their model, when the default was pcm-local/minilm. "
-                "Set PCM_EMBEDDING_MODEL to the model it was made with, or start from an "
-                "empty store."
+        texts = [str(p.payload["text"]) for p in points]
+
+        async def gives_back(name: str) -> bool:
+            embedder = self.embedder if name == model else Embedder(name)
+            again = await embedder.embed(texts)
+            cos = sorted(
+                sum(a * b for a, b in zip(p.vector or [], v, strict=True))
+                for p, v in zip(points, again, strict=True)
             )
+            return cos[len(cos) // 2] >= SAME_MODEL_COS
+
+        if await gives_back(model):
+            return
+        made_with = [m for m in local_models() if m != model and await gives_back(m)]
+        hint = (
+            f"set PCM_EMBEDDING_MODEL={made_with[0]}"
+            if made_with
+            else "set PCM_EMBEDDING_MODEL to the model it was made with"
+        )
+        raise EmbeddingModelMismatch(
+            f"the vector store's memories were not embedded with {model!r} (it was made "
+            f"before stores recorded their model): {hint}, or start from an empty store."
+        )
 
     @property
     def indexing(self) -> bool:

@@ -34,7 +34,7 @@ from pcm_common.domain.strength import decayed, should_demote
 from pcm_common.events import STREAM_CHANGED, STREAM_WRITTEN, MemoryChanged, MemoryWritten
 from pcm_common.models.sparse import encode_document
 from pcm_common.resources import TENANTS_KEY, Resources
-from pcm_common.stores.vectors import Filter, ScoredPoint, VectorPoint
+from pcm_common.stores.vectors import Filter, ScoredPoint, VectorPoint, usable_vector
 from pcm_common.telemetry import get_logger
 from pcm_sweeper.archiving import archive
 from pcm_sweeper.governance import Governance
@@ -356,7 +356,7 @@ class Jobs:
         dim = self.settings.embedding_dim
         repaired = 0
         async for points in self.res.vectors.pages(tenant, with_vectors=True):
-            broken = [p for p in points if not _usable_vector(p.vector, dim)]
+            broken = [p for p in points if not usable_vector(p.vector, dim)]
             repaired += await self._reembed(tenant, [p.id for p in broken])
             for p in points:
                 rec = MemoryRecord.from_payload(p.payload)
@@ -406,7 +406,3 @@ class Jobs:
         )
         log.info("vectors_repaired", tenant=tenant, count=len(fresh))
         return len(fresh)
-
-
-def _usable_vector(vector: list[float] | None, dim: int) -> bool:
-    return bool(vector) and len(vector or []) == dim and any(abs(x) > 1e-12 for x in vector or [])

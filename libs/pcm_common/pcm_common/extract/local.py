@@ -470,12 +470,14 @@ def load_pipeline() -> Any:
                 from thinc.api import use_ops
                 from threadpoolctl import threadpool_limits
 
-                # Matrix products through NumPy's BLAS, not thinc's bundled BLIS: BLIS ran
-                # at ~36 GFLOP/s on the AVX-512 development machine against ~110 for
+                # The models' layers multiply through NumPy's BLAS, not thinc's bundled
+                # BLIS (the parser's and NER's own transition loop still uses BLIS): BLIS
+                # ran at ~36 GFLOP/s on the AVX-512 development machine against ~110 for
                 # OpenBLAS on one thread, and a parse took 2.2 instead of 3.5 ms of CPU
-                # (the same parses of 2,000 synthetic memories). One BLAS thread for the
-                # process that parses: its matrices are small, and a second thread cost
-                # twice the CPU (4.4 ms a parse) for a third less wall time.
+                # (the same parses of 2,000 synthetic memories). BLAS keeps one thread in
+                # a process that parses (the limit is process-wide): its matrices are
+                # small, and a second thread cost twice the CPU (4.4 ms a parse) for a
+                # third less wall time.
                 threadpool_limits(limits=1, user_api="blas")
                 with use_ops("numpy", use_blis=False):
                     # The lemmatizer is kept (cheap, ~2%): patterns match verb lemmas.

@@ -43,6 +43,11 @@ _KNOWN_DIMS: dict[str, int] = {
 }
 
 
+def local_models() -> list[str]:
+    """The full names of the local models (`pcm-local/...`)."""
+    return [f"{LOCAL_PROVIDER}/{name}" for name in _LOCAL_MODELS]
+
+
 def _local_name(model: str) -> str:
     # litellm passes the model without the provider prefix; accept either form.
     name = model.split("/", 1)[1] if model.startswith(f"{LOCAL_PROVIDER}/") else model

@@ -64,7 +64,11 @@ def _batch_threads() -> int:
 
 def _threads_from_env() -> int | None:
     """PCM_EMBED_THREADS when set to a positive integer (it overrides both defaults)."""
-    env = os.environ.get("PCM_EMBED_THREADS")
+    return _positive_env("PCM_EMBED_THREADS")
+
+
+def _positive_env(name: str) -> int | None:
+    env = os.environ.get(name)
     return int(env) if env and env.isdigit() and int(env) > 0 else None
 
 
@@ -142,8 +146,9 @@ def _load(threads: int, variant: str = "float") -> _Model:
 
 
 def warmup(variant: str = "float") -> None:
-    """Load the model now (e.g. at service start) instead of on the first request: the
-    query session and the batch session (and make the int8 copy if this machine has none)."""
+    """Load `variant` now (e.g. at service start) instead of on the first request: the
+    query session and the batch session (and for an int8 variant, make its copy if this
+    machine has none)."""
     embed(["warmup"], variant=variant)
     embed(["warmup", "warmup"], variant=variant)
 
@@ -192,19 +197,17 @@ def _batch_workers() -> int:
     it whenever the rest of the pipeline leaves it free: an ingest batch's embedding then
     ends sooner (10k synthetic memories through the whole pipeline, 2 cores, int8 graph:
     182-205 against 174 memories/s settled, medians of 2k segments, docs/benchmarks.md)."""
-    env = os.environ.get("PCM_EMBED_WORKERS")
-    if env and env.isdigit() and int(env) > 0:
-        return int(env)
-    return min(2, os.cpu_count() or 1)
+    return _positive_env("PCM_EMBED_WORKERS") or min(2, os.cpu_count() or 1)
 
 
 _pools: dict[int, ThreadPoolExecutor] = {}
+_pools_lock = threading.Lock()  # not `_lock`: that one is held while a model loads
 
 
 def _pool(workers: int) -> ThreadPoolExecutor:
     """A pool of `workers` threads for batch runs, made once per size (threads, not
     processes: `InferenceSession.run` releases the interpreter lock)."""
-    with _lock:
+    with _pools_lock:
         pool = _pools.get(workers)
         if pool is None:
             pool = _pools[workers] = ThreadPoolExecutor(workers, thread_name_prefix="embed")

@@ -31,6 +31,7 @@ import tempfile
 import threading
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 # Bump when a recipe below changes: the cached copy is named after it and the source.
 RECIPE = "dyn-q8-perchannel-v1"
@@ -69,7 +70,9 @@ def quantized_path(src: Path) -> Path:
 
 
 def per_token_path(src: Path) -> Path:
-    """The per-token int8 copy of `src` (made from the per-tensor one), as `quantized_path`."""
+    """The per-token int8 copy of `src` (made from the per-tensor one), as `quantized_path`.
+    Open it with ONNX Runtime's basic graph optimisations only: the extended level's
+    MatMulIntegerToFloat fusion assumes one activation scale per tensor (`local_minilm`)."""
     return _cached(src, PER_TOKEN_RECIPE, lambda s, t: _per_token(quantized_path(s), t))
 
 
@@ -103,6 +106,27 @@ def _make(src: Path, target: Path) -> None:
         os.replace(out, target)
 
 
+def _check_consumers(graph: Any) -> None:
+    """The pattern the rewrite relies on: each DynamicQuantizeLinear feeds MatMulInteger
+    (its values as A, its zero point as A's) and its scale goes only into a Mul with the
+    weight scale. Anything else would need its own rewrite: refuse instead."""
+    users: dict[str, list[tuple[str, int]]] = {}
+    for node in graph.node:
+        for slot, name in enumerate(node.input):
+            users.setdefault(name, []).append((node.op_type, slot))
+    for node in graph.node:
+        if node.op_type != "DynamicQuantizeLinear":
+            continue
+        xq, scale, zero = node.output
+        ok = (
+            all(u == ("MatMulInteger", 0) for u in users.get(xq, []))
+            and all(u == ("MatMulInteger", 2) for u in users.get(zero, []))
+            and all(op == "Mul" for op, _ in users.get(scale, []))
+        )
+        if not ok:
+            raise RuntimeError(f"unexpected use of {node.input[0]}'s quantization")
+
+
 def _per_token(src: Path, target: Path) -> None:
     """Rewrite each DynamicQuantizeLinear of the per-tensor graph `src` as per-token
     symmetric quantization: scale = max|x| / 127 over the last axis, q = round(x / scale)
@@ -114,6 +138,10 @@ def _per_token(src: Path, target: Path) -> None:
 
     model = onnx.load(str(src))
     graph = model.graph
+    opset = next(o.version for o in model.opset_import if o.domain in ("", "ai.onnx"))
+    if opset >= 18:  # ReduceMax takes its axes as an input from opset 18 on
+        raise RuntimeError(f"per-token rewrite written for opset < 18, graph has {opset}")
+    _check_consumers(graph)
     graph.initializer.extend(
         numpy_helper.from_array(np.array(v, dtype=dt), name)
         for name, v, dt in (

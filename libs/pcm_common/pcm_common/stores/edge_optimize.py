@@ -12,7 +12,8 @@ A crash at any point leaves either the original shard or the finished copy in pl
 `recover` (run before every open) puts the original back if the swap was cut between its
 two renames; a copy left by an unfinished optimize is replaced by the next one.
 
-Run as `python -m pcm_common.stores.edge_optimize PATH --dim N --max-segment-kb KB`.
+Run as `python -m pcm_common.stores.edge_optimize PATH --dim N --max-segment-kb KB
+--indexing-threshold-kb KB`.
 """
 
 from __future__ import annotations

@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
 import shutil
 import subprocess
 import threading
@@ -365,6 +366,8 @@ class EdgeVectorStore(VectorStore):
                         self._shard.flush()
                         self._shard.close()
                         self._shard = None
+                    if (self.path / STORE_META).exists():  # recorded during the build
+                        shutil.copy2(self.path / STORE_META, copy / STORE_META)
                     edge_optimize.swap(self.path, copy)
                 self._open()
                 log.info("edge_optimized_in_child", path=str(self.path), replayed=len(journal))
@@ -381,28 +384,33 @@ class EdgeVectorStore(VectorStore):
 
     async def embedding_model(self) -> str | None:
         """Kept in `STORE_META` inside the shard directory (copied and removed with it)."""
-        return await self._run(self._recorded_model)
+        return await self._run(lambda: self._read(lambda _: self._recorded_model()))
 
     def _recorded_model(self) -> str | None:
-        self._read(lambda s: None)  # opens (or creates) the shard
         meta_path = self.path / STORE_META
         if not meta_path.exists():
             return None
-        recorded = json.loads(meta_path.read_text()).get("embedding_model")
+        try:
+            recorded = json.loads(meta_path.read_text()).get("embedding_model")
+        except (ValueError, AttributeError) as exc:
+            raise RuntimeError(f"{meta_path} is not PCM's store record: {exc}") from exc
         return recorded if isinstance(recorded, str) else None
 
     async def claim_embedding_model(self, model: str) -> str | None:
-        def claim() -> str | None:
-            with self._write_lock:
-                recorded = self._recorded_model()
-                if recorded is None:
-                    meta_path = self.path / STORE_META
-                    tmp = meta_path.with_name(meta_path.name + ".tmp")
-                    tmp.write_text(json.dumps({"embedding_model": model}))
-                    tmp.replace(meta_path)
-                return recorded
+        def claim(_: qe.EdgeShard) -> str | None:
+            recorded = self._recorded_model()
+            if recorded is None:
+                meta_path = self.path / STORE_META
+                tmp = meta_path.with_name(meta_path.name + ".tmp")
+                with tmp.open("w") as f:
+                    json.dump({"embedding_model": model}, f)
+                    f.flush()
+                    os.fsync(f.fileno())  # renamed only once on disk: never an empty record
+                tmp.replace(meta_path)
+            return recorded
 
-        return await self._run(claim)
+        # Under the write lock, in the order every write takes them (gate, then lock).
+        return await self._run(lambda: self._write(claim))
 
     async def sample(self, n: int) -> list[ScoredPoint]:
         request = qe.ScrollRequest(

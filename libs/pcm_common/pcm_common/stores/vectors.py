@@ -117,6 +117,12 @@ def reject_tenant_moves(tenant: str, patches: Sequence[tuple[str, dict[str, Any]
         raise ValueError("set_payload cannot move a point to another tenant")
 
 
+def usable_vector(vector: list[float] | None, dim: int) -> bool:
+    """A stored dense vector that can be compared: `dim` long and not all zeros (what the
+    sweeper's repair job re-embeds)."""
+    return bool(vector) and len(vector or []) == dim and any(abs(x) > 1e-12 for x in vector or [])
+
+
 def only_fields(payload: dict[str, Any], fields: Sequence[str] | None) -> dict[str, Any]:
     """`payload` cut down to `fields` (top-level keys; None keeps everything)."""
     return payload if fields is None else {k: payload[k] for k in fields if k in payload}

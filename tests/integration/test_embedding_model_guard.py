@@ -61,8 +61,10 @@ async def test_a_store_from_before_models_were_recorded_is_checked_by_its_texts(
 
     int8 = Resources(settings(tmp_path, "pcm-local/minilm-q8t"))
     try:
-        with pytest.raises(EmbeddingModelMismatch, match="not embedded with 'pcm-local/"):
+        with pytest.raises(EmbeddingModelMismatch, match="not embedded with 'pcm-local/") as e:
             await int8.open_vectors()
+        # The local model that gives the vectors back is named.
+        assert "set PCM_EMBEDDING_MODEL=pcm-local/minilm," in str(e.value)
         assert await int8.vectors.embedding_model() is None  # nothing recorded
     finally:
         await int8.aclose()

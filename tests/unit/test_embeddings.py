@@ -71,7 +71,7 @@ async def test_litellm_route_matches_direct() -> None:
     register_local_provider()
     resp = await litellm.aembedding(model=DEFAULT_MODEL, input=SENTS[:2])
     got = np.array([d["embedding"] for d in resp.data], dtype=np.float32)
-    np.testing.assert_allclose(got, local_minilm.embed(SENTS[:2], variant="q8t"), atol=1e-6)
+    np.testing.assert_allclose(got, local_minilm.embed(SENTS[:2]), atol=1e-6)
     sync = litellm.embedding(model=DEFAULT_MODEL, input=SENTS[:1])
     np.testing.assert_allclose(sync.data[0]["embedding"], got[0], atol=1e-6)
     # The local model prices its own answers at zero: litellm does not price them again.
@@ -83,7 +83,7 @@ async def test_embedder_order_batching_and_dim() -> None:
     assert e.dim == 384
     out = await e.embed(SENTS)
     assert len(out) == len(SENTS) and all(len(v) == 384 for v in out)
-    direct = np.stack([local_minilm.embed([s if s else " "], variant="q8t")[0] for s in SENTS])
+    direct = np.stack([local_minilm.embed([s if s else " "])[0] for s in SENTS])
     np.testing.assert_allclose(np.array(out), direct, atol=1e-4)
     one = await e.embed_one(SENTS[0])
     np.testing.assert_allclose(one, out[0], atol=1e-6)
@@ -115,7 +115,7 @@ async def test_embedder_truncates_to_max_chars() -> None:
     e = Embedder(max_chars=20)
     text = "The cat sits on the mat and then wanders off to chase a red ball in the garden."
     (a,) = await e.embed([text])
-    b = local_minilm.embed([text[:20]], variant="q8t")[0]
+    b = local_minilm.embed([text[:20]])[0]
     np.testing.assert_allclose(a, b, atol=1e-6)
 
 

@@ -1,9 +1,9 @@
 """Embedding gateway (DESIGN §8): every embedding goes through ``litellm.aembedding``.
 
-The embedded default ``pcm-local/minilm-q8t`` is a litellm custom provider backed by the local
-ONNX MiniLM in int8 (:mod:`pcm_common.models.local_minilm`), so switching to a hosted model
-such as ``openai/text-embedding-3-small`` or ``ollama/nomic-embed-text`` is a configuration
-change only.
+The embedded default ``pcm-local/minilm`` is a litellm custom provider backed by the local
+ONNX MiniLM (:mod:`pcm_common.models.local_minilm`), so switching to a hosted model such as
+``openai/text-embedding-3-small`` or ``ollama/nomic-embed-text`` is a configuration change
+only.
 """
 
 from __future__ import annotations
@@ -25,7 +25,7 @@ from litellm.types.utils import EmbeddingResponse, Usage
 from pcm_common.models import local_minilm
 
 LOCAL_PROVIDER = "pcm-local"
-DEFAULT_MODEL = f"{LOCAL_PROVIDER}/minilm-q8t"
+DEFAULT_MODEL = f"{LOCAL_PROVIDER}/minilm"
 
 # Local model names the provider serves -> the `local_minilm` variant computing them. The
 # int8 ones are the same model: "minilm-q8" one activation scale per tensor (cos ~0.993 to

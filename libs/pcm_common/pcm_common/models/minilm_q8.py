@@ -77,33 +77,35 @@ def per_token_path(src: Path) -> Path:
 
 
 def _cached(src: Path, recipe: str, make: Callable[[Path, Path], None]) -> Path:
+    """The copy of `src` by `recipe`, made by `make(src, out)` into a temporary folder of
+    its own (for any intermediate files too) and renamed into place."""
     target = cache_dir() / f"minilm-{recipe}-{_source_key(src, recipe)}.onnx"
     if target.exists():
         return target
     with _lock:
         if not target.exists():
             target.parent.mkdir(parents=True, exist_ok=True)
-            make(src, target)
+            with tempfile.TemporaryDirectory(dir=target.parent, prefix=".minilm-") as tmp:
+                out = Path(tmp) / "out.onnx"
+                make(src, out)
+                os.replace(out, target)
     return target
 
 
-def _make(src: Path, target: Path) -> None:
+def _make(src: Path, out: Path) -> None:
     import onnxruntime as ort
     from onnxruntime.quantization import QuantType, quantize_dynamic
 
-    with tempfile.TemporaryDirectory(dir=target.parent, prefix=".minilm-q8-") as tmp:
-        folded = Path(tmp) / "folded.onnx"
-        opts = ort.SessionOptions()
-        # Basic = constant folding and redundant-node removal only: standard ONNX ops that
-        # the quantizer understands (the fused ops of higher levels are not all quantized).
-        opts.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_BASIC
-        opts.optimized_model_filepath = str(folded)
-        ort.InferenceSession(str(src), sess_options=opts, providers=["CPUExecutionProvider"])
-        out = Path(tmp) / "q8.onnx"
-        # Per-channel weights: per-tensor scales cost far more accuracy (mean cos to the
-        # float graph 0.962 against 0.993, 1,024 synthetic memories).
-        quantize_dynamic(folded, out, weight_type=QuantType.QInt8, per_channel=True)
-        os.replace(out, target)
+    folded = out.with_name("folded.onnx")
+    opts = ort.SessionOptions()
+    # Basic = constant folding and redundant-node removal only: standard ONNX ops that
+    # the quantizer understands (the fused ops of higher levels are not all quantized).
+    opts.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_BASIC
+    opts.optimized_model_filepath = str(folded)
+    ort.InferenceSession(str(src), sess_options=opts, providers=["CPUExecutionProvider"])
+    # Per-channel weights: per-tensor scales cost far more accuracy (mean cos to the
+    # float graph 0.962 against 0.993, 1,024 synthetic memories).
+    quantize_dynamic(folded, out, weight_type=QuantType.QInt8, per_channel=True)
 
 
 def _check_consumers(graph: Any) -> None:
@@ -127,7 +129,7 @@ def _check_consumers(graph: Any) -> None:
             raise RuntimeError(f"unexpected use of {node.input[0]}'s quantization")
 
 
-def _per_token(src: Path, target: Path) -> None:
+def _per_token(src: Path, out: Path) -> None:
     """Rewrite each DynamicQuantizeLinear of the per-tensor graph `src` as per-token
     symmetric quantization: scale = max|x| / 127 over the last axis, q = round(x / scale)
     + 128 as uint8, zero point 128. The scale output keeps its name, so the existing
@@ -178,7 +180,4 @@ def _per_token(src: Path, target: Path) -> None:
     del graph.value_info[:]
     graph.value_info.extend(kept)
     onnx.checker.check_model(model)
-    with tempfile.TemporaryDirectory(dir=target.parent, prefix=".minilm-q8t-") as tmp:
-        out = Path(tmp) / "q8t.onnx"
-        onnx.save(model, str(out))
-        os.replace(out, target)
+    onnx.save(model, str(out))

@@ -415,7 +415,7 @@ class EdgeVectorStore(VectorStore):
     async def sample(self, n: int) -> list[ScoredPoint]:
         request = qe.ScrollRequest(
             limit=n,
-            with_payload=qe.PayloadSelector.Include(["text", "source"]),
+            with_payload=qe.PayloadSelector.Include(["text"]),
             with_vector=[DENSE],
         )
         records, _ = await self._run(lambda: self._read(lambda s: s.scroll(request)))

@@ -176,7 +176,7 @@ class ServerVectorStore(VectorStore):
 
     async def sample(self, n: int) -> list[ScoredPoint]:
         records, _ = await self._client.scroll(
-            self.collection, limit=n, with_payload=["text", "source"], with_vectors=[DENSE]
+            self.collection, limit=n, with_payload=["text"], with_vectors=[DENSE]
         )
         return [
             ScoredPoint(

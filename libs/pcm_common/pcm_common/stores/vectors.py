@@ -154,7 +154,7 @@ class VectorStore(ABC):
         return None
 
     async def sample(self, n: int) -> list[ScoredPoint]:
-        """Up to `n` stored points of any tenant, with their `text` and `source` and their
+        """Up to `n` stored points of any tenant, with their `text` and their
         dense vectors: what a service compares its embedding model against on a store that
         recorded none (made before models were recorded). Never for answering clients."""
         return []

@@ -10,6 +10,7 @@ import os
 import platform
 import shlex
 import shutil
+import signal
 import sys
 import tempfile
 import time
@@ -343,6 +344,14 @@ def log(msg: str) -> None:
     print(f"[{datetime.now():%H:%M:%S}] {msg}", file=sys.stderr, flush=True)
 
 
+def stop_on_sigterm() -> None:
+    """SIGTERM (`kill`, `timeout`) stops a benchmark as Ctrl-C does: the running task is
+    cancelled, so its server child is stopped too. Python's default action ends the process
+    at once and left the `pcm dev` child running, serving a flushed Redis DB that the next
+    benchmark then shared."""
+    signal.signal(signal.SIGTERM, signal.default_int_handler)
+
+
 def cli_main(
     module: str,
     parser: Callable[[], argparse.ArgumentParser],
@@ -352,6 +361,7 @@ def cli_main(
 ) -> dict[str, Any]:
     """Shared `main` of the benchmark modules: parse, run, write the JSON, return it."""
     args = parser().parse_args(argv)
+    stop_on_sigterm()
     out: dict[str, Any] = asyncio.run(run(args, command or command_line(module, argv)))
     write_json(args.out, out)
     return out

@@ -7,6 +7,7 @@ and never reach the system.
 
     uv run python -m bench.outliers [--judge local|llm] [--variant absence|plain|both]
     uv run python -m bench.outliers --offline   # no server: Judging + flags in process
+    uv run python -m bench.outliers --data plain --variant a --variant b:PCM_X=1  # configs
 
 `--offline` stores through the real ingest service (duplicates and merges included) into a
 Qdrant Edge shard in a temp dir (Redis DB 4 for its events), judges with
@@ -25,10 +26,13 @@ import shutil
 import tempfile
 import time
 from collections import defaultdict
-from collections.abc import Sequence
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from datetime import datetime
 from pathlib import Path
 from typing import Any
+
+from bench.common import add_common_args, stop_on_sigterm, variants_of
 
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 
@@ -300,13 +304,14 @@ async def run_offline(
 # ---- HTTP: a real all-in-one server ----------------------------------------------------
 
 
-async def run_http(data: dict[str, Any], args: argparse.Namespace) -> dict[str, Replay]:
+async def run_http(
+    data: dict[str, Any], args: argparse.Namespace, variant_env: dict[str, str] | None = None
+) -> dict[str, Replay]:
     from bench.common import base_env, check, client, pcm_server, settle
 
     personas = sorted({m["persona"] for m in data["memories"]})
     keys = {f"key-{p}": f"outliers-{p}" for p in personas}
-    env = base_env(args)
-    env["PCM_SURPRISAL_JUDGE"] = args.judge
+    env = {**base_env(args), "PCM_SURPRISAL_JUDGE": args.judge, **(variant_env or {})}
     replays: dict[str, Replay] = defaultdict(Replay)
     async with pcm_server(env, keys, inline=args.inline_server) as url:
         for p in personas:
@@ -368,6 +373,18 @@ def _print(name: str, r: dict[str, Any]) -> None:
     print(f"  flags compute: median {r['flags_ms_median']} ms, p95 {r['flags_ms_p95']} ms")
 
 
+@contextmanager
+def _environ(env: Mapping[str, str]) -> Iterator[None]:
+    """`env` set in this process for the block, the previous environment restored after."""
+    saved = dict(os.environ)
+    os.environ.update(env)
+    try:
+        yield
+    finally:
+        os.environ.clear()
+        os.environ.update(saved)
+
+
 def main(argv: Sequence[str] | None = None, command: str | None = None) -> dict[str, Any]:
     ap = argparse.ArgumentParser(prog="python -m bench.outliers", description=__doc__)
     ap.add_argument("--judge", choices=["local", "llm"], default="local")
@@ -401,11 +418,9 @@ def main(argv: Sequence[str] | None = None, command: str | None = None) -> dict[
         help="offline with --store: judge every reused memory again (judging rules changed)",
     )
     ap.add_argument("--k", type=int, default=50)
-    from bench.common import add_common_args
-
     add_common_args(ap, "outliers.json")
-    # `--variant absence|plain|both` as in the issue; bench.common's --variant (server
-    # configurations) is still available through --server-variant semantics of other parts.
+    # `--variant absence|plain|both` (as the issue wrote it) names the data set; any other
+    # `--variant NAME[:KEY=VAL,...]` is a server configuration, as in the other benchmarks.
     raw = list(argv) if argv is not None else None
     if raw is None:
         import sys
@@ -418,31 +433,41 @@ def main(argv: Sequence[str] | None = None, command: str | None = None) -> dict[
         for i, a in enumerate(raw)
     ]
     args = ap.parse_args(raw)
+    stop_on_sigterm()
     names = ["plain", "absence"] if args.data == "both" else [args.data]
+    variants = variants_of(args)
+    if args.offline and args.store and len(variants) > 1:
+        raise SystemExit("--store keeps one judged shard: give one --variant with it")
     results: dict[str, Any] = {}
-    for name in names:
-        data = json.loads((DATA_DIR / FILES[name]).read_text())
-        t0 = time.perf_counter()
-        replays = (
-            asyncio.run(
-                run_offline(
-                    data,
-                    args.judge,
-                    args.k,
-                    args.pool,
-                    args.strict_merge,
-                    args.store / name if args.store else None,
-                    args.rejudge,
-                )
-            )
-            if args.offline
-            else asyncio.run(run_http(data, args))
-        )
-        results[name] = score(data, replays)
-        results[name]["seconds"] = round(time.perf_counter() - t0, 1)
-        _print(
-            f"{name} ({'offline' if args.offline else 'http'}, judge={args.judge})", results[name]
-        )
+    for variant in variants:
+        for name in names:
+            # One server configuration: results keyed by the data set as before; several
+            # (`--variant NAME:KEY=VAL`): by "variant/data set".
+            key = name if len(variants) == 1 else f"{variant.name}/{name}"
+            data = json.loads((DATA_DIR / FILES[name]).read_text())
+            t0 = time.perf_counter()
+            if args.offline:
+                # The offline replay builds its services in this process: their settings
+                # read the variant's environment.
+                with _environ({**dict(args.env), **variant.env}):
+                    replays = asyncio.run(
+                        run_offline(
+                            data,
+                            args.judge,
+                            args.k,
+                            args.pool,
+                            args.strict_merge,
+                            args.store / name if args.store else None,
+                            args.rejudge,
+                        )
+                    )
+            else:
+                replays = asyncio.run(run_http(data, args, variant.env))
+            results[key] = score(data, replays)
+            results[key]["seconds"] = round(time.perf_counter() - t0, 1)
+            results[key]["variant"] = {"name": variant.name, "env": variant.env}
+            mode = "offline" if args.offline else "http"
+            _print(f"{key} ({mode}, judge={args.judge})", results[key])
     out = {
         "command": command or "uv run python -m bench.outliers " + " ".join(raw),
         "judge": args.judge,

@@ -38,7 +38,12 @@ start() {
     sleep 0.3
   done
   until bolt_ok 2>/dev/null; do
-    if (( SECONDS - t0 > TIMEOUT )); then echo "$NAME Bolt did not answer in ${TIMEOUT}s; see $LOG" >&2; stop; exit 1; fi
+    if (( SECONDS - t0 > TIMEOUT )); then
+      echo "$NAME Bolt did not answer in ${TIMEOUT}s; see $LOG. The check's own error:" >&2
+      # The check needs the project's Python (neo4j driver): `make install` first.
+      bolt_ok 2>&1 | tail -3 >&2
+      stop; exit 1
+    fi
     sleep 0.3
   done
   echo "$NAME started: bolt://127.0.0.1:$PORT (pid $(cat "$PIDFILE"), $((SECONDS - t0)) s, log $LOG)"

@@ -41,6 +41,21 @@ def test_pii_is_redacted_by_kind() -> None:
 
 
 @pytest.mark.parametrize(
+    ("text", "phone"),
+    [
+        ("text me on +44 20 7946 0958 tonight", "+44 20 7946 0958"),
+        ("office line 415.555.2671, ask for Ann", "415.555.2671"),
+        ("call 212 555 0147 x3 after 9", "212 555 0147 x3"),  # with its extension
+    ],
+)
+def test_phones_with_a_plus_or_an_area_code_are_found(text: str, phone: str) -> None:
+    """The digit count that lets most texts skip libphonenumber must not skip these."""
+    screened = WriteFirewall(phone_regions=("US", "GB")).screen(text)
+    assert [f.kind for f in screened.redacted] == ["phone"]
+    assert screened.text == text.replace(phone, "[REDACTED_PHONE]")
+
+
+@pytest.mark.parametrize(
     "text",
     [
         "Ran 5k in 27:10 this morning along the river.",

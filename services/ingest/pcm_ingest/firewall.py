@@ -93,6 +93,8 @@ _EXTRA_SECRETS: tuple[tuple[str, re.Pattern[str]], ...] = (
 _EMAIL = re.compile(r"\b[A-Za-z0-9._%+-]+@[A-Za-z0-9.-]+\.[A-Za-z]{2,}\b")
 _SSN = re.compile(r"\b\d{3}-\d{2}-\d{4}\b")
 _CARD = re.compile(r"\b(?:\d[ -]?){12,18}\d\b")
+_DIGIT = re.compile(r"\d")
+_PHONE_MIN_DIGITS = 10  # without a leading "+": a national number with its area code
 # A secret found by detect-secrets is redacted as the whole token around it.
 _TOKEN = re.compile(r"\S+")
 _detect_lock = threading.Lock()  # detect-secrets keeps its plugin settings process-wide
@@ -170,12 +172,14 @@ def _pii_spans(text: str, regions: tuple[str, ...]) -> Iterator[Finding]:
         digits = re.sub(r"\D", "", m.group())
         if 13 <= len(digits) <= 19 and luhn.is_valid(digits):
             yield Finding("pii", "card", m.start(), m.end())
+    if "+" not in text and len(_DIGIT.findall(text)) < _PHONE_MIN_DIGITS:
+        return  # no match could pass the rule below: skip libphonenumber
     for region in regions:
         for match in phonenumbers.PhoneNumberMatcher(text, region):
             # A bare figure ("3100100 euros") can pass for a local number: a phone needs
             # its area code (10+ digits) or an international "+".
             raw = match.raw_string
-            if raw.startswith("+") or len(re.sub(r"\D", "", raw)) >= 10:
+            if raw.startswith("+") or len(_DIGIT.findall(raw)) >= _PHONE_MIN_DIGITS:
                 yield Finding("pii", "phone", match.start, match.end)
 
 

@@ -124,3 +124,42 @@ def test_prepared_judgements_parse_their_texts_once_in_one_batch(
 
     asyncio.run(run())
     assert len(counting.parsed) == 7  # nothing parsed again by the verdicts
+
+
+def test_concurrent_warms_parse_a_text_once(
+    counting: CountingPipeline, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Two batches of judgements (the sweeper reads two at once) warming the same family
+    members: the second waits on the pipeline lock and then finds them cached. It parsed
+    them again when the first filled its cache after letting the lock go."""
+    import threading
+    import time
+
+    monkeypatch.setattr(local, "SHARED_DOCS", ParseExchange())
+    parser = judge_local._Parser()
+    texts = [f"Alice ran {n} km along the river on Monday." for n in range(3, 40)]
+    # The first warm dawdles over its tokens, where the other one got in before.
+    real_toks = judge_local._toks
+    slowed: list[bool] = []
+
+    def slow_toks(doc: Any, lemmatizer: Any) -> Any:
+        if not slowed:
+            slowed.append(True)
+            time.sleep(0.3)
+        return real_toks(doc, lemmatizer)
+
+    monkeypatch.setattr(judge_local, "_toks", slow_toks)
+    started = threading.Barrier(2)
+
+    def warm() -> None:
+        started.wait()
+        parser.warm(texts)
+
+    threads = [threading.Thread(target=warm) for _ in range(2)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert slowed
+    assert sorted(counting.parsed) == sorted(texts)  # each once
+    assert parser.missing(texts) == []

@@ -163,7 +163,7 @@ class _Parser:
                 SHARED_DOCS.put(text[:2000], doc)  # done with it: the extractor may take it
             # Cached before the lock is let go: a second batch of judgements (the sweeper
             # reads two at once) waiting on it then finds these instead of parsing them
-            # again, as it did for ~1% of all parses.
+            # again, as it did for 1-6% of all parses in ingest runs.
             parsed = [sp.tok_rows(_toks(doc, lemmatizer)) for doc in docs]
             with self._lock:
                 for text, rows in zip(missing, parsed, strict=True):

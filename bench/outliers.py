@@ -214,6 +214,7 @@ async def run_offline(
     from pcm_recall.service import RecallService, visibility
     from pcm_recall.settings import RecallSettings
     from pcm_sweeper.judging import Judging
+    from pcm_sweeper.settings import SweeperSettings
 
     redis = Redis.from_url(OFFLINE_REDIS)
     await redis.flushdb()
@@ -230,7 +231,11 @@ async def run_offline(
     if strict_merge:
         _strict_near_duplicates(ingest)
     rs = RecallSettings()
-    judge_cfg = argparse.Namespace(surprisal_judge=judge, surprisal_sweep_grace_s=-1e9)
+    # The sweeper's own settings (a variant's PCM_SURPRISAL_* and PCM_SUPERSESSION apply, as
+    # in the HTTP replay), with the judge asked for and no grace before a memory is judged.
+    judge_cfg = SweeperSettings(
+        redis_url=OFFLINE_REDIS, surprisal_judge=judge, surprisal_sweep_grace_s=-1e9
+    )
     judging = Judging(res, judge_cfg)
     replays: dict[str, Replay] = defaultdict(Replay)
     try:
@@ -311,7 +316,8 @@ async def run_http(
 
     personas = sorted({m["persona"] for m in data["memories"]})
     keys = {f"key-{p}": f"outliers-{p}" for p in personas}
-    env = {**base_env(args), "PCM_SURPRISAL_JUDGE": args.judge, **(variant_env or {})}
+    # `--judge` wins over a variant's PCM_SURPRISAL_JUDGE, as in the offline replay.
+    env = {**base_env(args), **(variant_env or {}), "PCM_SURPRISAL_JUDGE": args.judge}
     replays: dict[str, Replay] = defaultdict(Replay)
     async with pcm_server(env, keys, inline=args.inline_server) as url:
         for p in personas:
@@ -436,6 +442,8 @@ def main(argv: Sequence[str] | None = None, command: str | None = None) -> dict[
     stop_on_sigterm()
     names = ["plain", "absence"] if args.data == "both" else [args.data]
     variants = variants_of(args)
+    if len({v.name for v in variants}) < len(variants):
+        raise SystemExit("--variant names must differ: results are keyed by them")
     if args.offline and args.store and len(variants) > 1:
         raise SystemExit("--store keeps one judged shard: give one --variant with it")
     results: dict[str, Any] = {}

@@ -150,16 +150,21 @@ def test_concurrent_warms_parse_a_text_once(
 
     monkeypatch.setattr(judge_local, "_toks", slow_toks)
     started = threading.Barrier(2)
+    failed: list[BaseException] = []
 
     def warm() -> None:
         started.wait()
-        parser.warm(texts)
+        try:
+            parser.warm(texts)
+        except BaseException as exc:  # a thread's error would otherwise only be warned of
+            failed.append(exc)
 
     threads = [threading.Thread(target=warm) for _ in range(2)]
     for t in threads:
         t.start()
     for t in threads:
         t.join()
+    assert failed == []
     assert slowed
     assert sorted(counting.parsed) == sorted(texts)  # each once
     assert parser.missing(texts) == []

@@ -15,8 +15,16 @@ import sys
 import tempfile
 import time
 import uuid
-from collections.abc import AsyncIterator, Callable, Coroutine, Iterable, Mapping, Sequence
-from contextlib import asynccontextmanager
+from collections.abc import (
+    AsyncIterator,
+    Callable,
+    Coroutine,
+    Iterable,
+    Iterator,
+    Mapping,
+    Sequence,
+)
+from contextlib import asynccontextmanager, contextmanager
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -128,7 +136,6 @@ async def pcm_server(
     """
     from pcm_cli.testing import running_server, server_process
 
-    snapshot = dict(os.environ)
     tmp = Path(tempfile.mkdtemp(prefix="pcm-bench-"))
     full = {
         **env,
@@ -136,16 +143,28 @@ async def pcm_server(
         "PCM_API_KEYS": json.dumps(dict(keys)),
     }
     try:
-        if inline:
-            async with running_server(full) as url:
-                yield url
-        else:
-            async with server_process(full) as url:
-                yield url
+        with environ_restored():
+            if inline:
+                async with running_server(full) as url:
+                    yield url
+            else:
+                async with server_process(full) as url:
+                    yield url
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+@contextmanager
+def environ_restored(env: Mapping[str, str] | None = None) -> Iterator[None]:
+    """`env` set in this process for the block; the whole previous environment is restored
+    after, whatever the block itself wrote into it."""
+    saved = dict(os.environ)
+    os.environ.update(env or {})
+    try:
+        yield
     finally:
         os.environ.clear()
-        os.environ.update(snapshot)
-        shutil.rmtree(tmp, ignore_errors=True)
+        os.environ.update(saved)
 
 
 def client(url: str, key: str) -> httpx.AsyncClient:

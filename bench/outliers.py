@@ -26,13 +26,12 @@ import shutil
 import tempfile
 import time
 from collections import defaultdict
-from collections.abc import Iterator, Mapping, Sequence
-from contextlib import contextmanager
+from collections.abc import Sequence
 from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from bench.common import add_common_args, stop_on_sigterm, variants_of
+from bench.common import add_common_args, environ_restored, stop_on_sigterm, variants_of
 
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 
@@ -379,18 +378,6 @@ def _print(name: str, r: dict[str, Any]) -> None:
     print(f"  flags compute: median {r['flags_ms_median']} ms, p95 {r['flags_ms_p95']} ms")
 
 
-@contextmanager
-def _environ(env: Mapping[str, str]) -> Iterator[None]:
-    """`env` set in this process for the block, the previous environment restored after."""
-    saved = dict(os.environ)
-    os.environ.update(env)
-    try:
-        yield
-    finally:
-        os.environ.clear()
-        os.environ.update(saved)
-
-
 def main(argv: Sequence[str] | None = None, command: str | None = None) -> dict[str, Any]:
     ap = argparse.ArgumentParser(prog="python -m bench.outliers", description=__doc__)
     ap.add_argument("--judge", choices=["local", "llm"], default="local")
@@ -447,17 +434,17 @@ def main(argv: Sequence[str] | None = None, command: str | None = None) -> dict[
     if args.offline and args.store and len(variants) > 1:
         raise SystemExit("--store keeps one judged shard: give one --variant with it")
     results: dict[str, Any] = {}
+    datasets = {name: json.loads((DATA_DIR / FILES[name]).read_text()) for name in names}
     for variant in variants:
-        for name in names:
+        for name, data in datasets.items():
             # One server configuration: results keyed by the data set as before; several
             # (`--variant NAME:KEY=VAL`): by "variant/data set".
             key = name if len(variants) == 1 else f"{variant.name}/{name}"
-            data = json.loads((DATA_DIR / FILES[name]).read_text())
             t0 = time.perf_counter()
             if args.offline:
                 # The offline replay builds its services in this process: their settings
                 # read the variant's environment.
-                with _environ({**dict(args.env), **variant.env}):
+                with environ_restored({**dict(args.env), **variant.env}):
                     replays = asyncio.run(
                         run_offline(
                             data,

@@ -179,15 +179,47 @@ def client(url: str, key: str) -> httpx.AsyncClient:
     )
 
 
-async def settle(c: httpx.AsyncClient, within_s: float = 1800.0, poll_s: float = 0.02) -> None:
+def group_backlogs(status: Mapping[str, Any]) -> dict[str, int]:
+    """Entries each consumer group still has to process (lag + pending), from a
+    `/v1/pipeline` answer."""
+    out: dict[str, int] = {}
+    for stream in (status.get("streams") or {}).values():
+        for group, counts in (stream.get("groups") or {}).items():
+            out[group] = out.get(group, 0) + int(counts.get("lag") or 0)
+            out[group] += int(counts.get("pending") or 0)
+    return out
+
+
+def note_cleared(cleared: dict[str, float | None], backlogs: Mapping[str, int], t: float) -> None:
+    """Track when each group's backlog was last seen to reach zero: a group with work is
+    reset to None, one without work that had some gets `t` (groups never seen busy are
+    left out)."""
+    for group, left in backlogs.items():
+        if left:
+            cleared[group] = None
+        elif group in cleared and cleared[group] is None:
+            cleared[group] = t
+
+
+async def settle(
+    c: httpx.AsyncClient,
+    within_s: float = 1800.0,
+    poll_s: float = 0.02,
+    cleared: dict[str, float | None] | None = None,
+) -> None:
     """Wait for ``pending == 0``; polls faster than ``pcm_cli.testing.settle`` because the
-    benchmarks settle after every question and 100 ms a poll would dominate the run."""
+    benchmarks settle after every question and 100 ms a poll would dominate the run.
+    `cleared`: filled with the seconds from the call to each busy consumer group's last
+    entry (`note_cleared`), to show which stage the wait was for."""
     loop = asyncio.get_running_loop()
-    deadline = loop.time() + within_s
+    start = loop.time()
+    deadline = start + within_s
     while True:
         r = await c.get("/v1/pipeline")
         r.raise_for_status()
         status = r.json()
+        if cleared is not None:
+            note_cleared(cleared, group_backlogs(status), round(loop.time() - start, 3))
         # An index build in the server's child process outlasts the pipeline; measuring
         # next to it would time the build, which an in-process build never let happen.
         if status["pending"] == 0 and not status.get("indexing"):
@@ -288,6 +320,25 @@ def dated_line(created_at: datetime, text: str) -> str:
 def command_line(module: str, argv: Sequence[str] | None) -> str:
     args = list(sys.argv[1:] if argv is None else argv)
     return " ".join(["uv run python -m", module, *([shlex.join(args)] if args else [])])
+
+
+def cpu_ticks() -> tuple[int, int] | None:
+    """(busy, total) CPU ticks of the whole machine since boot, from /proc/stat (Linux);
+    None elsewhere."""
+    try:
+        with open("/proc/stat") as f:
+            fields = [int(x) for x in f.readline().split()[1:]]
+    except (OSError, ValueError):
+        return None
+    idle = fields[3] + (fields[4] if len(fields) > 4 else 0)  # idle + iowait
+    return sum(fields) - idle, sum(fields)
+
+
+def busy_share(before: tuple[int, int] | None, after: tuple[int, int] | None) -> float | None:
+    """The share of the machine's CPU time that was busy between two `cpu_ticks`."""
+    if before is None or after is None or after[1] <= before[1]:
+        return None
+    return round((after[0] - before[0]) / (after[1] - before[1]), 3)
 
 
 def cpu_model() -> str:

@@ -24,7 +24,7 @@ import itertools
 import os
 import sys
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -34,9 +34,11 @@ from bench import synthetic
 from bench.common import (
     add_common_args,
     base_env,
+    busy_share,
     check,
     cli_main,
     client,
+    cpu_ticks,
     envelope,
     log,
     median,
@@ -118,6 +120,7 @@ async def ingest_segment(
     statuses: dict[str, int] = {}
     t0 = time.perf_counter()
     cpu0 = process_tree_cpu_s()
+    ticks0 = cpu_ticks()
     left = n
     while left > 0:
         chunk = list(itertools.islice(gen, min(batch, left)))
@@ -128,8 +131,12 @@ async def ingest_segment(
         for r in res["results"]:
             statuses[r["status"]] = statuses.get(r["status"], 0) + 1
     acked = time.perf_counter() - t0
-    await settle(c)
+    # Which consumer the wait after the last acknowledgement was for, and how much of the
+    # machine was used: idle cores while one stage catches up cost the rate as much as CPU.
+    cleared: dict[str, float | None] = {}
+    await settle(c, cleared=cleared)
     done = time.perf_counter() - t0
+    busy = busy_share(ticks0, cpu_ticks())
     # CPU of this process tree: the benchmark's client, the server (a child, or this process
     # with --inline-server) and its spaCy parse process. Unlike the rates it does not depend
     # on what else the machine runs (benchmarks share the cores); the graph server and Redis
@@ -140,8 +147,28 @@ async def ingest_segment(
         "acked_per_s": n / acked,
         "settled_per_s": n / done,
         "cpu_ms_per_memory": round(cpu_ms, 2),
+        "cores_busy": busy,
+        "cleared_after_ack_s": {g: t for g, t in sorted(cleared.items()) if t is not None},
         "statuses": statuses,
     }
+
+
+def segment_line(seg: Mapping[str, Any]) -> str:
+    """One ingest segment's figures, for the progress log."""
+    line = (
+        f"{seg['settled_per_s']:.1f} memories/s settled "
+        f"({seg['acked_per_s']:.1f}/s acknowledged, "
+        f"{seg['cpu_ms_per_memory']:.1f} ms CPU per memory"
+    )
+    if seg.get("cores_busy") is not None:
+        line += f", cores busy {seg['cores_busy']:.0%}"
+    tails = seg.get("cleared_after_ack_s") or {}
+    if tails:
+        # The last three consumer groups to finish (a stage's followers finish with it).
+        last = sorted(tails, key=lambda g: tails[g], reverse=True)[:3]
+        done = ", ".join(f"{g} {tails[g]:.1f}" for g in last)
+        line += f"; done after the last acknowledgement: {done} s"
+    return line + ")"
 
 
 async def spaced_recalls(
@@ -239,12 +266,7 @@ async def run_variant(
                     seg = await ingest_segment(c, gen, n, args.batch)
                     stored += n
                     segments.append({**seg, "after": stored})
-                    log(
-                        f"  batched ingest to {stored}: "
-                        f"{seg['settled_per_s']:.1f} memories/s settled "
-                        f"({seg['acked_per_s']:.1f}/s acknowledged, "
-                        f"{seg['cpu_ms_per_memory']:.1f} ms CPU per memory)"
-                    )
+                    log(f"  batched ingest to {stored}: {segment_line(seg)}")
                 out["recall"][str(size)] = {}
                 for k in args.k:
                     res = await recall_rounds(

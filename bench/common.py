@@ -322,23 +322,38 @@ def command_line(module: str, argv: Sequence[str] | None) -> str:
     return " ".join(["uv run python -m", module, *([shlex.join(args)] if args else [])])
 
 
-def cpu_ticks() -> tuple[int, int] | None:
-    """(busy, total) CPU ticks of the whole machine since boot, from /proc/stat (Linux);
-    None elsewhere."""
+@dataclass(frozen=True)
+class CpuTicks:
+    """The whole machine's CPU ticks since boot: `busy` (user, nice, system, interrupts),
+    `steal` (wanted by this VM, given by the hypervisor to others: a sign of the drift
+    between runs) and `total` (those with idle and I/O wait)."""
+
+    busy: int
+    steal: int
+    total: int
+
+
+def cpu_ticks() -> CpuTicks | None:
+    """The machine's `CpuTicks` now, from /proc/stat (Linux); None elsewhere."""
     try:
         with open("/proc/stat") as f:
-            fields = [int(x) for x in f.readline().split()[1:]]
+            values = [int(x) for x in f.readline().split()[1:9]]
     except (OSError, ValueError):
         return None
-    idle = fields[3] + (fields[4] if len(fields) > 4 else 0)  # idle + iowait
-    return sum(fields) - idle, sum(fields)
+    values += [0] * (8 - len(values))
+    user, nice, system, _idle, _iowait, irq, softirq, steal = values
+    return CpuTicks(user + nice + system + irq + softirq, steal, sum(values))
 
 
-def busy_share(before: tuple[int, int] | None, after: tuple[int, int] | None) -> float | None:
-    """The share of the machine's CPU time that was busy between two `cpu_ticks`."""
-    if before is None or after is None or after[1] <= before[1]:
+def cpu_shares(before: CpuTicks | None, after: CpuTicks | None) -> dict[str, float] | None:
+    """The busy and stolen shares of the machine's CPU time between two `cpu_ticks`."""
+    if before is None or after is None or after.total <= before.total:
         return None
-    return round((after[0] - before[0]) / (after[1] - before[1]), 3)
+    total = after.total - before.total
+    return {
+        "busy": round((after.busy - before.busy) / total, 3),
+        "steal": round((after.steal - before.steal) / total, 3),
+    }
 
 
 def cpu_model() -> str:

@@ -34,10 +34,10 @@ from bench import synthetic
 from bench.common import (
     add_common_args,
     base_env,
-    busy_share,
     check,
     cli_main,
     client,
+    cpu_shares,
     cpu_ticks,
     envelope,
     log,
@@ -136,7 +136,7 @@ async def ingest_segment(
     cleared: dict[str, float | None] = {}
     await settle(c, cleared=cleared)
     done = time.perf_counter() - t0
-    busy = busy_share(ticks0, cpu_ticks())
+    shares = cpu_shares(ticks0, cpu_ticks())
     # CPU of this process tree: the benchmark's client, the server (a child, or this process
     # with --inline-server) and its spaCy parse process. Unlike the rates it does not depend
     # on what else the machine runs (benchmarks share the cores); the graph server and Redis
@@ -147,7 +147,8 @@ async def ingest_segment(
         "acked_per_s": n / acked,
         "settled_per_s": n / done,
         "cpu_ms_per_memory": round(cpu_ms, 2),
-        "cores_busy": busy,
+        "cores_busy": shares["busy"] if shares else None,
+        "cpu_steal": shares["steal"] if shares else None,
         "cleared_after_ack_s": {g: t for g, t in sorted(cleared.items()) if t is not None},
         "statuses": statuses,
     }
@@ -162,6 +163,8 @@ def segment_line(seg: Mapping[str, Any]) -> str:
     )
     if seg.get("cores_busy") is not None:
         line += f", cores busy {seg['cores_busy']:.0%}"
+    if seg.get("cpu_steal"):
+        line += f", stolen {seg['cpu_steal']:.0%}"
     tails = seg.get("cleared_after_ack_s") or {}
     if tails:
         # The last three consumer groups to finish (a stage's followers finish with it).

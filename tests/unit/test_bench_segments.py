@@ -4,7 +4,7 @@ finishing last with one core idle)."""
 
 from __future__ import annotations
 
-from bench.common import busy_share, cpu_ticks, group_backlogs, note_cleared
+from bench.common import CpuTicks, cpu_shares, cpu_ticks, group_backlogs, note_cleared
 from bench.latency import segment_line
 
 
@@ -35,12 +35,13 @@ def test_note_cleared_keeps_the_last_time_each_busy_group_reached_zero() -> None
     assert cleared == {"a": 1.5, "b": 1.0}
 
 
-def test_busy_share_of_two_readings() -> None:
-    assert busy_share((100, 400), (250, 600)) == 0.75
-    assert busy_share(None, (1, 2)) is None
-    assert busy_share((5, 10), (5, 10)) is None
-    ticks = cpu_ticks()
-    assert ticks is None or 0 <= ticks[0] <= ticks[1]
+def test_cpu_shares_of_two_readings() -> None:
+    before, after = CpuTicks(100, 10, 400), CpuTicks(250, 30, 600)
+    assert cpu_shares(before, after) == {"busy": 0.75, "steal": 0.1}
+    assert cpu_shares(None, after) is None
+    assert cpu_shares(before, before) is None
+    now = cpu_ticks()
+    assert now is None or 0 <= now.busy + now.steal <= now.total
 
 
 def test_segment_line_names_the_last_groups() -> None:
@@ -49,12 +50,13 @@ def test_segment_line_names_the_last_groups() -> None:
         "acked_per_s": 200.0,
         "cpu_ms_per_memory": 10.0,
         "cores_busy": 0.81,
+        "cpu_steal": 0.04,
         "cleared_after_ack_s": {"graph-extractor": 0.4, "sweeper-written": 2.3},
     }
     line = segment_line(seg)
-    assert "cores busy 81%" in line
+    assert "cores busy 81%, stolen 4%" in line
     assert line.endswith(
         "; done after the last acknowledgement: sweeper-written 2.3, graph-extractor 0.4 s)"
     )
-    bare = segment_line({**seg, "cores_busy": None, "cleared_after_ack_s": {}})
+    bare = segment_line({**seg, "cores_busy": None, "cpu_steal": 0.0, "cleared_after_ack_s": {}})
     assert bare == "150.0 memories/s settled (200.0/s acknowledged, 10.0 ms CPU per memory)"

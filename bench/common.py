@@ -179,17 +179,6 @@ def client(url: str, key: str) -> httpx.AsyncClient:
     )
 
 
-def group_backlogs(status: Mapping[str, Any]) -> dict[str, int]:
-    """Entries each consumer group still has to process (lag + pending), from a
-    `/v1/pipeline` answer."""
-    out: dict[str, int] = {}
-    for stream in (status.get("streams") or {}).values():
-        for group, counts in (stream.get("groups") or {}).items():
-            out[group] = out.get(group, 0) + int(counts.get("lag") or 0)
-            out[group] += int(counts.get("pending") or 0)
-    return out
-
-
 def note_cleared(cleared: dict[str, float | None], backlogs: Mapping[str, int], t: float) -> None:
     """Track when each group's backlog was last seen to reach zero: a group with work is
     reset to None, one without work that had some gets `t` (groups never seen busy are
@@ -211,6 +200,8 @@ async def settle(
     benchmarks settle after every question and 100 ms a poll would dominate the run.
     `cleared`: filled with the seconds from the call to each busy consumer group's last
     entry (`note_cleared`), to show which stage the wait was for."""
+    from pcm_common.bus import group_backlogs
+
     loop = asyncio.get_running_loop()
     start = loop.time()
     deadline = start + within_s

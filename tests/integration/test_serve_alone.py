@@ -14,7 +14,7 @@ import pytest
 from redis.asyncio import Redis
 
 from pcm_cli.testing import server_process
-from pcm_common.bus import pipeline_status
+from pcm_common.bus import group_backlogs, pipeline_status
 from tests.conftest import KEYS, NEO4J_URI, TEST_REDIS, service_env
 
 pytestmark = pytest.mark.slow
@@ -27,12 +27,7 @@ def serve(service: str, env: dict[str, str]) -> AbstractAsyncContextManager[str]
 async def wait_groups(redis: Redis, *groups: str) -> None:
     for _ in range(600):
         status = await pipeline_status(redis)
-        left = sum(
-            g["lag"] + g["pending"]
-            for s in status["streams"].values()
-            for name, g in s["groups"].items()
-            if name in groups
-        )
+        left = sum(n for name, n in group_backlogs(status).items() if name in groups)
         if left == 0:
             return
         await asyncio.sleep(0.1)

@@ -4,8 +4,9 @@ finishing last with one core idle)."""
 
 from __future__ import annotations
 
-from bench.common import CpuTicks, cpu_shares, cpu_ticks, group_backlogs, note_cleared
+from bench.common import CpuTicks, cpu_shares, cpu_ticks, note_cleared
 from bench.latency import segment_line
+from pcm_common.bus import group_backlogs
 
 
 def _status(**groups: tuple[int, int]) -> dict[str, object]:

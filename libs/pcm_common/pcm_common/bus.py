@@ -229,6 +229,17 @@ async def pipeline_status(redis: Redis) -> dict[str, Any]:
     return {"pending": total, "streams": streams}
 
 
+def group_backlogs(status: Mapping[str, Any]) -> dict[str, int]:
+    """Entries each consumer group still has to process (lag + pending), from a
+    `pipeline_status` answer (or its JSON, `/v1/pipeline`)."""
+    out: dict[str, int] = {}
+    for stream in (status.get("streams") or {}).values():
+        for group, counts in (stream.get("groups") or {}).items():
+            out[group] = out.get(group, 0) + int(counts.get("lag") or 0)
+            out[group] += int(counts.get("pending") or 0)
+    return out
+
+
 def _id(raw: Any) -> tuple[int, int]:
     ms, _, seq = _s(raw).partition("-")
     return int(ms), int(seq or 0)

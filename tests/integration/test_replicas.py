@@ -24,7 +24,9 @@ pytestmark = pytest.mark.slow
 
 NAMES = ["Alice", "Bob", "Caroline", "Melanie", "John", "Maria", "Deborah", "Andrew"]
 CITIES = ["Paris", "Berlin", "Tokyo", "Chicago", "Madrid", "Boston", "Toronto", "Sydney"]
-N = 160
+# Enough that replica A cannot finish between the poll that sees its first writes and
+# the kill: with 160 a clean-clone CI run once saw it done ("nothing was tested").
+N = 480
 
 
 def _texts() -> list[str]:

@@ -85,7 +85,7 @@ async def prepare(cache: Path, path: Path = DEFAULT_DATA) -> tuple[list[Conversa
     extract_s = 0.0
     for c in convs:
         c.turn_vecs = await embedder.embed([t.text for t in c.turns])
-        c.question_vecs = await embedder.embed([q.text for q in c.questions])
+        c.question_vecs = await embedder.embed_queries([q.text for q in c.questions])
         t0 = time.perf_counter()
         c.turn_facts = await extractor.extract_many([t.text for t in c.turns])
         extract_s += time.perf_counter() - t0

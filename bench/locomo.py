@@ -165,7 +165,7 @@ async def dense_topk(conv: Conversation, ks: Sequence[int]) -> list[Record]:
 
     emb = Embedder()
     d = np.asarray(await emb.embed([t.text for t in conv.turns]), dtype=np.float32)
-    q = np.asarray(await emb.embed([q.question for q in conv.questions]), dtype=np.float32)
+    q = np.asarray(await emb.embed_queries([q.question for q in conv.questions]), dtype=np.float32)
     d /= np.linalg.norm(d, axis=1, keepdims=True)
     q /= np.linalg.norm(q, axis=1, keepdims=True)
     order = np.argsort(-(q @ d.T), axis=1, kind="stable")

@@ -284,7 +284,7 @@ async def run_offline(
             rep.flag_ms.append(float(out.timings_ms.get("flags", 0.0)))
             if use_pool:  # legacy: flags beside the service, pool from a dense search
                 vis = visibility(req, False)
-                qvec = await res.embedder.embed_one(q["text"])
+                qvec = await res.embedder.embed_query(q["text"])
                 hits = await res.vectors.search(tenant, qvec, limit=max(50, 2 * k), flt=vis)
                 pool = [h.id for h in hits if h.id not in set(ranked)]
                 t0 = time.perf_counter()

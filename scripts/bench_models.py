@@ -104,7 +104,7 @@ async def main() -> None:
         local_minilm.embed([query])
         direct.append(time.perf_counter() - t)
         t = time.perf_counter()
-        await emb.embed_one(query)
+        await emb.embed_query(query)
         routed.append(time.perf_counter() - t)
     print(f"query latency direct:  {ms(direct)}")
     print(f"query latency litellm: {ms(routed)}")

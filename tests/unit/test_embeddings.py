@@ -11,12 +11,16 @@ import pytest
 
 from pcm_common.models import local_minilm
 from pcm_common.models.embeddings import (
+    _LOCAL_MODELS,
     DEFAULT_MODEL,
     LOCAL_PROVIDER,
     Embedder,
     known_dim,
     register_local_provider,
 )
+
+# The `local_minilm` graph the default model stores memories with.
+DEFAULT_VARIANT = _LOCAL_MODELS[DEFAULT_MODEL.split("/", 1)[1]]
 
 SENTS = [
     "The cat sits on the mat",
@@ -71,7 +75,9 @@ async def test_litellm_route_matches_direct() -> None:
     register_local_provider()
     resp = await litellm.aembedding(model=DEFAULT_MODEL, input=SENTS[:2])
     got = np.array([d["embedding"] for d in resp.data], dtype=np.float32)
-    np.testing.assert_allclose(got, local_minilm.embed(SENTS[:2]), atol=1e-6)
+    np.testing.assert_allclose(
+        got, local_minilm.embed(SENTS[:2], variant=DEFAULT_VARIANT), atol=1e-6
+    )
     sync = litellm.embedding(model=DEFAULT_MODEL, input=SENTS[:1])
     np.testing.assert_allclose(sync.data[0]["embedding"], got[0], atol=1e-6)
     # The local model prices its own answers at zero: litellm does not price them again.
@@ -83,7 +89,9 @@ async def test_embedder_order_batching_and_dim() -> None:
     assert e.dim == 384
     out = await e.embed(SENTS)
     assert len(out) == len(SENTS) and all(len(v) == 384 for v in out)
-    direct = np.stack([local_minilm.embed([s if s else " "])[0] for s in SENTS])
+    direct = np.stack(
+        [local_minilm.embed([s if s else " "], variant=DEFAULT_VARIANT)[0] for s in SENTS]
+    )
     np.testing.assert_allclose(np.array(out), direct, atol=1e-4)
     one = await e.embed_one(SENTS[0])
     np.testing.assert_allclose(one, out[0], atol=1e-6)
@@ -115,8 +123,26 @@ async def test_embedder_truncates_to_max_chars() -> None:
     e = Embedder(max_chars=20)
     text = "The cat sits on the mat and then wanders off to chase a red ball in the garden."
     (a,) = await e.embed([text])
-    b = local_minilm.embed([text[:20]])[0]
+    b = local_minilm.embed([text[:20]], variant=DEFAULT_VARIANT)[0]
     np.testing.assert_allclose(a, b, atol=1e-6)
+
+
+async def test_queries_of_the_default_model_are_embedded_in_float() -> None:
+    """The default stores memories with the smoothed int8 graph and embeds queries with
+    the float one (the same network); a model without a query model embeds both alike."""
+    e = Embedder(max_chars=20)
+    assert e.is_local and e.query_model == f"{LOCAL_PROVIDER}/minilm"
+    text = "When did Caroline go to the support group?"
+    query = np.array(await e.embed_query(text))
+    np.testing.assert_allclose(query, local_minilm.embed([text[:20]])[0], atol=1e-6)
+    stored = np.array(await e.embed_one(text))
+    np.testing.assert_allclose(stored, local_minilm.embed([text[:20]], variant="q8s")[0], atol=1e-6)
+    assert 0.995 < float(query @ stored) < 1.0
+    assert await e.embed_queries([text, text]) == [query.tolist()] * 2
+    plain = Embedder(f"{LOCAL_PROVIDER}/minilm-q8t")
+    assert plain.query_model == plain.model
+    assert await plain.embed_query(text) == await plain.embed_one(text)
+    assert not Embedder("openai/some-new-model").is_local
 
 
 def test_dims_and_config() -> None:
@@ -232,3 +258,59 @@ def test_per_token_int8_is_batched_alike_and_closer_than_per_tensor(
     assert per_token.min() > 0.99
     assert per_token.mean() > per_tensor.mean()
     assert known_dim(f"{LOCAL_PROVIDER}/minilm-q8t") == 384
+
+
+def test_smoothed_int8_is_batched_alike_and_nearest_the_float_model(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """minilm-q8s: smoothed per-token int8 with the down projections in float, made into
+    the cache folder once; batched like q8t, and nearer the float model than q8t."""
+    import onnx
+
+    from pcm_common.models import minilm_smooth
+
+    monkeypatch.setenv("PCM_MODEL_CACHE", str(tmp_path))
+    monkeypatch.setattr(local_minilm, "_models", {})
+    path = minilm_smooth.smooth_path(local_minilm._onnx_path())
+    assert path.exists() and path.name.startswith(f"minilm-{minilm_smooth.RECIPE}-")
+    assert minilm_smooth.smooth_path(local_minilm._onnx_path()) == path
+    assert [p.name for p in tmp_path.iterdir()] == [path.name]  # no intermediate files left
+    ops = [n.op_type for n in onnx.load(str(path)).graph.node]
+    # Per layer: q, k, v, output and up projections in int8, the down projection in float.
+    assert ops.count("MatMulInteger") == 30 and ops.count("Mul") >= 36
+    texts = [s for s in SENTS if s] * 4
+    batched = local_minilm.embed(texts, variant="q8s")
+    alone = np.stack([local_minilm.embed([t], variant="q8s")[0] for t in texts])
+    np.testing.assert_allclose(batched, alone, atol=1e-6)
+    exact = local_minilm.embed(texts)
+    smoothed = (batched * exact).sum(axis=1)
+    per_token = (local_minilm.embed(texts, variant="q8t") * exact).sum(axis=1)
+    assert smoothed.min() > 0.995
+    assert smoothed.mean() > per_token.mean()
+    assert known_dim(f"{LOCAL_PROVIDER}/minilm-q8s") == 384
+
+
+def test_smoothing_alone_keeps_the_float_graphs_vectors(tmp_path: Path) -> None:
+    """Before quantization, dividing each MatMul's input by s and multiplying its weight
+    rows by s is an identity: the smoothed float graph gives the float vectors."""
+    import onnxruntime as ort
+
+    from pcm_common.models import calibration, minilm_q8, minilm_smooth
+
+    folded, smoothed = tmp_path / "folded.onnx", tmp_path / "smoothed.onnx"
+    minilm_q8.fold(local_minilm._onnx_path(), folded)
+    kept_float = minilm_smooth._smooth(folded, smoothed, calibration.texts()[:32])
+    assert len(kept_float) == 6  # the down projections
+
+    def vectors(graph: Path) -> np.ndarray:
+        session = ort.InferenceSession(str(graph), providers=["CPUExecutionProvider"])
+        enc = local_minilm.tokenizer().encode_batch([s for s in SENTS if s])
+        ids = np.asarray([e.ids for e in enc], dtype=np.int64)
+        mask = np.asarray([e.attention_mask for e in enc], dtype=np.int64)
+        feeds = {"input_ids": ids, "attention_mask": mask, "token_type_ids": np.zeros_like(ids)}
+        wanted = {i.name for i in session.get_inputs()}
+        feeds = {k: v for k, v in feeds.items() if k in wanted}
+        (hidden,) = session.run(["last_hidden_state"], feeds)
+        return np.asarray(hidden)
+
+    np.testing.assert_allclose(vectors(smoothed), vectors(folded), rtol=1e-3, atol=1e-3)

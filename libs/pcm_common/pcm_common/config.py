@@ -80,12 +80,13 @@ class PcmSettings(BaseSettings):
     neo4j_database: str = ""  # empty: the server's default database
     graph_timeout_s: float = 2.0
 
-    # litellm model names; "pcm-local/..." are the in-package ONNX MiniLM: "minilm" (float,
-    # the default), "minilm-q8t" (int8, one activation scale per token: half the CPU per
-    # text, LoCoMo dev 0.901 / 0.813 against 0.903 / 0.810 side by side, but 14 of the
-    # outlier set's 16 category outliers flagged against 16; docs/benchmarks.md) and
-    # "minilm-q8" (int8, one scale per tensor).
-    embedding_model: str = "pcm-local/minilm"
+    # litellm model names; "pcm-local/..." are the in-package ONNX MiniLM: "minilm-q8s"
+    # (the default: memories by a smoothed int8 graph with the down projections in float,
+    # ~0.7x the CPU of float per text; queries by the float graph; LoCoMo dev as float),
+    # "minilm" (float), "minilm-q8t" (int8, one activation scale per token: half the CPU
+    # per text, but 14 of the outlier set's 16 category outliers flagged against 16) and
+    # "minilm-q8" (int8, one scale per tensor); docs/benchmarks.md.
+    embedding_model: str = "pcm-local/minilm-q8s"
     embedding_dim: int = 384
     embedding_batch: int = 64
 

@@ -43,6 +43,6 @@ class RecallComponent(Component):
     async def start(self) -> None:
         await self.res.open_vectors()
         # Load the models before the first request, not inside its latency budget.
-        await self.res.embedder.embed_one("warm up")
+        await self.res.embedder.embed_query("warm up")
         if self.service.linker is not None:
             await self.res.extractor.extract("Warm up the entity extractor.")

@@ -16,7 +16,7 @@ On LoCoMo dev its links are as good as the parse's (offline, k=50 multi-hop 0.72
 Meant to run in parallel with the query embedding::
 
     task = asyncio.create_task(linker.links(tenant, req.query))
-    qvec = await embedder.embed_one(req.query)
+    qvec = await embedder.embed_query(req.query)
     ...
     graph = await task          # never raises; graph.ok False when degraded
 

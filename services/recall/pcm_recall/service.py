@@ -135,7 +135,7 @@ class RecallService:
         graph_task = (
             asyncio.create_task(self.linker.links(tenant, req.query)) if self.linker else None
         )
-        qvec = await self.res.embedder.embed_one(req.query)
+        qvec = await self.res.embedder.embed_query(req.query)
         timer.lap("embed")
         pool = scoring.pool_size(k)
         # Archived memories are searched too: a strong cue brings one back (see _score).

@@ -15,6 +15,7 @@ import threading
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import numpy.typing as npt
@@ -81,8 +82,13 @@ class _Model:
 
 _lock = threading.Lock()
 # The graphs: "float" (the packaged one), "q8" (int8, one activation scale per tensor: one
-# text a run) and "q8t" (int8, one scale per token: batched runs); `minilm_q8`.
-VARIANTS = ("float", "q8", "q8t")
+# text a run), "q8t" (int8, one scale per token: batched runs; `minilm_q8`) and "q8s"
+# (per token, smoothed, the down projections in float; `minilm_smooth`).
+VARIANTS = ("float", "q8", "q8t", "q8s")
+# Quantized per token: the extended level's MatMulIntegerToFloat fusion takes one
+# activation scale per tensor and computed wrong vectors from per-token ones (cos 0.59),
+# and the basic level ran faster.
+_PER_TOKEN = frozenset({"q8t", "q8s"})
 # One session per (thread count, variant): the batch session and the query session differ
 # only in threads (+~110 MB when a process embeds both, as the all-in-one server does).
 _models: dict[tuple[int, str], _Model] = {}
@@ -97,7 +103,30 @@ def _graph(variant: str) -> Path:
 
     if variant == "q8":
         return minilm_q8.quantized_path(_onnx_path())
-    return minilm_q8.per_token_path(_onnx_path())
+    if variant == "q8t":
+        return minilm_q8.per_token_path(_onnx_path())
+    from pcm_common.models import minilm_smooth
+
+    return minilm_smooth.smooth_path(_onnx_path())
+
+
+_tok_lock = threading.Lock()
+_tokenizer: object | None = None
+
+
+def tokenizer() -> Any:
+    """The WordPiece tokenizer (one per process), truncating at `MAX_TOKENS` and padding
+    each batch to its longest text (the file pins a fixed 128)."""
+    global _tokenizer
+    with _tok_lock:
+        if _tokenizer is None:
+            from tokenizers import Tokenizer
+
+            tok = Tokenizer.from_file(str(_tokenizer_path()))
+            tok.enable_truncation(max_length=MAX_TOKENS)
+            tok.enable_padding(pad_id=0, pad_token="[PAD]")
+            _tokenizer = tok
+        return _tokenizer
 
 
 def _load(threads: int, variant: str = "float") -> _Model:
@@ -112,17 +141,13 @@ def _load(threads: int, variant: str = "float") -> _Model:
         if model is not None:
             return model
         import onnxruntime as ort
-        from tokenizers import Tokenizer
 
         opts = ort.SessionOptions()
         opts.intra_op_num_threads = threads
         opts.inter_op_num_threads = 1
-        # The per-token graph stays at the basic level: the extended level's
-        # MatMulIntegerToFloat fusion takes one activation scale per tensor and computed
-        # wrong vectors from per-token ones (cos 0.59), and the basic level ran faster.
         opts.graph_optimization_level = (
             ort.GraphOptimizationLevel.ORT_ENABLE_BASIC
-            if variant == "q8t"
+            if variant in _PER_TOKEN
             else ort.GraphOptimizationLevel.ORT_ENABLE_ALL
         )
         # Idle intra-op threads would spin waiting for the next op, burning a core that
@@ -132,13 +157,7 @@ def _load(threads: int, variant: str = "float") -> _Model:
         session = ort.InferenceSession(
             str(_graph(variant)), sess_options=opts, providers=["CPUExecutionProvider"]
         )
-        if _models:
-            tok = next(iter(_models.values())).tokenizer
-        else:
-            tok = Tokenizer.from_file(str(_tokenizer_path()))
-            tok.enable_truncation(max_length=MAX_TOKENS)
-            # Pad to the longest sequence in each batch (the file pins a fixed 128).
-            tok.enable_padding(pad_id=0, pad_token="[PAD]")
+        tok = tokenizer()
         names = frozenset(i.name for i in session.get_inputs())
         model = _Model(session=session, tokenizer=tok, input_names=names)
         _models[key] = model

@@ -26,10 +26,11 @@ machine, runs of 16).
 from __future__ import annotations
 
 import hashlib
+import logging
 import os
 import tempfile
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -66,20 +67,21 @@ def quantized_path(src: Path) -> Path:
     """The int8 copy of `src`, made now if this machine has none yet. Safe across threads
     and processes: each maker writes its own temporary files and renames the result into
     place atomically, so a reader never sees a partial graph."""
-    return _cached(src, RECIPE, _make)
+    return cached(src, RECIPE, _make)
 
 
 def per_token_path(src: Path) -> Path:
     """The per-token int8 copy of `src` (made from the per-tensor one), as `quantized_path`.
     Open it with ONNX Runtime's basic graph optimisations only: the extended level's
     MatMulIntegerToFloat fusion assumes one activation scale per tensor (`local_minilm`)."""
-    return _cached(src, PER_TOKEN_RECIPE, lambda s, t: _per_token(quantized_path(s), t))
+    return cached(src, PER_TOKEN_RECIPE, lambda s, t: per_token(quantized_path(s), t))
 
 
-def _cached(src: Path, recipe: str, make: Callable[[Path, Path], None]) -> Path:
+def cached(src: Path, recipe: str, make: Callable[[Path, Path], None], *, name: str = "") -> Path:
     """The copy of `src` by `recipe`, made by `make(src, out)` into a temporary folder of
-    its own (for any intermediate files too) and renamed into place."""
-    target = cache_dir() / f"minilm-{recipe}-{_source_key(src, recipe)}.onnx"
+    its own (for any intermediate files too) and renamed into place. The file is named
+    after `name` (default: `recipe`) and a digest of the source and `recipe`."""
+    target = cache_dir() / f"minilm-{name or recipe}-{_source_key(src, recipe)}.onnx"
     if target.exists():
         return target
     with _lock:
@@ -93,19 +95,47 @@ def _cached(src: Path, recipe: str, make: Callable[[Path, Path], None]) -> Path:
 
 
 def _make(src: Path, out: Path) -> None:
-    import onnxruntime as ort
+    folded = out.with_name("folded.onnx")
+    fold(src, folded)
+    quantize(folded, out)
+
+
+class _NoPreprocessAdvice(logging.Filter):
+    """The quantizer advises shape pre-processing on the root logger at every call; the
+    graphs here need none (their MatMul weights are constants of known shape)."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        return "pre-processing before quantization" not in record.getMessage()
+
+
+def quantize(src: Path, out: Path, exclude: Sequence[str] = ()) -> None:
+    """Dynamic int8 quantization of `src`'s MatMuls but the nodes named in `exclude`:
+    int8 weights per output channel (per-tensor scales cost far more accuracy: mean cos
+    to the float graph 0.962 against 0.993, 1,024 synthetic memories), activations
+    scaled at run time."""
     from onnxruntime.quantization import QuantType, quantize_dynamic
 
-    folded = out.with_name("folded.onnx")
+    quiet = _NoPreprocessAdvice()
+    root = logging.getLogger()
+    root.addFilter(quiet)
+    try:
+        quantize_dynamic(
+            src, out, weight_type=QuantType.QInt8, per_channel=True, nodes_to_exclude=list(exclude)
+        )
+    finally:
+        root.removeFilter(quiet)
+
+
+def fold(src: Path, out: Path) -> None:
+    """`src` with its stored weights folded into float32 constants."""
+    import onnxruntime as ort
+
     opts = ort.SessionOptions()
     # Basic = constant folding and redundant-node removal only: standard ONNX ops that
     # the quantizer understands (the fused ops of higher levels are not all quantized).
     opts.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_BASIC
-    opts.optimized_model_filepath = str(folded)
+    opts.optimized_model_filepath = str(out)
     ort.InferenceSession(str(src), sess_options=opts, providers=["CPUExecutionProvider"])
-    # Per-channel weights: per-tensor scales cost far more accuracy (mean cos to the
-    # float graph 0.962 against 0.993, 1,024 synthetic memories).
-    quantize_dynamic(folded, out, weight_type=QuantType.QInt8, per_channel=True)
 
 
 def _check_consumers(graph: Any) -> None:
@@ -129,7 +159,7 @@ def _check_consumers(graph: Any) -> None:
             raise RuntimeError(f"unexpected use of {node.input[0]}'s quantization")
 
 
-def _per_token(src: Path, out: Path) -> None:
+def per_token(src: Path, out: Path) -> None:
     """Rewrite each DynamicQuantizeLinear of the per-tensor graph `src` as per-token
     symmetric quantization: scale = max|x| / 127 over the last axis, q = round(x / scale)
     + 128 as uint8, zero point 128. The scale output keeps its name, so the existing

@@ -236,6 +236,18 @@ def test_batch_workers_give_the_vectors_of_one_worker(
         assert np.array_equal(local_minilm.embed(texts, variant=variant), one)
 
 
+def _batched_alike_and_cos_to_float(variant: str, other: str) -> tuple[np.ndarray, np.ndarray]:
+    """Checks that `variant` gives a text the same vector in a batch as alone; returns the
+    cos of its vectors, and of `other`'s, to the float graph's."""
+    texts = [s for s in SENTS if s] * 4
+    batched = local_minilm.embed(texts, variant=variant)
+    alone = np.stack([local_minilm.embed([t], variant=variant)[0] for t in texts])
+    np.testing.assert_allclose(batched, alone, atol=1e-6)
+    exact = local_minilm.embed(texts)
+    theirs = local_minilm.embed(texts, variant=other)
+    return (batched * exact).sum(axis=1), (theirs * exact).sum(axis=1)
+
+
 def test_per_token_int8_is_batched_alike_and_closer_than_per_tensor(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -248,13 +260,7 @@ def test_per_token_int8_is_batched_alike_and_closer_than_per_tensor(
     monkeypatch.setattr(local_minilm, "_models", {})
     path = minilm_q8.per_token_path(local_minilm._onnx_path())
     assert path.exists() and path.name.startswith(f"minilm-{minilm_q8.PER_TOKEN_RECIPE}-")
-    texts = [s for s in SENTS if s] * 4
-    batched = local_minilm.embed(texts, variant="q8t")
-    alone = np.stack([local_minilm.embed([t], variant="q8t")[0] for t in texts])
-    np.testing.assert_allclose(batched, alone, atol=1e-6)
-    exact = local_minilm.embed(texts)
-    per_token = (batched * exact).sum(axis=1)
-    per_tensor = (local_minilm.embed(texts, variant="q8") * exact).sum(axis=1)
+    per_token, per_tensor = _batched_alike_and_cos_to_float("q8t", "q8")
     assert per_token.min() > 0.99
     assert per_token.mean() > per_tensor.mean()
     assert known_dim(f"{LOCAL_PROVIDER}/minilm-q8t") == 384
@@ -278,13 +284,7 @@ def test_smoothed_int8_is_batched_alike_and_nearest_the_float_model(
     ops = [n.op_type for n in onnx.load(str(path)).graph.node]
     # Per layer: q, k, v, output and up projections in int8, the down projection in float.
     assert ops.count("MatMulInteger") == 30 and ops.count("Mul") >= 36
-    texts = [s for s in SENTS if s] * 4
-    batched = local_minilm.embed(texts, variant="q8s")
-    alone = np.stack([local_minilm.embed([t], variant="q8s")[0] for t in texts])
-    np.testing.assert_allclose(batched, alone, atol=1e-6)
-    exact = local_minilm.embed(texts)
-    smoothed = (batched * exact).sum(axis=1)
-    per_token = (local_minilm.embed(texts, variant="q8t") * exact).sum(axis=1)
+    smoothed, per_token = _batched_alike_and_cos_to_float("q8s", "q8t")
     assert smoothed.min() > 0.995
     assert smoothed.mean() > per_token.mean()
     assert known_dim(f"{LOCAL_PROVIDER}/minilm-q8s") == 384

@@ -90,7 +90,8 @@ async def main() -> None:
     print(f"embed direct ONNX:  {len(texts) / dt:8.1f} embeddings/s (length-sorted batches)")
 
     emb = Embedder(batch_size=args.batch)
-    await emb.embed(["warm litellm"])
+    await emb.embed(["warm litellm", "and the batch session"])
+    await emb.embed_query("and the query model")
     t = time.perf_counter()
     await emb.embed(texts)
     dt = time.perf_counter() - t

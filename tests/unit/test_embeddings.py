@@ -307,12 +307,8 @@ def test_smoothing_alone_keeps_the_float_graphs_vectors(tmp_path: Path) -> None:
 
     def vectors(graph: Path) -> np.ndarray:
         session = ort.InferenceSession(str(graph), providers=["CPUExecutionProvider"])
-        enc = local_minilm.tokenizer().encode_batch([s for s in SENTS if s])
-        ids = np.asarray([e.ids for e in enc], dtype=np.int64)
-        mask = np.asarray([e.attention_mask for e in enc], dtype=np.int64)
-        feeds = {"input_ids": ids, "attention_mask": mask, "token_type_ids": np.zeros_like(ids)}
         wanted = {i.name for i in session.get_inputs()}
-        feeds = {k: v for k, v in feeds.items() if k in wanted}
+        feeds, _ = local_minilm.feeds([s for s in SENTS if s], wanted)
         (hidden,) = session.run(["last_hidden_state"], feeds)
         return np.asarray(hidden)
 

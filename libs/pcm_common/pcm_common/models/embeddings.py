@@ -285,7 +285,7 @@ class Embedder:
         # The local model takes the whole sorted list in one call (it runs it `RUN_TEXTS`
         # at a time itself): litellm's own work per call (~4 ms: logging, cost lookup) was
         # ~0.05 ms per ingested memory at 64 texts a call. `batch_size` is for hosted APIs.
-        step = len(order) if self.model.startswith(f"{LOCAL_PROVIDER}/") else self.batch_size
+        step = len(order) if self.is_local else self.batch_size
         for start in range(0, len(order), step):
             idx = order[start : start + step]
             with _unlogged(self.model):
@@ -311,7 +311,7 @@ class Embedder:
     def query_model(self) -> str:
         """The model that embeds queries: `model` itself, except for a local model that
         has a query model of its own (`_QUERY_MODELS`)."""
-        if self.model.startswith(f"{LOCAL_PROVIDER}/"):
+        if self.is_local:
             name = _QUERY_MODELS.get(self.model.split("/", 1)[1])
             if name is not None:
                 return f"{LOCAL_PROVIDER}/{name}"

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import os
 import threading
+from collections.abc import Collection, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
@@ -76,7 +77,6 @@ def _positive_env(name: str) -> int | None:
 @dataclass
 class _Model:
     session: object  # onnxruntime.InferenceSession
-    tokenizer: object  # tokenizers.Tokenizer
     input_names: frozenset[str]
 
 
@@ -119,6 +119,8 @@ def tokenizer() -> Any:
     """The WordPiece tokenizer (one per process), truncating at `MAX_TOKENS` and padding
     each batch to its longest text (the file pins a fixed 128)."""
     global _tokenizer
+    if _tokenizer is not None:  # every run asks: no lock once loaded
+        return _tokenizer
     with _tok_lock:
         if _tokenizer is None:
             from tokenizers import Tokenizer
@@ -158,9 +160,9 @@ def _load(threads: int, variant: str = "float") -> _Model:
         session = ort.InferenceSession(
             str(_graph(variant)), sess_options=opts, providers=["CPUExecutionProvider"]
         )
-        tok = tokenizer()
+        tokenizer()  # loaded with the model, not inside its first run
         names = frozenset(i.name for i in session.get_inputs())
-        model = _Model(session=session, tokenizer=tok, input_names=names)
+        model = _Model(session=session, input_names=names)
         _models[key] = model
         return model
 
@@ -234,14 +236,23 @@ def _pool(workers: int) -> ThreadPoolExecutor:
         return pool
 
 
-def _run(m: _Model, texts: list[str]) -> npt.NDArray[np.float32]:
-    encs = m.tokenizer.encode_batch(texts)  # type: ignore[attr-defined]
+def feeds(
+    texts: Sequence[str], input_names: Collection[str]
+) -> tuple[dict[str, npt.NDArray[np.int64]], npt.NDArray[np.int64]]:
+    """A graph's inputs for `texts` (the ones among `input_names`: the token types only
+    where the graph takes them), and the attention mask (1 for a real token)."""
+    encs = tokenizer().encode_batch(list(texts))
     ids = np.asarray([e.ids for e in encs], dtype=np.int64)
     mask = np.asarray([e.attention_mask for e in encs], dtype=np.int64)
-    feeds: dict[str, npt.NDArray[np.int64]] = {"input_ids": ids, "attention_mask": mask}
-    if "token_type_ids" in m.input_names:
-        feeds["token_type_ids"] = np.zeros_like(ids)
-    (hidden,) = m.session.run(["last_hidden_state"], feeds)  # type: ignore[attr-defined]
+    out: dict[str, npt.NDArray[np.int64]] = {"input_ids": ids, "attention_mask": mask}
+    if "token_type_ids" in input_names:
+        out["token_type_ids"] = np.zeros_like(ids)
+    return out, mask
+
+
+def _run(m: _Model, texts: list[str]) -> npt.NDArray[np.float32]:
+    inputs, mask = feeds(texts, m.input_names)
+    (hidden,) = m.session.run(["last_hidden_state"], inputs)  # type: ignore[attr-defined]
     maskf = mask[:, :, None].astype(np.float32)
     summed = (np.asarray(hidden, dtype=np.float32) * maskf).sum(axis=1)
     counts = np.clip(maskf.sum(axis=1), 1e-9, None)

@@ -142,15 +142,9 @@ def _activation_maxima(
         probe.SerializeToString(), sess_options=opts, providers=["CPUExecutionProvider"]
     )
     inputs = {i.name for i in session.get_inputs()}
-    tok = local_minilm.tokenizer()
     out: dict[str, npt.NDArray[np.float32]] = {}
     for i in range(0, len(texts), _RUN):
-        encs = tok.encode_batch(list(texts[i : i + _RUN]))
-        ids = np.asarray([e.ids for e in encs], dtype=np.int64)
-        mask = np.asarray([e.attention_mask for e in encs], dtype=np.int64)
-        feeds = {"input_ids": ids, "attention_mask": mask}
-        if "token_type_ids" in inputs:
-            feeds["token_type_ids"] = np.zeros_like(ids)
+        feeds, mask = local_minilm.feeds(texts[i : i + _RUN], inputs)
         real = mask.astype(bool)
         for name, value in zip(names, session.run(names, feeds), strict=True):
             m = np.abs(np.asarray(value)[real]).max(axis=0)

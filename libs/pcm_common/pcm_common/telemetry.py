@@ -43,6 +43,11 @@ RERANK_OUTCOMES = Counter(
     "Recalls by reranking outcome",
     ["outcome"],  # reranked|skipped|failed|none
 )
+FAMILY_SEARCHES = Counter(
+    "pcm_family_searches_total",
+    "Surprisal family searches: `keyed` by calendar keys, `ranged` asked again exactly",
+    ["search"],  # keyed|ranged
+)
 MEMORIES_WRITTEN = Counter("pcm_memories_written_total", "Ingest results", ["status"])
 
 _configured = False

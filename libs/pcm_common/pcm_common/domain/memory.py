@@ -10,7 +10,11 @@ from typing import Any, ClassVar
 
 from pydantic import BaseModel, Field
 
+from pcm_common.domain import time_keys
 from pcm_common.domain.strength import decayed, reactivates, reinforce
+
+# Payload fields derived from `created_at` by `to_payload`, not fields of the record.
+_DERIVED = frozenset({"created_ts", time_keys.FIELD})
 
 
 class Scope(StrEnum):
@@ -122,14 +126,16 @@ class MemoryRecord(BaseModel):
     metadata: dict[str, Any] = Field(default_factory=dict)
 
     def to_payload(self) -> dict[str, Any]:
-        """JSON-safe payload; timestamps as epoch seconds too, for range filters."""
+        """JSON-safe payload; the creation time as epoch seconds too, for range filters,
+        and as calendar keys (`time_keys`), for "created before" as keyword conditions."""
         data = self.model_dump(mode="json")
         data["created_ts"] = self.created_at.timestamp()
+        data[time_keys.FIELD] = time_keys.keys(data["created_ts"])
         return data
 
     @classmethod
     def from_payload(cls, payload: dict[str, Any]) -> MemoryRecord:
-        return cls.model_validate({k: v for k, v in payload.items() if k != "created_ts"})
+        return cls.model_validate({k: v for k, v in payload.items() if k not in _DERIVED})
 
     def strength_patch(self, strength: Strength, now: datetime) -> dict[str, Any]:
         """Payload patch for a new strength (`strength_patch`)."""

@@ -27,6 +27,7 @@ KEYWORD_INDEXES = (
     "source",
     "importance",
     "surprisal.family_ids",  # anomaly flags find families of recalled memories by this
+    "time_keys",  # "created before" as keyword conditions (`domain.time_keys`)
 )
 BOOL_INDEXES = ("pinned", "graph.extracted")
 FLOAT_INDEXES = ("created_ts", "strength.s_ref", "surprisal.score")

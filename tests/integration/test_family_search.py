@@ -9,6 +9,7 @@ from datetime import timedelta
 from prometheus_client import REGISTRY
 
 from pcm_common.domain import surprisal as sp
+from pcm_common.domain.memory import MemoryRecord
 from pcm_common.resources import Resources
 from pcm_common.stores.vectors import ScoredPoint, VectorPoint
 from pcm_sweeper.judging import Judging
@@ -19,9 +20,9 @@ __all__ = ["res"]  # the fixture, used by name
 
 async def exact_family(judging: Judging, tenant: str, point: ScoredPoint) -> list[str]:
     """The family as the range search alone finds it."""
-    ts = float(point.payload["created_ts"])
+    at = MemoryRecord.from_payload(point.payload).created_at
     (hits,) = await judging.res.vectors.search_many(
-        [judging._family_query((tenant, point), judging.config.family_max, ts)]
+        [judging._family_query((tenant, point), judging.config.family_max, at)]
     )
     return sp.select_family(
         (
@@ -29,7 +30,7 @@ async def exact_family(judging: Judging, tenant: str, point: ScoredPoint) -> lis
             for h in hits
             if h.id != point.id
         ),
-        ts,
+        at.timestamp() - sp.SIMULTANEOUS_S,
     )
 
 
@@ -55,9 +56,17 @@ async def test_keyed_family_search_matches_the_range(res: Resources) -> None:
         )
         for i in range(14)
     ]
-    ids = await store(res, tenant, list(reversed(spread)) + burst)
-    # A memory stored before payloads had calendar keys: later than the burst's start.
-    legacy = ids[-1]
+    # Two runs half a millisecond apart, after everything else: simultaneous, so neither
+    # is the other's family, though their hour leaves them both to the keyed search.
+    pair_at = T0 + timedelta(days=120)
+    pair = [
+        (RUN_TEXTS[1].format(d="5.1", t="31:12"), pair_at),
+        (RUN_TEXTS[1].format(d="5.1", t="31:13"), pair_at + timedelta(microseconds=500)),
+    ]
+    ids = await store(res, tenant, [*reversed(spread), *burst, *pair])
+    # A memory stored before payloads had calendar keys, from the middle of the spread:
+    # the keys must never leave it out of a later memory's family.
+    legacy = ids[len(spread) // 2]
     found = await res.vectors.get(tenant, [legacy])
     payload = {k: v for k, v in found[0].payload.items() if k != "time_keys"}
     await res.vectors.delete(tenant, [legacy])
@@ -70,8 +79,9 @@ async def test_keyed_family_search_matches_the_range(res: Resources) -> None:
     families = await judging.families([(tenant, p) for p in points])
     assert searches("keyed") - keyed0 == len(points)
     # The burst's first memories have more than FAMILY_SLACK later neighbours in their
-    # own hour: some searches could not prove their family and were asked again.
-    assert searches("ranged") - ranged0 >= 1
+    # own hour: those searches could not prove their family and were asked again. The
+    # keys did the work for the rest.
+    assert 1 <= searches("ranged") - ranged0 <= len(burst) + 1
     sizes = []
     for point, family in zip(points, families, strict=True):
         assert not isinstance(family, Exception)
@@ -80,3 +90,5 @@ async def test_keyed_family_search_matches_the_range(res: Resources) -> None:
         assert all(float(f.payload["created_ts"]) < ts for f in family)
         sizes.append(len(family))
     assert max(sizes) == sp.FAMILY_MAX and min(sizes) == 0
+    in_families = {f.id for family in families if isinstance(family, list) for f in family}
+    assert legacy in in_families

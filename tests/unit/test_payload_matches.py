@@ -22,6 +22,17 @@ def test_payload_matches_visibility() -> None:
     assert payload_matches(Filter(must={"graph.extracted": True}), {"graph": {"extracted": True}})
 
 
+def test_payload_matches_list_fields_like_qdrant() -> None:
+    # A list in the payload matches when any of its values does (time_keys, family_ids).
+    keys = {"time_keys": ["y2024", "m2024-03"], "tags": []}
+    assert payload_matches(Filter(must={"time_keys": "y2024"}), keys)
+    assert payload_matches(Filter(must={"time_keys": ["m2024-02", "m2024-03"]}), keys)
+    assert not payload_matches(Filter(must_not={"time_keys": ["y2025", "m2024-03"]}), keys)
+    assert payload_matches(Filter(must_not={"time_keys": []}), keys)
+    assert payload_matches(Filter(must={"tags": None, "missing": None}), keys)
+    assert not payload_matches(Filter(must={"time_keys": None}), keys)
+
+
 def test_precedence_most_specific_then_important_then_newest() -> None:
     pins = [
         {"id": "g-old", "scope": "global", "importance": "normal", "created_ts": 1.0},

@@ -3,7 +3,7 @@ completeness rule (pcm_common.domain.surprisal.family_complete)."""
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta, timezone
 
 from hypothesis import given
 from hypothesis import strategies as st
@@ -12,39 +12,48 @@ from pcm_common.domain import surprisal as sp
 from pcm_common.domain import time_keys
 
 UNTIL = 2101
-# Epoch seconds from 1990 to the end of 2100, with sub-second parts.
-times = st.floats(min_value=631_152_000.0, max_value=4_133_980_799.0)
+EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
+HOUR_US = 3_600_000_000
+# Whole microseconds from 1990 to the end of 2100: datetimes hold no finer time.
+micros = st.integers(min_value=631_152_000 * 10**6, max_value=4_133_980_799 * 10**6)
 
 
-def excluded(at: float, before: float) -> bool:
-    """Whether a memory created at `at` is left out of a search for those before `before`."""
-    return bool(set(time_keys.keys(at)) & set(time_keys.later_than(before, UNTIL)))
+def at(us: int) -> datetime:
+    return EPOCH + timedelta(microseconds=us)
 
 
-@given(times, times)
-def test_earlier_memories_are_never_excluded(a: float, b: float) -> None:
-    earlier, ts = min(a, b), max(a, b)
-    assert not excluded(earlier, ts)
+def excluded(created: int, before: int) -> bool:
+    """Whether a memory created at `created` is left out of a search for those created
+    before `before` (both in microseconds since the epoch)."""
+    return bool(set(time_keys.keys(at(created))) & set(time_keys.later_than(at(before), UNTIL)))
 
 
-@given(times, times)
-def test_later_memories_are_excluded_unless_in_the_same_hour(a: float, b: float) -> None:
-    ts, later = min(a, b), max(a, b)
-    same_hour = int(ts // 3600) == int(later // 3600)
-    assert excluded(later, ts) == (not same_hour)
+@given(micros, micros)
+def test_earlier_memories_are_never_excluded(a: int, b: int) -> None:
+    assert not excluded(min(a, b), max(a, b))
+
+
+@given(micros, micros)
+def test_later_memories_are_excluded_unless_in_the_same_hour(a: int, b: int) -> None:
+    before, later = min(a, b), max(a, b)
+    assert excluded(later, before) == (before // HOUR_US != later // HOUR_US)
 
 
 def test_keys_and_later_keys_at_a_month_end() -> None:
-    ts = datetime(2024, 2, 29, 22, 30, tzinfo=UTC).timestamp()
-    assert time_keys.keys(ts) == ["y2024", "m2024-02", "d2024-02-29", "h2024-02-29T22"]
-    later = time_keys.later_than(ts, 2025)
-    assert later == [
+    feb29 = datetime(2024, 2, 29, 22, 30, tzinfo=UTC)
+    assert time_keys.keys(feb29) == ["y2024", "m2024-02", "d2024-02-29", "h2024-02-29T22"]
+    assert time_keys.later_than(feb29, 2025) == [
         "y2025",
         *[f"m2024-{m:02d}" for m in range(3, 13)],
         "h2024-02-29T23",
     ]
     # The last hour of a year, with nothing after it up to `until_year`: no keys.
-    assert time_keys.later_than(datetime(2030, 12, 31, 23, tzinfo=UTC).timestamp(), 2030) == []
+    assert time_keys.later_than(datetime(2030, 12, 31, 23, tzinfo=UTC), 2030) == []
+    # A microsecond before a new year stays in its year; other zones count in UTC.
+    eve = datetime(9999, 12, 31, 23, 59, 59, 999_999, tzinfo=UTC)
+    assert time_keys.keys(eve)[0] == "y9999"
+    berlin = datetime(2025, 1, 1, 0, 30, tzinfo=timezone(timedelta(hours=1)))
+    assert time_keys.keys(berlin)[3] == "h2024-12-31T23"
 
 
 def test_family_complete() -> None:

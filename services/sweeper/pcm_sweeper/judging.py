@@ -193,7 +193,7 @@ class Judging:
         if memories is None:
             memories = self.memories([point for _, point in items])
         out: list[list[ScoredPoint] | Exception] = [[] for _ in items]
-        todo: list[tuple[int, float]] = []  # (index in items, creation time)
+        todo: list[tuple[int, datetime]] = []  # (index in items, creation time)
         for n, (_, point) in enumerate(items):
             if point.vector is None:  # read without its vector: nothing to search with
                 continue
@@ -201,7 +201,7 @@ class Judging:
             if isinstance(memory, Exception):
                 out[n] = memory
             else:
-                todo.append((n, memory.created_at.timestamp()))
+                todo.append((n, memory.created_at))
         # First with "created before" as calendar keys, not as a range on `created_ts`:
         # on the unindexed segment that holds a store's newest ~13k memories, the range
         # made the search check every point's time (~1.8 against ~0.9 ms a search at
@@ -211,43 +211,47 @@ class Judging:
         limit = c.family_max + sp.FAMILY_SLACK
         until = utcnow().year + 1
         found = await self.res.vectors.search_many(
-            [self._family_query(items[n], limit, ts, until) for n, ts in todo],
+            [self._family_query(items[n], limit, at, until) for n, at in todo],
             fields=FAMILY_FIELDS,
         )
-        again: list[tuple[int, float]] = []
-        for (n, ts), hits in zip(todo, found, strict=True):
-            family, eligible = self._select(items[n][1], hits, ts)
+        again: list[tuple[int, datetime]] = []
+        for (n, at), hits in zip(todo, found, strict=True):
+            family, eligible = self._select(items[n][1], hits, at)
             scores = [h.score for h in hits]
             if sp.family_complete(
                 scores, eligible, limit=limit, min_cos=c.family_min_cos, max_size=c.family_max
             ):
                 out[n] = family
             else:
-                again.append((n, ts))
+                again.append((n, at))
         found = await self.res.vectors.search_many(
-            [self._family_query(items[n], c.family_max, ts) for n, ts in again],
+            [self._family_query(items[n], c.family_max, at) for n, at in again],
             fields=FAMILY_FIELDS,
         )
-        for (n, ts), hits in zip(again, found, strict=True):
-            out[n] = self._select(items[n][1], hits, ts)[0]
+        for (n, at), hits in zip(again, found, strict=True):
+            out[n] = self._select(items[n][1], hits, at)[0]
         FAMILY_SEARCHES.labels(search="keyed").inc(len(todo))
         FAMILY_SEARCHES.labels(search="ranged").inc(len(again))
         return out
 
     def _family_query(
-        self, item: tuple[str, ScoredPoint], limit: int, ts: float, until_year: int = 0
+        self,
+        item: tuple[str, ScoredPoint],
+        limit: int,
+        at: datetime,
+        until_year: int | None = None,
     ) -> SearchQuery:
-        """The family search of `item`, created at `ts`: with `until_year`, of memories
-        created before `ts`'s hour (by their `time_keys`), else strictly before `ts`."""
+        """The family search of `item`, created `at`: with `until_year`, of memories
+        created before `at`'s hour (by their `time_keys`), else of those created at least
+        `SIMULTANEOUS_S` before `at` (the exact search)."""
         tenant, point = item
         # Consolidated episode records summarise other memories: not events.
         must_not: dict[str, Any] = {"state": "superseded", "source": "consolidation"}
         ranges: dict[str, tuple[float | None, float | None]] = {}
-        if until_year:
-            must_not[time_keys.FIELD] = time_keys.later_than(ts, until_year)
+        if until_year is not None:
+            must_not[time_keys.FIELD] = time_keys.later_than(at, until_year)
         else:
-            # Ranges are inclusive: stop a millisecond before to keep it strict.
-            ranges["created_ts"] = (None, ts - 1e-3)
+            ranges["created_ts"] = (None, at.timestamp() - sp.SIMULTANEOUS_S)
         return SearchQuery(
             tenant,
             point.vector or [],
@@ -256,18 +260,23 @@ class Judging:
         )
 
     def _select(
-        self, point: ScoredPoint, hits: Sequence[ScoredPoint], ts: float
+        self, point: ScoredPoint, hits: Sequence[ScoredPoint], at: datetime
     ) -> tuple[list[ScoredPoint], int]:
-        """The family among `hits` (nearest first), and how many hits were eligible."""
+        """The family among `hits` (nearest first): those created at least
+        `SIMULTANEOUS_S` before `at`, as the exact search's range says it; and how many
+        hits were eligible. A hit without a creation time is never family (a range
+        condition does not match a missing field either)."""
         c = self.config
         by_id = {h.id: h for h in hits}
         ids = sp.select_family(
             (
-                sp.Candidate(h.id, h.score, float(h.payload.get("created_ts") or 0.0))
+                sp.Candidate(h.id, h.score, float(ts))
                 for h in hits
                 if h.id != point.id
+                and isinstance(ts := h.payload.get("created_ts"), int | float)
+                and not isinstance(ts, bool)
             ),
-            ts,
+            at.timestamp() - sp.SIMULTANEOUS_S,
             min_cos=c.family_min_cos,
             max_size=len(hits),
         )

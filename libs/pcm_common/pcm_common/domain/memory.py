@@ -130,7 +130,7 @@ class MemoryRecord(BaseModel):
         and as calendar keys (`time_keys`), for "created before" as keyword conditions."""
         data = self.model_dump(mode="json")
         data["created_ts"] = self.created_at.timestamp()
-        data[time_keys.FIELD] = time_keys.keys(data["created_ts"])
+        data[time_keys.FIELD] = time_keys.keys(self.created_at)
         return data
 
     @classmethod

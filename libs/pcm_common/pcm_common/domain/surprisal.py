@@ -56,6 +56,10 @@ def select_family(
     return [c.id for c in eligible[:max_size]]
 
 
+# Memories created less than this far apart count as simultaneous: neither is the other's
+# family. Times read back from the store can be one unit in the last place off.
+SIMULTANEOUS_S = 1e-3
+
 # Extra hits asked of a family search that leaves the later memories of the same hour to
 # the caller: room for the memory itself and for the rest of its episode.
 FAMILY_SLACK = 8
@@ -74,7 +78,7 @@ def family_complete(
     cos >= `min_cos`) hold the family: there are `max_size` of them, or the search
     returned fewer than `limit` hits (nothing else matched), or its last hit is below
     `min_cos` (nothing nearer was left out). `cos`: the hits' scores, nearest first."""
-    return earlier >= max_size or len(cos) < limit or (bool(cos) and cos[-1] < min_cos)
+    return earlier >= max_size or len(cos) < limit or cos[-1] < min_cos
 
 
 # ---- quantities -----------------------------------------------------------------------

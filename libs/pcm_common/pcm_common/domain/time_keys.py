@@ -1,12 +1,15 @@
 """Calendar keys of a memory's creation time, for "created before t" as keyword conditions.
 
 Why: a range condition on `created_ts` made a search over Qdrant Edge's unindexed segment
-(where a store's newest ~13k memories live) check the numeric index for every point:
-1.5-3 ms for a family search at 10k memories, against 0.3 ms with keyword conditions only
+(where a store's newest ~13k memories live) check every point's time: 1.0-3.9 ms for a
+family search at 10k memories, against 0.3 ms with keyword conditions only
 (docs/benchmarks.md, session 19). A memory stores the UTC year, month, day and hour it was
 created in (`keys`); `later_than(t)` lists the keys that only memories created after the
 hour of `t` can have. Excluding any of them leaves every memory created before `t`, plus
 the later ones of `t`'s own hour, which the caller drops by their exact time.
+
+Both work on datetimes, not epoch floats: a float rounds, and a time a microsecond before a
+new hour (or the year 10000) must not land in the next one.
 """
 
 from __future__ import annotations
@@ -18,18 +21,23 @@ from datetime import UTC, datetime
 FIELD = "time_keys"
 
 
-def keys(ts: float) -> list[str]:
-    """The year, month, day and hour (UTC) of the epoch time `ts`, one key each."""
-    d = datetime.fromtimestamp(ts, UTC)
+def _utc(at: datetime) -> datetime:
+    return at.astimezone(UTC) if at.tzinfo else at.replace(tzinfo=UTC)
+
+
+def keys(at: datetime) -> list[str]:
+    """The UTC year, month, day and hour of `at` (naive: taken as UTC), one key each."""
+    d = _utc(at)
     y, m, day = f"{d.year:04d}", f"{d.month:02d}", f"{d.day:02d}"
     return [f"y{y}", f"m{y}-{m}", f"d{y}-{m}-{day}", f"h{y}-{m}-{day}T{d.hour:02d}"]
 
 
-def later_than(ts: float, until_year: int) -> list[str]:
-    """Keys held only by memories created after the UTC hour of `ts`: the later hours of
-    its day, days of its month, months of its year, and the years up to `until_year`.
-    A memory created later than `until_year` holds none of them."""
-    d = datetime.fromtimestamp(ts, UTC)
+def later_than(at: datetime, until_year: int) -> list[str]:
+    """Keys held only by memories created after the UTC hour of `at`: the later hours of
+    its day, days of its month, months of its year, and the years up to `until_year`
+    (~40-70 keys for a recent `at`, one more per year further back). A memory created
+    after `until_year` holds none of them."""
+    d = _utc(at)
     y, m, day = f"{d.year:04d}", f"{d.month:02d}", f"{d.day:02d}"
     out = [f"y{later:04d}" for later in range(d.year + 1, until_year + 1)]
     out += [f"m{y}-{later:02d}" for later in range(d.month + 1, 13)]

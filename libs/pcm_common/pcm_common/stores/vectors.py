@@ -86,7 +86,12 @@ def payload_matches(flt: Filter, payload: dict[str, Any]) -> bool:
 
     def eq(path: str, want: Any) -> bool:
         got = value(path)
-        return got in want if isinstance(want, list) else got == want
+        if want is None:  # "is empty", as the adapters say it
+            return got is None or got == []
+        # A list in the payload matches when any of its values does, as in Qdrant.
+        values = got if isinstance(got, list) else [got]
+        wanted = want if isinstance(want, list) else [want]
+        return any(g in wanted for g in values)
 
     if not all(eq(k, v) for k, v in flt.must.items()):
         return False

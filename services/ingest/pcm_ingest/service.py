@@ -9,12 +9,12 @@ import uuid
 from datetime import datetime
 from typing import Any
 
-from pcm_common.domain import time_keys
 from pcm_common.domain.capture import predictable
 from pcm_common.domain.figures import extract_figures, same_figures
 from pcm_common.domain.governance import admits, effective, is_automatic
 from pcm_common.domain.importance import infer_importance
 from pcm_common.domain.memory import (
+    DERIVED_FIELDS,
     Affect,
     GraphInfo,
     Importance,
@@ -509,7 +509,7 @@ class IngestService:
 
 
 # Payload fields for the services' own use: not part of a memory's public view.
-_INTERNAL_FIELDS = frozenset({"created_ts", time_keys.FIELD, FEATURES_FIELD})
+_INTERNAL_FIELDS = DERIVED_FIELDS | {FEATURES_FIELD}
 
 
 def present(payload: dict[str, Any], now: datetime | None = None) -> dict[str, Any]:

@@ -14,7 +14,7 @@ from pcm_common.domain import time_keys
 from pcm_common.domain.strength import decayed, reactivates, reinforce
 
 # Payload fields derived from `created_at` by `to_payload`, not fields of the record.
-_DERIVED = frozenset({"created_ts", time_keys.FIELD})
+DERIVED_FIELDS = frozenset({"created_ts", time_keys.FIELD})
 
 
 class Scope(StrEnum):
@@ -135,7 +135,7 @@ class MemoryRecord(BaseModel):
 
     @classmethod
     def from_payload(cls, payload: dict[str, Any]) -> MemoryRecord:
-        return cls.model_validate({k: v for k, v in payload.items() if k not in _DERIVED})
+        return cls.model_validate({k: v for k, v in payload.items() if k not in DERIVED_FIELDS})
 
     def strength_patch(self, strength: Strength, now: datetime) -> dict[str, Any]:
         """Payload patch for a new strength (`strength_patch`)."""

@@ -328,6 +328,23 @@ async def test_search_many_matches_single_searches(store: VectorStore) -> None:
     assert await store.search_many([]) == []
 
 
+async def test_search_many_leaves_out_hits_below_min_score(store: VectorStore) -> None:
+    """`min_score` keeps exactly the hits a plain search gives at or above it, an equal
+    score included."""
+    pts = [make_point("A") for _ in range(30)]
+    await store.upsert(pts)
+    q = rand_vec()
+    alone = await store.search("A", q, limit=30)
+    cut = alone[9].score  # the 10th hit's own score: equal scores stay
+    (kept,) = await store.search_many([SearchQuery("A", q, limit=30, min_score=cut)])
+    assert [h.id for h in kept] == [h.id for h in alone if h.score >= cut]
+    assert len(kept) >= 10
+    (limited,) = await store.search_many([SearchQuery("A", q, limit=4, min_score=cut)])
+    assert [h.id for h in limited] == [h.id for h in alone[:4]]
+    (none,) = await store.search_many([SearchQuery("A", q, limit=5, min_score=1.01)])
+    assert none == []
+
+
 async def test_scroll_many_matches_single_scrolls(store: VectorStore) -> None:
     """A batch of scrolls gives each filter its own scroll's first page, in order (the
     recall's episode reads), and only the tenant's points."""

@@ -2,8 +2,11 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 
+from hypothesis import given
+from hypothesis import strategies as st
+
 from pcm_common.domain import scoring
-from pcm_common.domain.figures import extract_figures, same_figures
+from pcm_common.domain.figures import extract_figures, figures_key, same_figures
 from pcm_recall.prompt import ASKER, EMPTY, FLAGS, SITUATIONAL, render
 from pcm_recall.schemas import ContextItem
 
@@ -34,6 +37,25 @@ def test_figures_tell_events_apart() -> None:
     assert same_figures(a, extract_figures("Ran 5K in 27:10!"))
     assert extract_figures("paid $1,200.50 rent on 3/4 at 9am") == ["$1,200.50", "3/4", "9am"]
     assert extract_figures("no numbers here") == []
+
+
+@given(
+    st.lists(
+        st.sampled_from(["5k", "27:10", "41:30", "$1,200.50", "3/4", "9am", "12"]), max_size=4
+    ),
+    st.lists(
+        st.sampled_from(["5k", "27:10", "41:30", "$1,200.50", "3/4", "9am", "12"]), max_size=4
+    ),
+)
+def test_figures_key_is_equal_exactly_when_the_figures_are(a: list[str], b: list[str]) -> None:
+    assert (figures_key(a) == figures_key(b)) == same_figures(a, b)
+
+
+def test_figures_key_of_texts() -> None:
+    assert figures_key(extract_figures("ran 5k in 27:10")) == figures_key(
+        extract_figures("27:10 for 5K today")
+    )
+    assert figures_key(extract_figures("no numbers here")) == ""
 
 
 def _item(text: str, day: int) -> ContextItem:

@@ -10,7 +10,7 @@ from datetime import datetime
 from typing import Any
 
 from pcm_common.domain.capture import predictable
-from pcm_common.domain.figures import extract_figures, same_figures
+from pcm_common.domain.figures import FIGURES_KEY, extract_figures, figures_key, same_figures
 from pcm_common.domain.governance import admits, effective, is_automatic
 from pcm_common.domain.importance import infer_importance
 from pcm_common.domain.memory import (
@@ -90,6 +90,9 @@ def _names(item: MemoryIn) -> list[tuple[str, str]]:
 # What `_twin` reads of the nearest stored memory: whole payloads (~30 fields turned into
 # Python objects) for one hit per new memory, when nearly none is a twin.
 _TWIN_FIELDS = ("figures", "text")
+# Hits asked of the near-duplicate search: room for memories stored before `figures_key`
+# existed, which match whatever their figures.
+_TWIN_HITS = 4
 
 
 class IngestService:
@@ -365,33 +368,57 @@ class IngestService:
         figures_of: dict[int, list[str]],
     ) -> list[ScoredPoint | None]:
         """The stored twin of each new item (or None): the nearest active memory of its
-        scope and user, all looked up as one batch of searches (one call into the store
-        instead of one worker-thread hop each)."""
-        queries = [
-            SearchQuery(
-                tenant, vec, limit=1, flt=Filter(must={"state": "active", **scope_filter(items[i])})
-            )
-            for i, vec in zip(fresh, vectors, strict=True)
-        ]
-        found = await self.res.vectors.search_many(
-            queries, fields=_TWIN_FIELDS, concurrency=self.settings.near_duplicate_lookups
-        )
-        return [
-            self._twin(items[i], figures_of[i], hits) for i, hits in zip(fresh, found, strict=True)
-        ]
+        scope and user that states the same figures, at or above the near-duplicate
+        threshold, all looked up as one batch of searches (one call into the store
+        instead of one worker-thread hop each).
 
-    def _twin(
-        self, item: MemoryIn, figures: list[str], hits: list[ScoredPoint]
-    ) -> ScoredPoint | None:
-        """The nearest hit when it is the same event as `item`: cos >= the near-duplicate
-        threshold, the same figures, no other name or added clause."""
-        if not hits or hits[0].score < self.settings.near_duplicate_cos:
+        The search filters on the figures' keyword (`figures_key`), so it scores only the
+        memories that could be the same event: at 10k memories in one tenant 0.06-0.12
+        against 0.46-0.48 ms a search over Qdrant Edge's unindexed segment, which holds
+        the interpreter lock (docs/benchmarks.md, session 20). Memories stored before the
+        keyword existed have none and stay candidates; when all the hits are such memories
+        with other figures, the search is asked again of keyed memories alone."""
+        cos = self.settings.near_duplicate_cos
+
+        def query(i: int, vec: list[float], legacy: bool) -> SearchQuery:
+            key = {FIGURES_KEY: figures_key(figures_of[i])}
+            flt = Filter(
+                must={"state": "active", **scope_filter(items[i])},
+                should=[key, {FIGURES_KEY: None}] if legacy else [key],
+            )
+            limit = _TWIN_HITS if legacy else 1
+            return SearchQuery(tenant, vec, limit=limit, flt=flt, min_score=cos)
+
+        found = await self.res.vectors.search_many(
+            [query(i, vec, True) for i, vec in zip(fresh, vectors, strict=True)],
+            fields=_TWIN_FIELDS,
+            concurrency=self.settings.near_duplicate_lookups,
+        )
+        nearest: list[ScoredPoint | None] = []
+        again: list[int] = []  # positions in `fresh` whose hits were all legacy ones
+        for n, (i, hits) in enumerate(zip(fresh, found, strict=True)):
+            same = [h for h in hits if same_figures(h.payload.get("figures", []), figures_of[i])]
+            nearest.append(same[0] if same else None)
+            if not same and len(hits) >= _TWIN_HITS:
+                again.append(n)
+        if again:
+            redone = await self.res.vectors.search_many(
+                [query(fresh[n], vectors[n], False) for n in again],
+                fields=_TWIN_FIELDS,
+                concurrency=self.settings.near_duplicate_lookups,
+            )
+            for n, hits in zip(again, redone, strict=True):
+                nearest[n] = hits[0] if hits else None
+        return [self._twin(items[i], near) for i, near in zip(fresh, nearest, strict=True)]
+
+    def _twin(self, item: MemoryIn, nearest: ScoredPoint | None) -> ScoredPoint | None:
+        """The nearest hit with the same figures when it is the same event as `item`:
+        cos >= the near-duplicate threshold, no other name or added clause."""
+        if nearest is None or nearest.score < self.settings.near_duplicate_cos:
             return None
-        if not same_figures(hits[0].payload.get("figures", []), figures):
-            return None
-        if distinct_events(hits[0].payload.get("text", ""), item.text):
+        if distinct_events(nearest.payload.get("text", ""), item.text):
             return None  # another name or an added clause: a different event, keep both
-        return hits[0]
+        return nearest
 
     async def _reinforce(self, tenant: str, point: ScoredPoint, at: datetime) -> None:
         """A repeat strengthens the memory and is remembered; the original date stays."""

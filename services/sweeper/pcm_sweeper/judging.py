@@ -257,6 +257,9 @@ class Judging:
             point.vector or [],
             limit=limit,
             flt=Filter(must=scope_filter(point.payload), ranges=ranges, must_not=must_not),
+            # Hits below the family threshold are never family: their payloads (most of a
+            # search's cost after the scan, ~10 us each) are not read.
+            min_score=self.config.family_min_cos,
         )
 
     def _select(

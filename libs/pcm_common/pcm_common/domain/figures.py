@@ -20,3 +20,13 @@ def extract_figures(text: str) -> list[str]:
 
 def same_figures(a: list[str], b: list[str]) -> bool:
     return sorted(a) == sorted(b)
+
+
+FIGURES_KEY = "figures_key"  # the payload field holding `figures_key`
+
+
+def figures_key(figures: list[str]) -> str:
+    """One keyword for the figures, equal exactly when `same_figures` holds (a figure
+    never holds "|"): the near-duplicate search filters on it, so it scores only the
+    memories that could be the same event instead of every one of the tenant's."""
+    return "|".join(sorted(figures))

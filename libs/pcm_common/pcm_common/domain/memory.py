@@ -11,10 +11,11 @@ from typing import Any, ClassVar
 from pydantic import BaseModel, Field
 
 from pcm_common.domain import time_keys
+from pcm_common.domain.figures import FIGURES_KEY, figures_key
 from pcm_common.domain.strength import decayed, reactivates, reinforce
 
-# Payload fields derived from `created_at` by `to_payload`, not fields of the record.
-DERIVED_FIELDS = frozenset({"created_ts", time_keys.FIELD})
+# Payload fields `to_payload` derives from the record's `created_at` and `figures`.
+DERIVED_FIELDS = frozenset({"created_ts", time_keys.FIELD, FIGURES_KEY})
 
 
 class Scope(StrEnum):
@@ -127,10 +128,12 @@ class MemoryRecord(BaseModel):
 
     def to_payload(self) -> dict[str, Any]:
         """JSON-safe payload; the creation time as epoch seconds too, for range filters,
-        and as calendar keys (`time_keys`), for "created before" as keyword conditions."""
+        and as calendar keys (`time_keys`), for "created before" as keyword conditions;
+        the figures as one keyword (`figures_key`), for the near-duplicate search."""
         data = self.model_dump(mode="json")
         data["created_ts"] = self.created_at.timestamp()
         data[time_keys.FIELD] = time_keys.keys(self.created_at)
+        data[FIGURES_KEY] = figures_key(self.figures)
         return data
 
     @classmethod

@@ -715,6 +715,9 @@ class EdgeVectorStore(VectorStore):
                 filter=to_edge_filter(q.tenant, q.flt),
                 with_payload=payload,
                 with_vector=[DENSE] if q.with_vectors else False,
+                # A hair below, so the engine's comparison never drops an equal score;
+                # the exact cut is made below.
+                score_threshold=None if q.min_score is None else q.min_score - 1e-6,
             )
             for q in queries
         ]
@@ -729,6 +732,7 @@ class EdgeVectorStore(VectorStore):
                     vector=dense_of(h.vector) if q.with_vectors else None,
                 )
                 for h in hits
+                if q.min_score is None or h.score >= q.min_score
             ]
             if q.limit > 0
             else []

@@ -28,6 +28,7 @@ KEYWORD_INDEXES = (
     "importance",
     "surprisal.family_ids",  # anomaly flags find families of recalled memories by this
     "time_keys",  # "created before" as keyword conditions (`domain.time_keys`)
+    "figures_key",  # near duplicates state the same figures (`domain.figures`)
 )
 BOOL_INDEXES = ("pinned", "graph.extracted")
 FLOAT_INDEXES = ("created_ts", "strength.s_ref", "surprisal.score")
@@ -115,6 +116,9 @@ class SearchQuery:
     limit: int
     flt: Filter | None = None
     with_vectors: bool = False
+    # Only hits with cosine >= this (None: any): a store that can leaves the others out
+    # before reading their payloads.
+    min_score: float | None = None
 
 
 def reject_tenant_moves(tenant: str, patches: Sequence[tuple[str, dict[str, Any]]]) -> None:
@@ -243,7 +247,7 @@ class VectorStore(ABC):
 
         async def one(q: SearchQuery) -> list[ScoredPoint]:
             async with gate:
-                return await self.search(
+                hits = await self.search(
                     q.tenant,
                     q.vector,
                     limit=q.limit,
@@ -251,6 +255,7 @@ class VectorStore(ABC):
                     with_vectors=q.with_vectors,
                     fields=fields,
                 )
+                return [h for h in hits if q.min_score is None or h.score >= q.min_score]
 
         return list(await asyncio.gather(*(one(q) for q in queries)))
 

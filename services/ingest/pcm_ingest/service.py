@@ -87,8 +87,8 @@ def _names(item: MemoryIn) -> list[tuple[str, str]]:
     return [(f, v) for f, v in fields if v]
 
 
-# What `_twin` reads of the nearest stored memory: whole payloads (~30 fields turned into
-# Python objects) for one hit per new memory, when nearly none is a twin.
+# What `_twin` reads of the near-duplicate search's hits: whole payloads (~30 fields turned
+# into Python objects) for hits that are nearly never a twin.
 _TWIN_FIELDS = ("figures", "text")
 # Hits asked of the near-duplicate search: room for memories stored before `figures_key`
 # existed, which match whatever their figures.
@@ -397,9 +397,12 @@ class IngestService:
         nearest: list[ScoredPoint | None] = []
         again: list[int] = []  # positions in `fresh` whose hits were all legacy ones
         for n, (i, hits) in enumerate(zip(fresh, found, strict=True)):
-            same = [h for h in hits if same_figures(h.payload.get("figures", []), figures_of[i])]
-            nearest.append(same[0] if same else None)
-            if not same and len(hits) >= _TWIN_HITS:
+            same = next(
+                (h for h in hits if same_figures(h.payload.get("figures", []), figures_of[i])),
+                None,
+            )
+            nearest.append(same)
+            if same is None and len(hits) >= _TWIN_HITS:
                 again.append(n)
         if again:
             redone = await self.res.vectors.search_many(

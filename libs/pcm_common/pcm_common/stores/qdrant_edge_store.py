@@ -732,7 +732,7 @@ class EdgeVectorStore(VectorStore):
                     vector=dense_of(h.vector) if q.with_vectors else None,
                 )
                 for h in hits
-                if q.min_score is None or h.score >= q.min_score
+                if q.keeps(h.score)
             ]
             if q.limit > 0
             else []

@@ -120,6 +120,10 @@ class SearchQuery:
     # before reading their payloads.
     min_score: float | None = None
 
+    def keeps(self, score: float) -> bool:
+        """Whether a hit of this `score` is one of the query's (`min_score`)."""
+        return self.min_score is None or score >= self.min_score
+
 
 def reject_tenant_moves(tenant: str, patches: Sequence[tuple[str, dict[str, Any]]]) -> None:
     """The port's rule for payload writes: a patch never moves a point to another tenant."""
@@ -255,7 +259,7 @@ class VectorStore(ABC):
                     with_vectors=q.with_vectors,
                     fields=fields,
                 )
-                return [h for h in hits if q.min_score is None or h.score >= q.min_score]
+                return [h for h in hits if q.keeps(h.score)]
 
         return list(await asyncio.gather(*(one(q) for q in queries)))
 

@@ -24,6 +24,9 @@ Facts about qdrant-edge-py 0.9 this relies on (checked against the installed bui
   searches and `get` take payloads from `payload_cache` where it has them. Some floats come
   back one unit in the last place off what was written, so the cache keeps only what the
   engine returned and a write drops the points it touches.
+- With the WAL locked to this process, every write passes through this adapter, so it
+  keeps who owns each point (`owners`): the ownership check before a payload write or a
+  delete asks the engine only about ids it has not written or checked.
 """
 
 from __future__ import annotations

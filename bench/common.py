@@ -324,6 +324,35 @@ class CpuTicks:
     total: int
 
 
+async def store_seconds(c: httpx.AsyncClient) -> dict[str, float]:
+    """Seconds the server has spent in embedded vector engine calls, by "caller op"
+    (`pcm_store_engine_seconds_total`: they hold its interpreter lock); empty when it
+    counts none (a Qdrant server) or /metrics does not answer."""
+    r = await c.get("/metrics")
+    return store_seconds_in(r.text) if r.status_code == 200 else {}
+
+
+def store_seconds_in(metrics: str) -> dict[str, float]:
+    """`store_seconds` read from a Prometheus text exposition."""
+    from prometheus_client.parser import text_string_to_metric_families
+
+    out: dict[str, float] = {}
+    for family in text_string_to_metric_families(metrics):
+        if family.name == "pcm_store_engine_seconds":
+            for sample in family.samples:
+                if sample.name.endswith("_total"):
+                    out[f"{sample.labels['caller']} {sample.labels['op']}"] = sample.value
+    return out
+
+
+def store_seconds_between(
+    before: Mapping[str, float], after: Mapping[str, float]
+) -> dict[str, float]:
+    """`store_seconds` spent between two readings, largest first (to the microsecond)."""
+    spent = {k: round(v - before.get(k, 0.0), 6) for k, v in after.items()}
+    return {k: v for k, v in sorted(spent.items(), key=lambda kv: -kv[1]) if v > 0}
+
+
 def cpu_ticks() -> CpuTicks | None:
     """The machine's `CpuTicks` now, from /proc/stat (Linux); None elsewhere."""
     try:

@@ -49,6 +49,8 @@ from bench.common import (
     settle,
     stage_medians,
     stage_shares,
+    store_seconds,
+    store_seconds_between,
     variants_of,
 )
 
@@ -121,6 +123,7 @@ async def ingest_segment(
     t0 = time.perf_counter()
     cpu0 = process_tree_cpu_s()
     ticks0 = cpu_ticks()
+    store0 = await store_seconds(c)
     left = n
     while left > 0:
         chunk = list(itertools.islice(gen, min(batch, left)))
@@ -142,6 +145,9 @@ async def ingest_segment(
     # on what else the machine runs (benchmarks share the cores); the graph server and Redis
     # are not counted.
     cpu_ms = (process_tree_cpu_s() - cpu0) * 1000 / n
+    # Where the server's store time went, by consumer group and call (the embedded engine
+    # holds the interpreter lock while it works).
+    store = store_seconds_between(store0, await store_seconds(c))
     return {
         "n": n,
         "acked_per_s": n / acked,
@@ -151,6 +157,7 @@ async def ingest_segment(
         "cpu_steal": shares["steal"] if shares else None,
         "cleared_after_ack_s": {g: t for g, t in sorted(cleared.items()) if t is not None},
         "statuses": statuses,
+        "store_engine_s": store,
     }
 
 
@@ -171,6 +178,10 @@ def segment_line(seg: Mapping[str, Any]) -> str:
         last = sorted(tails, key=lambda g: tails[g], reverse=True)[:3]
         done = ", ".join(f"{g} {tails[g]:.1f}" for g in last)
         line += f"; done after the last acknowledgement: {done} s"
+    store = seg.get("store_engine_s") or {}
+    if store:
+        top = ", ".join(f"{k} {v:.1f}" for k, v in list(store.items())[:3])
+        line += f"; vector engine {sum(store.values()):.1f} s: {top}"
     return line + ")"
 
 

@@ -41,7 +41,8 @@ def _open(path: Path, capacity: int | None) -> EdgeVectorStore:
 
 def _everything(store: EdgeVectorStore) -> dict[str, dict[str, Any]]:
     records, _ = store._read(
-        lambda s: s.scroll(qe.ScrollRequest(limit=1000, with_payload=True, with_vector=False))
+        lambda s: s.scroll(qe.ScrollRequest(limit=1000, with_payload=True, with_vector=False)),
+        "test",
     )
     return {str(r.id): dict(r.payload or {}) for r in records}
 

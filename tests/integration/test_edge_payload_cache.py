@@ -57,7 +57,8 @@ def _engine(store: EdgeVectorStore, ids: list[str]) -> dict[str, dict[str, Any]]
         lambda s: {
             str(r.id): dict(r.payload or {})
             for r in s.retrieve(ids, with_payload=True, with_vector=False)
-        }
+        },
+        "test",
     )
 
 

@@ -30,7 +30,13 @@ from pydantic import BaseModel, ValidationError
 from redis.asyncio import Redis
 from redis.exceptions import ResponseError
 
-from pcm_common.telemetry import EVENT_SECONDS, EVENTS_CONSUMED, EVENTS_FAILED, get_logger
+from pcm_common.telemetry import (
+    CALLER,
+    EVENT_SECONDS,
+    EVENTS_CONSUMED,
+    EVENTS_FAILED,
+    get_logger,
+)
 
 E = TypeVar("E", bound=BaseModel)
 Outcome = BaseException | None  # None: done; an exception: that event failed
@@ -217,6 +223,7 @@ class BatchConsumer(Generic[E]):
 
     async def _handle(self, entries: Sequence[tuple[bytes, dict[bytes, bytes]]]) -> None:
         started = time.perf_counter()
+        CALLER.set(self.group)  # this consumer's task: its store calls count as the group's
         done: list[bytes] = []
         valid: list[tuple[bytes, dict[str, Any], E]] = []
         for entry_id, fields in entries:

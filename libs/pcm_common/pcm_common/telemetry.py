@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import logging
 import sys
+from contextvars import ContextVar
 
 import structlog
 from prometheus_client import Counter, Gauge, Histogram
@@ -49,6 +50,20 @@ FAMILY_SEARCHES = Counter(
     ["search"],  # keyed|ranged
 )
 MEMORIES_WRITTEN = Counter("pcm_memories_written_total", "Ingest results", ["status"])
+# Calls of the embedded vector engine (Qdrant Edge) by operation and by who made them: a
+# consumer group, or `http` for requests. Those calls hold the interpreter lock for their
+# whole duration (docs/benchmarks.md, session 20), so this is time the rest of the
+# process waited: where an ingest's store time goes, per stage, from /metrics alone.
+STORE_SECONDS = Counter(
+    "pcm_store_engine_seconds_total",
+    "Seconds in embedded vector engine calls",
+    ["op", "caller"],
+)
+STORE_CALLS = Counter(
+    "pcm_store_engine_calls_total", "Embedded vector engine calls", ["op", "caller"]
+)
+# Who the current task works for; consumers set their group (`stream_batches`).
+CALLER: ContextVar[str] = ContextVar("pcm_caller", default="http")
 
 _configured = False
 

@@ -37,11 +37,12 @@ import os
 import shutil
 import subprocess
 import threading
+import time
 import uuid
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, TypeVar, cast
 
 import numpy as np
 import qdrant_edge as qe
@@ -72,6 +73,7 @@ from pcm_common.stores.vectors import (
     only_fields,
     reject_tenant_moves,
 )
+from pcm_common.telemetry import CALLER, STORE_CALLS, STORE_SECONDS
 
 T = TypeVar("T")
 # The store's own facts (the embedding model of its vectors), inside the shard directory.
@@ -279,19 +281,23 @@ class EdgeVectorStore(VectorStore):
             if info is None or info.data_type != kind:
                 shard.update(qe.UpdateOperation.create_field_index(name, schema))
 
-    def _read(self, fn: Callable[[qe.EdgeShard], T]) -> T:
+    def _read(self, fn: Callable[[qe.EdgeShard], T], op: str) -> T:
+        """`fn` on the shard; its engine calls are counted as made for `op` (`_Timed`)."""
         with self._gate.enter():
-            return fn(self._open())
+            return fn(_timed(self._open(), op))
 
     def _write(
-        self, fn: Callable[[qe.EdgeShard], T], cached: Callable[[T], None] | None = None
+        self,
+        fn: Callable[[qe.EdgeShard], T],
+        op: str,
+        cached: Callable[[T], None] | None = None,
     ) -> T:
         """`fn` on the shard under the write lock, then `cached` (the payload cache's side
         of the write, with `fn`'s result) in the same order; only `fn` is journalled for a
-        copy being optimized."""
+        copy being optimized. Counted as `op`, like `_read`."""
         with self._gate.enter(), self._write_lock:
             try:
-                out = fn(self._open())
+                out = fn(_timed(self._open(), op))
             except BaseException:
                 # Part of a write may have landed: forget what it touched.
                 self._cache.clear()
@@ -323,6 +329,7 @@ class EdgeVectorStore(VectorStore):
         self._optimizer.start()
 
     def _optimize_sync(self) -> bool:
+        CALLER.set("optimizer")  # its own thread, or a worker call's copy of the context
         try:
             with self._optimize_lock:
                 if self.optimize_in_child:
@@ -337,7 +344,7 @@ class EdgeVectorStore(VectorStore):
                             error=repr(exc)[:300],
                             stderr=bytes(err)[-500:].decode(errors="replace"),
                         )
-                return self._read(lambda s: s.optimize())
+                return self._read(lambda s: s.optimize(), "optimize")
         except RuntimeError:  # closed meanwhile: nothing to do
             return False
 
@@ -392,7 +399,7 @@ class EdgeVectorStore(VectorStore):
 
     async def embedding_model(self) -> str | None:
         """Kept in `STORE_META` inside the shard directory (copied and removed with it)."""
-        return await self._run(lambda: self._read(lambda _: self._recorded_model()))
+        return await self._run(lambda: self._read(lambda _: self._recorded_model(), "meta"))
 
     def _recorded_model(self) -> str | None:
         meta_path = self.path / STORE_META
@@ -418,7 +425,7 @@ class EdgeVectorStore(VectorStore):
             return recorded
 
         # Under the write lock, in the order every write takes them (gate, then lock).
-        return await self._run(lambda: self._write(claim))
+        return await self._run(lambda: self._write(claim, "meta"))
 
     async def sample(self, n: int) -> list[ScoredPoint]:
         request = qe.ScrollRequest(
@@ -426,7 +433,7 @@ class EdgeVectorStore(VectorStore):
             with_payload=qe.PayloadSelector.Include(["text"]),
             with_vector=[DENSE],
         )
-        records, _ = await self._run(lambda: self._read(lambda s: s.scroll(request)))
+        records, _ = await self._run(lambda: self._read(lambda s: s.scroll(request), "sample"))
         return [_stored(r, True) for r in records]
 
     @property
@@ -462,7 +469,7 @@ class EdgeVectorStore(VectorStore):
             self._maybe_optimize(len(edge_points))
 
         written = [str(uuid.UUID(p.id)) for p in points]
-        await self._run(lambda: self._write(op, lambda _: self._cache.drop(written)))
+        await self._run(lambda: self._write(op, "upsert", lambda _: self._cache.drop(written)))
 
     def _owned(
         self,
@@ -494,7 +501,7 @@ class EdgeVectorStore(VectorStore):
     def _live(self, shard: qe.EdgeShard) -> bool:
         """Whether `shard` is the one this adapter serves (not a copy being brought up to
         date after an optimize elsewhere, whose writes replay the live shard's)."""
-        return shard is self._shard
+        return getattr(shard, "shard", shard) is self._shard
 
     def _owned_ids(
         self, shard: qe.EdgeShard, tenant: str, ids: list[str], writing: bool
@@ -573,7 +580,9 @@ class EdgeVectorStore(VectorStore):
         fields: Sequence[str] | None = None,
     ) -> list[ScoredPoint]:
         points = await self._run(
-            lambda: self._read(lambda s: self._owned(s, tenant, ids, with_vectors, fields=fields))
+            lambda: self._read(
+                lambda s: self._owned(s, tenant, ids, with_vectors, fields=fields), "get"
+            )
         )
         if fields is not None and "tenant" not in fields:
             for p in points:  # read for the ownership check only
@@ -622,7 +631,7 @@ class EdgeVectorStore(VectorStore):
         def cached(out: _Patched) -> None:
             self._cache.drop(str(i) for ids, _ in out[1] for i in ids)
 
-        mine, _ = await self._run(lambda: self._write(op, cached))
+        mine, _ = await self._run(lambda: self._write(op, "set_payload", cached))
         return mine
 
     async def delete(self, tenant: str, ids: Sequence[str]) -> int:
@@ -641,7 +650,7 @@ class EdgeVectorStore(VectorStore):
                 self._owners.forget(owned)
             return owned
 
-        return len(await self._run(lambda: self._write(op, self._cache.drop)))
+        return len(await self._run(lambda: self._write(op, "delete", self._cache.drop)))
 
     async def search(
         self,
@@ -710,7 +719,7 @@ class EdgeVectorStore(VectorStore):
             )
             return hits, cosines, payloads
 
-        hits, cosines, payloads = await self._run(lambda: self._read(run))
+        hits, cosines, payloads = await self._run(lambda: self._read(run, "search"))
         out = []
         for h in hits:
             pid = str(h.id)
@@ -759,7 +768,7 @@ class EdgeVectorStore(VectorStore):
             for q in queries
         ]
         batch = qe.QueryBatchRequest(requests)
-        results = await self._run(lambda: self._read(lambda s: s.query_batch(batch)))
+        results = await self._run(lambda: self._read(lambda s: s.query_batch(batch), "search_many"))
         return [
             [
                 ScoredPoint(
@@ -795,7 +804,9 @@ class EdgeVectorStore(VectorStore):
             with_payload=_selector(fields),
             with_vector=[DENSE] if with_vectors else False,
         )
-        records, next_offset = await self._run(lambda: self._read(lambda s: s.scroll(request)))
+        records, next_offset = await self._run(
+            lambda: self._read(lambda s: s.scroll(request), "scroll")
+        )
         points = [_stored(r, with_vectors) for r in records]
         return points, (str(next_offset) if next_offset is not None else None)
 
@@ -855,11 +866,11 @@ class EdgeVectorStore(VectorStore):
         def read(shard: qe.EdgeShard) -> list[list[T]]:
             return [[convert(r) for r in shard.scroll(q)[0]] for q in requests]
 
-        return await self._run(lambda: self._read(read)) if requests else []
+        return await self._run(lambda: self._read(read, "scroll_many")) if requests else []
 
     async def count(self, tenant: str, flt: Filter | None = None) -> int:
         request = qe.CountRequest(exact=True, filter=to_edge_filter(tenant, flt))
-        return int(await self._run(lambda: self._read(lambda s: s.count(request))))
+        return int(await self._run(lambda: self._read(lambda s: s.count(request), "count")))
 
     async def close(self) -> None:
         await self._run(self._close_sync)
@@ -879,6 +890,38 @@ class EdgeVectorStore(VectorStore):
                 self._shard.flush()
                 self._shard.close()
                 self._shard = None
+
+
+class _Timed:
+    """The shard as one adapter call (`op`) uses it: each engine call's wall time is
+    counted as `op:method` for the current caller (`telemetry.STORE_SECONDS`). Only the
+    engine's own time: it holds the interpreter lock throughout, so this is time the rest
+    of the process could not run, while the adapter's Python around it may wait for the
+    lock (a wall clock around the whole adapter call counted those waits too)."""
+
+    __slots__ = ("op", "shard")
+
+    def __init__(self, shard: qe.EdgeShard, op: str) -> None:
+        self.shard = shard
+        self.op = op
+
+    def __getattr__(self, name: str) -> Any:
+        method = getattr(self.shard, name)
+
+        def timed(*args: Any, **kwargs: Any) -> Any:
+            started = time.perf_counter()
+            try:
+                return method(*args, **kwargs)
+            finally:
+                labels = (f"{self.op}:{name}", CALLER.get())
+                STORE_SECONDS.labels(*labels).inc(time.perf_counter() - started)
+                STORE_CALLS.labels(*labels).inc()
+
+        return timed
+
+
+def _timed(shard: qe.EdgeShard, op: str) -> qe.EdgeShard:
+    return cast(qe.EdgeShard, _Timed(shard, op))
 
 
 def _cosines(shard: qe.EdgeShard, query: list[float], hits: Sequence[Any]) -> dict[Any, float]:

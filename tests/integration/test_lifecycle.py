@@ -397,7 +397,7 @@ async def _remove_dense_vector(res: Resources, mid: str) -> None:
     store = getattr(res.vectors, "inner", res.vectors)  # past the strength overlay
     assert isinstance(store, EdgeVectorStore)
     op = qe.UpdateOperation.delete_vectors([mid], [DENSE])
-    await store._run(lambda: store._write(lambda shard: shard.update(op)))
+    await store._run(lambda: store._write(lambda shard: shard.update(op), "test"))
 
 
 async def test_jobs_are_single_runners_per_tenant_and_interval(life: Lifecycle) -> None:

@@ -500,7 +500,8 @@ class EdgeVectorStore(VectorStore):
 
     def _live(self, shard: qe.EdgeShard) -> bool:
         """Whether `shard` is the one this adapter serves (not a copy being brought up to
-        date after an optimize elsewhere, whose writes replay the live shard's)."""
+        date after an optimize elsewhere, whose writes replay the live shard's). Calls
+        get the live shard wrapped in `_Timed`; replays get the copy itself."""
         return getattr(shard, "shard", shard) is self._shard
 
     def _owned_ids(

@@ -468,7 +468,7 @@ class EdgeVectorStore(VectorStore):
                 self._owners.remember(owned)
             self._maybe_optimize(len(edge_points))
 
-        written = [str(uuid.UUID(p.id)) for p in points]
+        written = [i for i, _ in owned]
         await self._run(lambda: self._write(op, "upsert", lambda _: self._cache.drop(written)))
 
     def _owned(

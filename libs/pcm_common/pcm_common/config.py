@@ -63,6 +63,10 @@ class PcmSettings(BaseSettings):
     # docs/benchmarks.md, session 14). ~8 KB per synthetic memory's payload (~80 MB).
     # Ignored with a Qdrant server.
     qdrant_payload_cache: int = 10_000
+    # Dense vectors (and the few filter fields batch searches use) Qdrant Edge's adapter
+    # keeps in memory, searched with NumPy (`pcm_common.stores.dense_mirror`; 0: none):
+    # the engine's searches hold the interpreter lock. ~1.6 KB a point.
+    qdrant_dense_mirror: int = 0
     # Strength updates (recall side effects, repeats) kept in Redis and folded into the
     # payloads by the sweeper's `strength_fold` job (`pcm_common.stores.strength_overlay`):
     # a payload write moves a Qdrant Edge point out of its indexed segment, and searches

@@ -85,6 +85,7 @@ class Resources:
             indexing_threshold_kb=s.qdrant_indexing_threshold_kb,
             optimize_in_child=s.qdrant_optimize_in_child,
             payload_cache=s.qdrant_payload_cache,
+            dense_mirror=s.qdrant_dense_mirror,
         )
 
     async def open_vectors(self) -> None:

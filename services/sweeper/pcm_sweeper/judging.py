@@ -208,13 +208,17 @@ class Judging:
         # 8-10k memories in the pipeline, `time_keys`). Hits of the memory's own hour
         # that are not earlier are dropped here; a search whose hits cannot prove the
         # family complete is asked again with the exact range.
+        # A store whose ranges cost no more than the keys (`cheap_ranges`) is asked the
+        # exact search only.
+        again: list[tuple[int, datetime]] = []
+        if self.res.vectors.cheap_ranges:
+            todo, again = [], todo
         limit = c.family_max + sp.FAMILY_SLACK
         until = utcnow().year + 1
         found = await self.res.vectors.search_many(
             [self._family_query(items[n], limit, at, until) for n, at in todo],
             fields=FAMILY_FIELDS,
         )
-        again: list[tuple[int, datetime]] = []
         for (n, at), hits in zip(todo, found, strict=True):
             family, eligible = self._select(items[n][1], hits, at)
             scores = [h.score for h in hits]

@@ -49,6 +49,7 @@ import qdrant_edge as qe
 import structlog
 
 from pcm_common.stores import edge_optimize
+from pcm_common.stores.dense_mirror import MIRRORED, DenseMirror
 from pcm_common.stores.owners import Owners
 from pcm_common.stores.payload_cache import PayloadCache
 from pcm_common.stores.qdrant_common import (
@@ -217,6 +218,7 @@ class EdgeVectorStore(VectorStore):
         optimize_in_child: bool = False,
         optimize_timeout_s: float = 1800.0,
         payload_cache: int = 0,
+        dense_mirror: int = 0,
     ) -> None:
         self.path = Path(path)
         self.dim = dim
@@ -241,6 +243,12 @@ class EdgeVectorStore(VectorStore):
         self._optimize_lock = threading.Lock()
         # Exact because every write of the shard passes through this object (`payload_cache`).
         self._cache = PayloadCache(payload_cache)
+        # The dense vectors and filter fields of the tenants searched so far, searched in
+        # NumPy without the interpreter lock (`dense_mirror`); exact for the same reason,
+        # changed under the write lock for the live shard only, like `_owners`.
+        self._mirror = DenseMirror(dim, dense_mirror)
+        # Tenants the mirror could not take (too many points): searched by the engine.
+        self._unmirrored: set[str] = set()
 
     # ---- plumbing -------------------------------------------------------------------
 
@@ -302,6 +310,7 @@ class EdgeVectorStore(VectorStore):
                 # Part of a write may have landed: forget what it touched.
                 self._cache.clear()
                 self._owners.clear()
+                self._forget_mirror()
                 raise
             if self._journal is not None:
                 self._journal.append(fn)
@@ -466,6 +475,9 @@ class EdgeVectorStore(VectorStore):
             shard.update(qe.UpdateOperation.upsert_points(edge_points))
             if self._live(shard):
                 self._owners.remember(owned)
+                self._mirror.put(
+                    (i, t, p.vector, p.payload) for (i, t), p in zip(owned, points, strict=True)
+                )
             self._maybe_optimize(len(edge_points))
 
         written = [i for i, _ in owned]
@@ -625,8 +637,11 @@ class EdgeVectorStore(VectorStore):
             # filtered write per point, as before, cost ~60-190 us more per point).
             todo = [(str(uuid.UUID(i)), p) for (i, p), ok in zip(patches, mine, strict=True) if ok]
             groups = _grouped(todo)
+            live = self._live(shard)
             for ids, patch in groups:
                 shard.update(qe.UpdateOperation.set_payload(ids, dict(patch)))
+                if live:
+                    self._mirror.patch((str(i) for i in ids), patch)
             return mine, groups
 
         def cached(out: _Patched) -> None:
@@ -649,6 +664,7 @@ class EdgeVectorStore(VectorStore):
             shard.update(qe.UpdateOperation.delete_points_by_filter(guard))
             if self._live(shard):
                 self._owners.forget(owned)
+                self._mirror.remove(owned)
             return owned
 
         return len(await self._run(lambda: self._write(op, "delete", self._cache.drop)))
@@ -754,6 +770,23 @@ class EdgeVectorStore(VectorStore):
         0.4 ms for 12 hits at 10k memories)."""
         if not queries:
             return []
+        mirrored = await self._mirrored(queries)
+        if mirrored:
+            rest = [n for n in range(len(queries)) if n not in mirrored]
+            out = dict(
+                zip(
+                    rest, await self._search_engine([queries[n] for n in rest], fields), strict=True
+                )
+            )
+            out.update(await self._search_mirror({n: queries[n] for n in mirrored}, fields))
+            return [out[n] for n in range(len(queries))]
+        return await self._search_engine(queries, fields)
+
+    async def _search_engine(
+        self, queries: Sequence[SearchQuery], fields: Sequence[str] | None
+    ) -> list[list[ScoredPoint]]:
+        if not queries:
+            return []
         payload = _selector(fields)
         requests = [
             qe.QueryRequest(
@@ -785,6 +818,105 @@ class EdgeVectorStore(VectorStore):
             else []
             for q, hits in zip(queries, results, strict=True)
         ]
+
+    # ---- the dense mirror (`dense_mirror`) -------------------------------------------
+
+    @property
+    def cheap_ranges(self) -> bool:
+        """Whether a range on `created_ts` costs a batch search no more than keyword
+        conditions: the mirror compares columns; the engine checks every point of an
+        unindexed segment against it."""
+        return self._mirror.enabled
+
+    def _forget_mirror(self) -> None:
+        self._mirror.clear()
+        self._unmirrored.clear()
+
+    async def _mirrored(self, queries: Sequence[SearchQuery]) -> set[int]:
+        """Which of `queries` the mirror answers (loading their tenants first)."""
+        if not self._mirror.enabled:
+            return set()
+        fit = [
+            n
+            for n, q in enumerate(queries)
+            if q.limit > 0
+            and not q.with_vectors
+            and q.tenant not in self._unmirrored
+            and DenseMirror.answers(q.flt)
+        ]
+        for tenant in {queries[n].tenant for n in fit} - self._mirror.tenants():
+            await self._run(lambda tenant=tenant: self._load_mirror(tenant))  # type: ignore[misc]
+        covered = self._mirror.tenants()
+        return {n for n in fit if queries[n].tenant in covered}
+
+    def _load_mirror(self, tenant: str) -> None:
+        """Copy `tenant` into the mirror from the engine, under the write lock so that no
+        write falls between the read and the copy."""
+        with self._gate.enter(), self._write_lock:
+            if self._mirror.covers(tenant) or tenant in self._unmirrored:
+                return
+            shard = _timed(self._open(), "mirror_load")
+            points: list[tuple[str, list[float], dict[str, Any]]] = []
+            offset: Any = None
+            while True:
+                records, offset = shard.scroll(
+                    qe.ScrollRequest(
+                        offset=offset,
+                        limit=1024,
+                        filter=to_edge_filter(tenant, None),
+                        with_payload=_selector(sorted(MIRRORED)),
+                        with_vector=[DENSE],
+                    )
+                )
+                points += [
+                    (str(r.id), dense_of(r.vector) or [0.0] * self.dim, dict(r.payload or {}))
+                    for r in records
+                ]
+                if offset is None:
+                    break
+            if not self._mirror.load(tenant, points):
+                self._unmirrored.add(tenant)
+            log.info(
+                "edge_mirror_loaded",
+                tenant=tenant,
+                points=len(points),
+                mirrored=self._mirror.covers(tenant),
+            )
+
+    async def _search_mirror(
+        self, queries: dict[int, SearchQuery], fields: Sequence[str] | None
+    ) -> dict[int, list[ScoredPoint]]:
+        """`queries` answered by the mirror (the engine answers those whose tenant left it
+        meanwhile), their hits' payloads read as `get` reads them (cache first); a hit
+        deleted or moved to another tenant in between is left out."""
+        order = list(queries)
+        found = await self._run(lambda: self._mirror.search([queries[n] for n in order]))
+        out: dict[int, list[ScoredPoint]] = {}
+        left = [n for n, hits in zip(order, found, strict=True) if hits is None]
+        if left:
+            redone = await self._search_engine([queries[n] for n in left], fields)
+            out.update(zip(left, redone, strict=True))
+        ids = list(dict.fromkeys(i for hits in found if hits for i, _ in hits))
+        want = fields is None or bool(fields)
+        payloads: dict[str, dict[str, Any]] = {}
+        if want and ids:
+            asked = None if fields is None else ["tenant", *fields]
+            payloads = await self._run(
+                lambda: self._read(lambda s: self._payloads(s, ids, asked)[0], "search_many:mirror")
+            )
+        for n, hits in zip(order, found, strict=True):
+            if hits is None:
+                continue
+            q = queries[n]
+            out[n] = [
+                ScoredPoint(id=i, score=score, payload=dict(only_fields(payloads[i], fields)))
+                if want
+                else ScoredPoint(id=i, score=score, payload={})
+                for i, score in hits
+                if q.keeps(score)
+                and (not want or (i in payloads and payloads[i].get("tenant") == q.tenant))
+            ]
+        return out
 
     async def scroll(
         self,
@@ -887,6 +1019,7 @@ class EdgeVectorStore(VectorStore):
         with self._open_lock, self._write_lock:
             self._cache.clear()
             self._owners.clear()
+            self._forget_mirror()
             if self._shard is not None:
                 self._shard.flush()
                 self._shard.close()

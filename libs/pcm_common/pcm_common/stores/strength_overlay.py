@@ -291,6 +291,10 @@ class StrengthOverlayStore(VectorStore):
     def indexing(self) -> bool:
         return self.inner.indexing
 
+    @property
+    def cheap_ranges(self) -> bool:
+        return self.inner.cheap_ranges
+
     async def close(self) -> None:
         await self.inner.close()
 

@@ -184,6 +184,12 @@ class VectorStore(ABC):
         a server indexes on its own and answers False)."""
         return False
 
+    @property
+    def cheap_ranges(self) -> bool:
+        """Whether a range condition costs a batch search no more than equality ones (the
+        judge then asks for its families' "earlier" exactly, in one search)."""
+        return False
+
     @abstractmethod
     async def upsert(self, points: Sequence[VectorPoint]) -> None:
         """Insert or replace points; durable when this returns."""

@@ -113,6 +113,23 @@ class _Table:
         return len(self.rows)
 
 
+def _keyword_key(flt: Filter | None) -> str:
+    if flt is None:
+        return ""
+    return repr((sorted(flt.must.items()), sorted(flt.must_not.items()), flt.should))
+
+
+def _in_ranges(flt: Filter, floats: dict[str, np.ndarray]) -> np.ndarray:
+    """Rows within `flt`'s ranges (a missing value, kept as NaN, is in none)."""
+    mask: np.ndarray | None = None
+    for k, (lo, hi) in flt.ranges.items():
+        col = floats[k]
+        for ok in (None if lo is None else col >= lo, None if hi is None else col <= hi):
+            if ok is not None:
+                mask = ok if mask is None else mask & ok
+    return mask if mask is not None else np.ones(len(next(iter(floats.values()))), bool)
+
+
 class DenseMirror:
     """The copy; `capacity`: most points kept over all tenants (0: off). A tenant whose
     load would pass it is not copied, and its searches go to the engine."""
@@ -304,33 +321,37 @@ class DenseMirror:
             norms = np.linalg.norm(asked, axis=1, keepdims=True)
             asked = (asked / np.where(norms > 0, norms, 1.0)).astype(np.float32)
             scores = asked @ vectors.T  # releases the interpreter lock
+            # The keyword part of a filter is usually shared by a batch (same scope, same
+            # states): computed once per distinct filter; ranges and scores per query.
+            shared: dict[str, np.ndarray] = {}
             for row, n in enumerate(numbers):
                 query = queries[n]
-                mask = alive & self._mask(query.flt, codes, floats, size)
-                s = np.where(mask, scores[row], -np.inf)
-                if query.min_score is not None:
-                    s = np.where(s >= query.min_score - 1e-6, s, -np.inf)
-                limit = min(query.limit, size)
-                if limit <= 0:
+                if query.limit <= 0:
                     continue
-                top = np.argpartition(-s, limit - 1)[:limit] if limit < size else np.arange(size)
-                top = top[np.isfinite(s[top])]
-                top = top[np.lexsort((top, -s[top]))]
-                picked[n] = [(int(r), float(s[r])) for r in top]
+                key = _keyword_key(query.flt)
+                base = shared.get(key)
+                if base is None:
+                    base = shared[key] = alive & self._keywords(query.flt, codes, size)
+                s = scores[row]
+                ok = (
+                    base & _in_ranges(query.flt, floats) if query.flt and query.flt.ranges else base
+                )
+                if query.min_score is not None:
+                    ok = ok & (s >= query.min_score - 1e-6)
+                rows = np.flatnonzero(ok)
+                if len(rows) > query.limit:
+                    rows = rows[np.argpartition(-s[rows], query.limit - 1)[: query.limit]]
+                rows = rows[np.lexsort((rows, -s[rows]))]
+                picked[n] = [(int(r), float(s[r])) for r in rows]
             with self._lock:  # a row given to another point meanwhile is not a hit
                 for n in numbers:
                     out[n] = [
-                        (str(ids[r]), sc) for r, sc in picked.pop(n) if table.ids[r] == ids[r]
+                        (str(ids[r]), sc) for r, sc in picked.pop(n, []) if table.ids[r] == ids[r]
                     ]
         return out
 
-    def _mask(
-        self,
-        flt: Filter | None,
-        codes: dict[str, np.ndarray],
-        floats: dict[str, np.ndarray],
-        size: int,
-    ) -> np.ndarray:
+    def _keywords(self, flt: Filter | None, codes: dict[str, np.ndarray], size: int) -> np.ndarray:
+        """Rows matching `flt`'s keyword conditions (must, must_not, should)."""
         mask = np.ones(size, bool)
         if flt is None:
             return mask
@@ -338,12 +359,6 @@ class DenseMirror:
             mask &= self._matches(k, v, codes)
         for k, v in flt.must_not.items():
             mask &= ~self._matches(k, v, codes)
-        for k, (lo, hi) in flt.ranges.items():
-            col = floats[k]
-            if lo is not None:
-                mask &= col >= lo
-            if hi is not None:
-                mask &= col <= hi
         if flt.should:
             any_group = np.zeros(size, bool)
             for group in flt.should:

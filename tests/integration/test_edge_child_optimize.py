@@ -10,9 +10,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import qdrant_edge as qe
 
 from pcm_common.stores import edge_optimize
+from pcm_common.stores.qdrant_common import DENSE
 from pcm_common.stores.qdrant_edge_store import EdgeVectorStore
+from pcm_common.stores.vectors import SearchQuery
 from tests.integration.test_vector_stores import DIM, make_point
 
 pytestmark = pytest.mark.slow
@@ -125,5 +128,51 @@ async def test_the_default_builds_in_process(
         await store.upsert([make_point("A") for _ in range(20)])
         assert await store.optimize() in (True, False)
         assert await store.count("A") == 20
+    finally:
+        await store.close()
+
+
+async def test_a_write_that_failed_during_the_build_is_forgotten_at_the_swap(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A write that landed in the live shard but failed is not in the journal, so the
+    swapped-in copy lacks it: the mirror (and the cache, the owners) learnt it from the
+    live shard and must forget it at the swap."""
+    store = EdgeVectorStore(
+        tmp_path / "shard",
+        dim=DIM,
+        optimize_after=10**9,
+        optimize_in_child=True,
+        dense_mirror=10_000,
+    )
+    await store.ensure_collection()
+    await store.upsert([make_point("A", f"note {i}") for i in range(200)])
+    lost = make_point("A", "half written")
+    nearest = SearchQuery("A", lost.vector, limit=1)
+    loop = asyncio.get_running_loop()
+    seen: dict[str, Any] = {}
+    real = edge_optimize.optimize_copy
+
+    def half(shard: Any) -> None:
+        point = qe.Point(lost.id, {DENSE: list(lost.vector)}, dict(lost.payload))
+        shard.update(qe.UpdateOperation.upsert_points([point]))
+        raise RuntimeError("cut after the engine took it")
+
+    def build(copy: Path, *args: Any) -> None:
+        with pytest.raises(RuntimeError):
+            store._write(half, "test")
+        # Reloaded from the live shard, which holds the half-written point.
+        found = asyncio.run_coroutine_threadsafe(store.search_many([nearest], fields=()), loop)
+        seen["before"] = [h.id for h in found.result(60)[0]]
+        real(copy, *args)
+
+    monkeypatch.setattr(edge_optimize, "optimize_copy", build)
+    try:
+        assert await store.optimize() is True
+        assert seen["before"] == [lost.id]
+        (after,) = await store.search_many([nearest], fields=())
+        assert after and after[0].id != lost.id
+        assert await store.count("A") == 200
+        assert not await store.get("A", [lost.id])
     finally:
         await store.close()

@@ -115,7 +115,8 @@ async def test_mirrored_searches_match_the_engines(tmp_path: Path) -> None:
                 assert [p.id for p in full] == [p.id for p in other]
                 assert np.allclose([p.score for p in full], [p.score for p in other], atol=1e-5)
                 assert [p.payload for p in full] == [p.payload for p in other]
-    assert stores["full"].cheap_ranges and not stores["none"].cheap_ranges
+    assert stores["full"].cheap_ranges("A") and not stores["none"].cheap_ranges("A")
+    assert not stores["small"].cheap_ranges("A")  # too many points: the engine's
     assert len(stores["full"]._mirror) > 0 and len(stores["small"]._mirror) == 0
 
     # Mirrored: the engine is not searched; the mirror's payload reads are all it is asked.

@@ -155,3 +155,31 @@ def test_a_point_moves_between_tenants_and_rows_are_never_rewritten_in_place() -
     assert mirror.search(q) == [[], [("p", pytest.approx(1.0))]]
     mirror.remove(["p"])
     assert mirror.search(q) == [[], []]
+
+
+def test_writes_during_a_search_never_give_it_a_rewritten_row() -> None:
+    """Writes land while a search's NumPy work runs (outside the mirror's lock): a point
+    written again keeps the score of the row the search read, a deleted one is left out,
+    and no row the search may read is handed to another point until it is done."""
+    mirror = DenseMirror(DIM, 100)
+    e = np.eye(DIM).tolist()
+    assert mirror.load("t", [("a", e[0], {}), ("b", e[0], {}), ("c", e[1], {})])
+    table = mirror._tables["t"]
+    rows_before = dict(table.rows)
+    real = mirror._pick
+
+    def pick(*args: Any) -> Any:
+        mirror.put([("a", "t", e[2], {})])  # a written again, far from the query now
+        mirror.remove(["b"])
+        mirror.put([("d", "t", e[0], {})])  # must not take a's or b's old row
+        assert not set(rows_before.values()) & {table.rows["a"], table.rows["d"]}
+        return real(*args)
+
+    mirror._pick = pick  # type: ignore[method-assign]
+    (hits,) = mirror.search([SearchQuery("t", e[0], limit=5)])
+    assert hits == [("a", pytest.approx(1.0)), ("c", pytest.approx(0.0))]
+    mirror._pick = real  # type: ignore[method-assign]
+    (hits,) = mirror.search([SearchQuery("t", e[0], limit=5)])
+    assert [i for i, _ in hits] == ["d", "c", "a"]
+    mirror.put([("f", "t", e[3], {})])  # no search running: freed rows are reused now
+    assert table.rows["f"] in rows_before.values()

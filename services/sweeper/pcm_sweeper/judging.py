@@ -210,9 +210,9 @@ class Judging:
         # family complete is asked again with the exact range.
         # A store whose ranges cost no more than the keys (`cheap_ranges`) is asked the
         # exact search only.
-        again: list[tuple[int, datetime]] = []
-        if self.res.vectors.cheap_ranges:
-            todo, again = [], todo
+        cheap = [self.res.vectors.cheap_ranges(items[n][0]) for n, _ in todo]
+        again = [t for t, c in zip(todo, cheap, strict=True) if c]
+        todo = [t for t, c in zip(todo, cheap, strict=True) if not c]
         limit = c.family_max + sp.FAMILY_SLACK
         until = utcnow().year + 1
         found = await self.res.vectors.search_many(

@@ -48,14 +48,36 @@ def _code_key(value: Any) -> Any:
     return value if isinstance(value, str) else (type(value).__name__, value)
 
 
+def _keyword_key(flt: Filter | None) -> str:
+    if flt is None:
+        return ""
+    return repr((sorted(flt.must.items()), sorted(flt.must_not.items()), flt.should))
+
+
+def _in_ranges(flt: Filter, floats: dict[str, np.ndarray], size: int) -> np.ndarray:
+    """Rows within `flt`'s ranges (a missing value, kept as NaN, is in none)."""
+    mask = np.ones(size, bool)
+    for k, (lo, hi) in flt.ranges.items():
+        col = floats[k]
+        if lo is not None:
+            mask &= col >= lo
+        if hi is not None:
+            mask &= col <= hi
+    return mask
+
+
 @dataclass
 class _Table:
-    """One tenant's points: row-aligned vectors and columns; dead rows are reused."""
+    """One tenant's points: row-aligned vectors and columns.
+
+    A row is never rewritten while a search may read it: a point written again gets a new
+    row, and freed rows wait in `pending` until no search is running (`recycle`)."""
 
     dim: int
     ids: list[str | None] = field(default_factory=list)
     rows: dict[str, int] = field(default_factory=dict)
     free: list[int] = field(default_factory=list)
+    pending: list[int] = field(default_factory=list)
     vectors: np.ndarray = field(init=False)
     codes: dict[str, np.ndarray] = field(init=False)
     floats: dict[str, np.ndarray] = field(init=False)
@@ -83,10 +105,8 @@ class _Table:
         self.alive = bigger(self.alive)
 
     def new_row(self, point_id: str) -> int:
-        """A row for `point_id`, never the one it has now (that one is freed after): a
-        search running meanwhile reads the old row unchanged, and `DenseMirror.search`
-        drops hits whose row was given to another point since it started."""
-        old = self.rows.get(point_id)
+        """A fresh row for `point_id`; the one it had is freed."""
+        self.remove(point_id)
         if self.free:
             row = self.free.pop()
             self.ids[row] = point_id
@@ -96,10 +116,6 @@ class _Table:
                 self._grow()
             self.ids.append(point_id)
         self.rows[point_id] = row
-        if old is not None:
-            self.alive[old] = False
-            self.ids[old] = None
-            self.free.append(old)
         return row
 
     def remove(self, point_id: str) -> None:
@@ -107,32 +123,23 @@ class _Table:
         if row is not None:
             self.alive[row] = False
             self.ids[row] = None
-            self.free.append(row)
+            self.pending.append(row)
+
+    def recycle(self) -> None:
+        self.free += self.pending
+        self.pending.clear()
 
     def __len__(self) -> int:
         return len(self.rows)
 
 
-def _keyword_key(flt: Filter | None) -> str:
-    if flt is None:
-        return ""
-    return repr((sorted(flt.must.items()), sorted(flt.must_not.items()), flt.should))
-
-
-def _in_ranges(flt: Filter, floats: dict[str, np.ndarray]) -> np.ndarray:
-    """Rows within `flt`'s ranges (a missing value, kept as NaN, is in none)."""
-    mask: np.ndarray | None = None
-    for k, (lo, hi) in flt.ranges.items():
-        col = floats[k]
-        for ok in (None if lo is None else col >= lo, None if hi is None else col <= hi):
-            if ok is not None:
-                mask = ok if mask is None else mask & ok
-    return mask if mask is not None else np.ones(len(next(iter(floats.values()))), bool)
-
-
 class DenseMirror:
     """The copy; `capacity`: most points kept over all tenants (0: off). A tenant whose
-    load would pass it is not copied, and its searches go to the engine."""
+    load would pass it is not copied, and its searches go to the engine.
+
+    Writes (`load`, `put`, `patch`, `remove`) come from the adapter's write lock, one at a
+    time; searches run from any thread. `_lock` makes each write and each search's
+    snapshot atomic; the NumPy work of a search runs outside it."""
 
     def __init__(self, dim: int, capacity: int) -> None:
         self.dim = dim
@@ -140,6 +147,7 @@ class DenseMirror:
         self._tables: dict[str, _Table] = {}
         self._tenant_of: dict[str, str] = {}
         self._codes: dict[str, dict[Any, int]] = {k: {} for k in KEYWORDS}
+        self._searches = 0  # running searches: freed rows are not reused meanwhile
         self._lock = threading.Lock()
 
     @property
@@ -156,18 +164,21 @@ class DenseMirror:
         with self._lock:
             return set(self._tables)
 
+    def room(self) -> int:
+        """Points that can still be copied."""
+        return max(0, self.capacity - len(self))
+
     @staticmethod
     def answers(flt: Filter | None) -> bool:
-        """Whether a filter uses mirrored fields only."""
+        """Whether a filter uses mirrored fields only, with string (or "is empty")
+        values: what the engine matches as keywords."""
         if flt is None:
             return True
-        keys = set(flt.must) | set(flt.must_not) | set(flt.ranges)
-        keys |= {k for group in flt.should for k in group}
-        if not keys <= MIRRORED or not all(k in RANGES for k in flt.ranges):
+        keys = set(flt.must) | set(flt.must_not) | {k for group in flt.should for k in group}
+        if not keys <= set(KEYWORDS) or not set(flt.ranges) <= set(RANGES):
             return False
         values = [*flt.must.values(), *flt.must_not.values()]
         values += [v for group in flt.should for v in group.values()]
-        # Equality on strings (or "is empty"): what the engine matches as keywords.
         return all(
             v is None
             or isinstance(v, str)
@@ -182,74 +193,82 @@ class DenseMirror:
     def load(
         self, tenant: str, points: Iterable[tuple[str, Sequence[float], Mapping[str, Any]]]
     ) -> bool:
-        """Copy `tenant` in whole (every point it owns, from the engine); False when it
-        does not fit or cannot be represented (then it stays uncopied)."""
+        """Copy `tenant` in whole (every point it owns, from the engine, in pages); False
+        when it does not fit or cannot be represented (then it stays uncopied)."""
         table = _Table(self.dim)
-        taken: list[str] = []
+        room = self.room()
         try:
             for point_id, vector, payload in points:
-                if len(self) + len(taken) >= self.capacity:
+                if len(table) >= room:
                     return False
                 self._set(table, point_id, vector, payload)
-                taken.append(point_id)
         except Unrepresentable:
             return False
         with self._lock:
             self._tables[tenant] = table
-            self._tenant_of.update(dict.fromkeys(taken, tenant))
+            self._tenant_of.update(dict.fromkeys(table.rows, tenant))
         return True
 
     def put(self, points: Iterable[tuple[str, str, Sequence[float], Mapping[str, Any]]]) -> None:
         """Upserted points: (id, tenant, vector, whole payload)."""
-        for point_id, tenant, vector, payload in points:
-            before = self._tenant_of.get(point_id)
-            if before is not None and before != tenant:
-                self._drop_point(point_id)
-            table = self._tables.get(tenant)
-            if table is None:
-                continue  # not copied: its first search loads it from the engine
-            if len(self) >= self.capacity and point_id not in table.rows:
-                self.drop_tenant(tenant)
-                continue
-            try:
-                self._set(table, point_id, vector, payload)
-            except Unrepresentable:
-                self.drop_tenant(tenant)
-                continue
-            self._tenant_of[point_id] = tenant
+        with self._lock:
+            for point_id, tenant, vector, payload in points:
+                before = self._tenant_of.get(point_id)
+                if before is not None and before != tenant:
+                    self._drop_point(point_id)
+                table = self._tables.get(tenant)
+                if table is None:
+                    continue  # not copied: its first search loads it from the engine
+                if point_id not in table.rows and len(self) >= self.capacity:
+                    self._drop_tenant(tenant)
+                    continue
+                try:
+                    self._set(table, point_id, vector, payload)
+                except Unrepresentable:
+                    self._tenant_of.pop(point_id, None)
+                    self._drop_tenant(tenant)
+                    continue
+                self._tenant_of[point_id] = tenant
 
     def patch(self, ids: Iterable[str], patch: Mapping[str, Any]) -> None:
         """A payload write (top-level keys merged, as the engine does)."""
         touched = [k for k in patch if k in MIRRORED]
         if not touched:
             return
-        for point_id in ids:
-            tenant = self._tenant_of.get(point_id)
-            table = None if tenant is None else self._tables.get(tenant)
-            if table is None or tenant is None:
-                continue
-            row = table.rows[point_id]
-            try:
-                for k in touched:
-                    self._put_field(table, row, k, patch[k])
-            except Unrepresentable:
-                self.drop_tenant(tenant)
+        with self._lock:
+            for point_id in ids:
+                tenant = self._tenant_of.get(point_id)
+                table = None if tenant is None else self._tables.get(tenant)
+                if table is None or tenant is None:
+                    continue
+                row = table.rows[point_id]
+                try:
+                    for k in touched:
+                        self._put_field(table, row, k, patch[k])
+                except Unrepresentable:
+                    self._drop_tenant(tenant)
 
     def remove(self, ids: Iterable[str]) -> None:
-        for point_id in ids:
-            self._drop_point(point_id)
+        with self._lock:
+            for point_id in ids:
+                self._drop_point(point_id)
 
     def drop_tenant(self, tenant: str) -> None:
         with self._lock:
-            table = self._tables.pop(tenant, None)
-            if table is not None:
-                for point_id in table.rows:
-                    self._tenant_of.pop(point_id, None)
+            self._drop_tenant(tenant)
 
     def clear(self) -> None:
         with self._lock:
             self._tables.clear()
             self._tenant_of.clear()
+
+    # ---- internals (hold the lock, or work on a table nobody else sees yet) --------------
+
+    def _drop_tenant(self, tenant: str) -> None:
+        table = self._tables.pop(tenant, None)
+        if table is not None:
+            for point_id in table.rows:
+                self._tenant_of.pop(point_id, None)
 
     def _drop_point(self, point_id: str) -> None:
         tenant = self._tenant_of.pop(point_id, None)
@@ -260,6 +279,8 @@ class DenseMirror:
     def _set(
         self, table: _Table, point_id: str, vector: Sequence[float], payload: Mapping[str, Any]
     ) -> None:
+        if not self._searches:
+            table.recycle()
         row = table.new_row(point_id)
         vec = np.asarray(vector, np.float32)
         norm = float(np.linalg.norm(vec))
@@ -275,8 +296,15 @@ class DenseMirror:
 
     def _put_field(self, table: _Table, row: int, key: str, value: Any) -> None:
         if key in RANGES:
-            ok = isinstance(value, int | float) and not isinstance(value, bool)
-            table.floats[key][row] = float(value) if ok else math.nan
+            if isinstance(value, list | tuple | dict):
+                raise Unrepresentable(key)  # the engine matches any element of a list
+            number = math.nan
+            if isinstance(value, int | float) and not isinstance(value, bool):
+                try:
+                    number = float(value)
+                except OverflowError as exc:  # an integer no float holds
+                    raise Unrepresentable(key) from exc
+            table.floats[key][row] = number
             return
         table.codes[key][row] = self._code(key, value)
 
@@ -295,60 +323,78 @@ class DenseMirror:
     # ---- reads ----------------------------------------------------------------------------
 
     def search(self, queries: Sequence[SearchQuery]) -> list[list[tuple[str, float]] | None]:
-        """(id, cosine) of each query's hits, best first, ties by id order of the rows.
-        Every query's tenant must be `covers`-ed and its filter `answers`-ed."""
-        out: list[list[tuple[str, float]] | None] = [[] for _ in queries]
+        """(id, cosine) of each query's hits, best first, ties by row. Every query's
+        filter must be `answers`-ed; a query whose tenant is not copied gets None (the
+        engine's to answer). A point written again while the search ran keeps the score
+        of the row it read; one deleted or moved to another tenant meanwhile is left out."""
+        out: list[list[tuple[str, float]] | None] = [None] * len(queries)
         by_tenant: dict[str, list[int]] = {}
         for n, q in enumerate(queries):
             by_tenant.setdefault(q.tenant, []).append(n)
         for tenant, numbers in by_tenant.items():
             with self._lock:
-                found = self._tables.get(tenant)
-                if found is None:  # dropped since the caller looked: the engine's to answer
-                    for n in numbers:
-                        out[n] = None
+                table = self._tables.get(tenant)
+                if table is None:
                     continue
-                table = found
+                self._searches += 1
                 size = len(table.ids)
                 vectors, alive = table.vectors[:size], table.alive[:size].copy()
                 codes = {k: v[:size] for k, v in table.codes.items()}
                 floats = {k: v[:size] for k, v in table.floats.items()}
-                ids = list(table.ids)
-            picked: dict[int, list[tuple[int, float]]] = {}
-            if not size:
-                continue
-            asked = np.asarray([queries[n].vector for n in numbers], np.float32)
-            norms = np.linalg.norm(asked, axis=1, keepdims=True)
-            asked = (asked / np.where(norms > 0, norms, 1.0)).astype(np.float32)
-            scores = asked @ vectors.T  # releases the interpreter lock
-            # The keyword part of a filter is usually shared by a batch (same scope, same
-            # states): computed once per distinct filter; ranges and scores per query.
-            shared: dict[str, np.ndarray] = {}
-            for row, n in enumerate(numbers):
-                query = queries[n]
-                if query.limit <= 0:
-                    continue
-                key = _keyword_key(query.flt)
-                base = shared.get(key)
-                if base is None:
-                    base = shared[key] = alive & self._keywords(query.flt, codes, size)
-                s = scores[row]
-                ok = (
-                    base & _in_ranges(query.flt, floats) if query.flt and query.flt.ranges else base
-                )
-                if query.min_score is not None:
-                    ok = ok & (s >= query.min_score - 1e-6)
-                rows = np.flatnonzero(ok)
-                if len(rows) > query.limit:
-                    rows = rows[np.argpartition(-s[rows], query.limit - 1)[: query.limit]]
-                rows = rows[np.lexsort((rows, -s[rows]))]
-                picked[n] = [(int(r), float(s[r])) for r in rows]
-            with self._lock:  # a row given to another point meanwhile is not a hit
-                for n in numbers:
+                ids = table.ids[:size]
+            try:
+                picked = self._pick([queries[n] for n in numbers], vectors, alive, codes, floats)
+            finally:
+                with self._lock:
+                    self._searches -= 1
+            with self._lock:
+                for n, hits in zip(numbers, picked, strict=True):
                     out[n] = [
-                        (str(ids[r]), sc) for r, sc in picked.pop(n, []) if table.ids[r] == ids[r]
+                        (pid, score)
+                        for r, score in hits
+                        if (pid := ids[r]) is not None and pid in table.rows
                     ]
         return out
+
+    def _pick(
+        self,
+        queries: Sequence[SearchQuery],
+        vectors: np.ndarray,
+        alive: np.ndarray,
+        codes: dict[str, np.ndarray],
+        floats: dict[str, np.ndarray],
+    ) -> list[list[tuple[int, float]]]:
+        """(row, score) of each query's hits over one tenant's snapshot."""
+        size = len(alive)
+        if not size or not queries:
+            return [[] for _ in queries]
+        asked = np.asarray([q.vector for q in queries], np.float32)
+        norms = np.linalg.norm(asked, axis=1, keepdims=True)
+        asked = (asked / np.where(norms > 0, norms, 1.0)).astype(np.float32)
+        scores = asked @ vectors.T  # the interpreter lock is released meanwhile
+        # The keyword part of a filter is usually shared by a batch (same scope, same
+        # states): computed once per distinct filter; ranges and scores per query.
+        shared: dict[str, np.ndarray] = {}
+        picked: list[list[tuple[int, float]]] = []
+        for s, query in zip(scores, queries, strict=True):
+            if query.limit <= 0:
+                picked.append([])
+                continue
+            key = _keyword_key(query.flt)
+            base = shared.get(key)
+            if base is None:
+                base = shared[key] = alive & self._keywords(query.flt, codes, size)
+            ok = base
+            if query.flt is not None and query.flt.ranges:
+                ok = ok & _in_ranges(query.flt, floats, size)
+            if query.min_score is not None:
+                ok = ok & (s >= query.min_score - 1e-6)
+            rows = np.flatnonzero(ok)
+            if len(rows) > query.limit:
+                rows = rows[np.argpartition(-s[rows], query.limit - 1)[: query.limit]]
+            rows = rows[np.lexsort((rows, -s[rows]))]
+            picked.append([(int(r), float(s[r])) for r in rows])
+        return picked
 
     def _keywords(self, flt: Filter | None, codes: dict[str, np.ndarray], size: int) -> np.ndarray:
         """Rows matching `flt`'s keyword conditions (must, must_not, should)."""

@@ -72,6 +72,7 @@ from pcm_common.stores.vectors import (
     VectorPoint,
     VectorStore,
     only_fields,
+    payload_matches,
     reject_tenant_moves,
 )
 from pcm_common.telemetry import CALLER, STORE_CALLS, STORE_SECONDS
@@ -249,6 +250,10 @@ class EdgeVectorStore(VectorStore):
         self._mirror = DenseMirror(dim, dense_mirror)
         # Tenants the mirror could not take (too many points): searched by the engine.
         self._unmirrored: set[str] = set()
+        # A write failed while a copy was being optimized: part of it may be in the live
+        # shard but not in the journal, so what was learnt from the live shard since (the
+        # mirror, the cache, the owners) is forgotten when the copy replaces it.
+        self._diverged = False
 
     # ---- plumbing -------------------------------------------------------------------
 
@@ -308,9 +313,9 @@ class EdgeVectorStore(VectorStore):
                 out = fn(_timed(self._open(), op))
             except BaseException:
                 # Part of a write may have landed: forget what it touched.
-                self._cache.clear()
-                self._owners.clear()
-                self._forget_mirror()
+                self._forget_learnt()
+                if self._journal is not None:
+                    self._diverged = True
                 raise
             if self._journal is not None:
                 self._journal.append(fn)
@@ -393,11 +398,14 @@ class EdgeVectorStore(VectorStore):
                     if (self.path / STORE_META).exists():  # recorded during the build
                         shutil.copy2(self.path / STORE_META, copy / STORE_META)
                     edge_optimize.swap(self.path, copy)
+                if self._diverged:
+                    self._forget_learnt()
                 self._open()
                 log.info("edge_optimized_in_child", path=str(self.path), replayed=len(journal))
             return True
         finally:
             self._journal = None
+            self._diverged = False
             if copy.exists():
                 shutil.rmtree(copy, ignore_errors=True)
 
@@ -475,8 +483,10 @@ class EdgeVectorStore(VectorStore):
             shard.update(qe.UpdateOperation.upsert_points(edge_points))
             if self._live(shard):
                 self._owners.remember(owned)
-                self._mirror.put(
-                    (i, t, p.vector, p.payload) for (i, t), p in zip(owned, points, strict=True)
+                self._to_mirror(
+                    lambda: self._mirror.put(
+                        (i, t, p.vector, p.payload) for (i, t), p in zip(owned, points, strict=True)
+                    )
                 )
             self._maybe_optimize(len(edge_points))
 
@@ -641,7 +651,7 @@ class EdgeVectorStore(VectorStore):
             for ids, patch in groups:
                 shard.update(qe.UpdateOperation.set_payload(ids, dict(patch)))
                 if live:
-                    self._mirror.patch((str(i) for i in ids), patch)
+                    self._to_mirror(lambda: self._mirror.patch([str(i) for i in ids], patch))  # noqa: B023
             return mine, groups
 
         def cached(out: _Patched) -> None:
@@ -664,7 +674,7 @@ class EdgeVectorStore(VectorStore):
             shard.update(qe.UpdateOperation.delete_points_by_filter(guard))
             if self._live(shard):
                 self._owners.forget(owned)
-                self._mirror.remove(owned)
+                self._to_mirror(lambda: self._mirror.remove(owned))
             return owned
 
         return len(await self._run(lambda: self._write(op, "delete", self._cache.drop)))
@@ -821,16 +831,26 @@ class EdgeVectorStore(VectorStore):
 
     # ---- the dense mirror (`dense_mirror`) -------------------------------------------
 
-    @property
-    def cheap_ranges(self) -> bool:
-        """Whether a range on `created_ts` costs a batch search no more than keyword
-        conditions: the mirror compares columns; the engine checks every point of an
-        unindexed segment against it."""
-        return self._mirror.enabled
+    def cheap_ranges(self, tenant: str) -> bool:
+        """A range on `created_ts` costs the mirror a column comparison; the engine checks
+        it on every point of an unindexed segment."""
+        return self._mirror.enabled and tenant not in self._unmirrored
 
-    def _forget_mirror(self) -> None:
+    def _forget_learnt(self) -> None:
+        """Forget what was learnt from the shard (after a write that may have half landed)."""
+        self._cache.clear()
+        self._owners.clear()
         self._mirror.clear()
         self._unmirrored.clear()
+
+    def _to_mirror(self, change: Callable[[], None]) -> None:
+        """A write's change to the mirror, after the engine took the write: a failure here
+        must not fail the write, so the mirror is emptied instead (it reloads)."""
+        try:
+            change()
+        except Exception as exc:
+            log.warning("edge_mirror_reset", error=repr(exc)[:300])
+            self._mirror.clear()
 
     async def _mirrored(self, queries: Sequence[SearchQuery]) -> set[int]:
         """Which of `queries` the mirror answers (loading their tenants first)."""
@@ -841,7 +861,7 @@ class EdgeVectorStore(VectorStore):
             for n, q in enumerate(queries)
             if q.limit > 0
             and not q.with_vectors
-            and q.tenant not in self._unmirrored
+            and self.cheap_ranges(q.tenant)
             and DenseMirror.answers(q.flt)
         ]
         for tenant in {queries[n].tenant for n in fit} - self._mirror.tenants():
@@ -850,45 +870,49 @@ class EdgeVectorStore(VectorStore):
         return {n for n in fit if queries[n].tenant in covered}
 
     def _load_mirror(self, tenant: str) -> None:
-        """Copy `tenant` into the mirror from the engine, under the write lock so that no
-        write falls between the read and the copy."""
+        """Copy `tenant` into the mirror from the engine, page by page, under the write
+        lock so that no write falls between the read and the copy; one that would not fit
+        is not read at all."""
         with self._gate.enter(), self._write_lock:
             if self._mirror.covers(tenant) or tenant in self._unmirrored:
                 return
             shard = _timed(self._open(), "mirror_load")
-            points: list[tuple[str, list[float], dict[str, Any]]] = []
-            offset: Any = None
-            while True:
-                records, offset = shard.scroll(
-                    qe.ScrollRequest(
-                        offset=offset,
-                        limit=1024,
-                        filter=to_edge_filter(tenant, None),
-                        with_payload=_selector(sorted(MIRRORED)),
-                        with_vector=[DENSE],
-                    )
-                )
-                points += [
-                    (str(r.id), dense_of(r.vector) or [0.0] * self.dim, dict(r.payload or {}))
-                    for r in records
-                ]
-                if offset is None:
-                    break
-            if not self._mirror.load(tenant, points):
-                self._unmirrored.add(tenant)
-            log.info(
-                "edge_mirror_loaded",
-                tenant=tenant,
-                points=len(points),
-                mirrored=self._mirror.covers(tenant),
+            everything = to_edge_filter(tenant, None)
+            size = int(shard.count(qe.CountRequest(exact=True, filter=everything)))
+            ok = size <= self._mirror.room() and self._mirror.load(
+                tenant, self._pages(shard, everything)
             )
+            if not ok:
+                self._unmirrored.add(tenant)
+            log.info("edge_mirror_loaded", tenant=tenant, points=size, mirrored=ok)
+
+    def _pages(
+        self, shard: qe.EdgeShard, flt: qe.Filter
+    ) -> Iterator[tuple[str, list[float], dict[str, Any]]]:
+        """Every point of `flt` with its dense vector and mirrored fields."""
+        offset: Any = None
+        while True:
+            records, offset = shard.scroll(
+                qe.ScrollRequest(
+                    offset=offset,
+                    limit=1024,
+                    filter=flt,
+                    with_payload=_selector(sorted(MIRRORED)),
+                    with_vector=[DENSE],
+                )
+            )
+            for r in records:
+                yield str(r.id), dense_of(r.vector) or [0.0] * self.dim, dict(r.payload or {})
+            if offset is None:
+                return
 
     async def _search_mirror(
         self, queries: dict[int, SearchQuery], fields: Sequence[str] | None
     ) -> dict[int, list[ScoredPoint]]:
         """`queries` answered by the mirror (the engine answers those whose tenant left it
-        meanwhile), their hits' payloads read as `get` reads them (cache first); a hit
-        deleted or moved to another tenant in between is left out."""
+        meanwhile), their hits' payloads read as `get` reads them (cache first). The
+        payloads are read after the search: a hit deleted, moved to another tenant or
+        changed out of the filter in between is left out, as if searched after."""
         order = list(queries)
         found = await self._run(lambda: self._mirror.search([queries[n] for n in order]))
         out: dict[int, list[ScoredPoint]] = {}
@@ -900,7 +924,7 @@ class EdgeVectorStore(VectorStore):
         want = fields is None or bool(fields)
         payloads: dict[str, dict[str, Any]] = {}
         if want and ids:
-            asked = None if fields is None else ["tenant", *fields]
+            asked = None if fields is None else sorted({"tenant", *fields, *MIRRORED})
             payloads = await self._run(
                 lambda: self._read(lambda s: self._payloads(s, ids, asked)[0], "search_many:mirror")
             )
@@ -908,13 +932,16 @@ class EdgeVectorStore(VectorStore):
             if hits is None:
                 continue
             q = queries[n]
+            if not want:
+                out[n] = [ScoredPoint(id=i, score=sc, payload={}) for i, sc in hits if q.keeps(sc)]
+                continue
             out[n] = [
-                ScoredPoint(id=i, score=score, payload=dict(only_fields(payloads[i], fields)))
-                if want
-                else ScoredPoint(id=i, score=score, payload={})
-                for i, score in hits
-                if q.keeps(score)
-                and (not want or (i in payloads and payloads[i].get("tenant") == q.tenant))
+                ScoredPoint(id=i, score=sc, payload=dict(only_fields(payload, fields)))
+                for i, sc in hits
+                if q.keeps(sc)
+                and (payload := payloads.get(i)) is not None
+                and payload.get("tenant") == q.tenant
+                and (q.flt is None or payload_matches(q.flt, payload))
             ]
         return out
 
@@ -1017,9 +1044,7 @@ class EdgeVectorStore(VectorStore):
         if opt is not None and opt is not threading.current_thread() and opt.is_alive():
             opt.join()
         with self._open_lock, self._write_lock:
-            self._cache.clear()
-            self._owners.clear()
-            self._forget_mirror()
+            self._forget_learnt()
             if self._shard is not None:
                 self._shard.flush()
                 self._shard.close()

@@ -291,9 +291,8 @@ class StrengthOverlayStore(VectorStore):
     def indexing(self) -> bool:
         return self.inner.indexing
 
-    @property
-    def cheap_ranges(self) -> bool:
-        return self.inner.cheap_ranges
+    def cheap_ranges(self, tenant: str) -> bool:
+        return self.inner.cheap_ranges(tenant)
 
     async def close(self) -> None:
         await self.inner.close()

@@ -184,10 +184,9 @@ class VectorStore(ABC):
         a server indexes on its own and answers False)."""
         return False
 
-    @property
-    def cheap_ranges(self) -> bool:
-        """Whether a range condition costs a batch search no more than equality ones (the
-        judge then asks for its families' "earlier" exactly, in one search)."""
+    def cheap_ranges(self, tenant: str) -> bool:
+        """Whether a range condition costs `tenant`'s batch searches no more than equality
+        ones (the judge then asks for its families' "earlier" exactly, in one search)."""
         return False
 
     @abstractmethod

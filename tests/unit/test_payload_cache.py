@@ -71,3 +71,27 @@ def test_fill_keeps_only_the_misses_it_registered_and_capacity_zero_keeps_nothin
     off = PayloadCache(0)
     assert _read(off, ["a"], {"a": {"n": 1}}) == {"a": {"n": 1}}
     assert not off.enabled and len(off) == 0
+
+
+def test_entries_of_some_fields_serve_reads_of_those_fields_only() -> None:
+    cache = PayloadCache(10)
+    _, pending = cache.lookup(["a"], ["n", "t"])
+    cache.fill(pending, {"a": {"n": 1}}, ["n", "t"])  # the point has no `t`
+    found, pending = cache.lookup(["a"], ["t"])
+    assert found == {"a": {}} and not pending.ids  # a missing field stays missing
+    found, pending = cache.lookup(["a"], ["n", "x"])
+    assert found == {} and pending.ids == {"a"}
+    cache.fill(pending, {"a": {"n": 1, "x": 2}}, ["n", "x"])  # replaces the narrower entry
+    assert cache.lookup(["a"], ["x"])[0] == {"a": {"x": 2}}
+    found, pending = cache.lookup(["a"])  # a whole read is never served by a part
+    assert found == {} and pending.ids == {"a"}
+    cache.fill(pending, {"a": {"n": 1, "x": 2, "y": 3}})
+    # A part read by a reader that missed before the whole one was kept does not replace it.
+    _, late = cache.lookup(["b"], ["n"])
+    _, pending = cache.lookup(["b"])
+    cache.fill(pending, {"b": {"n": 5, "z": 6}})
+    cache.fill(late, {"b": {"n": 5}}, ["n"])
+    assert cache.lookup(["b"])[0] == {"b": {"n": 5, "z": 6}}
+    assert cache.lookup(["a"], ["y"])[0] == {"a": {"y": 3}}
+    cache.drop(["a"])
+    assert cache.lookup(["a"], ["y"])[0] == {}

@@ -17,6 +17,10 @@ How it stays exact:
 
 Readers get a shallow copy of each payload: nested values are shared with the cache and
 must not be changed in place (nothing in PCM does; payload changes go through writes).
+
+An entry is a whole payload, or the fields of it that a read asked for (the judge reads
+its family members' few fields, ~6 times each, and converting them from the engine was
+most of that read): a read is served by an entry that holds every field it asks for.
 """
 
 from __future__ import annotations
@@ -26,6 +30,19 @@ from collections import OrderedDict
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
+
+Fields = frozenset[str] | None  # an entry's fields; None: the whole payload
+
+
+def _covers(held: Fields, asked: Sequence[str] | None) -> bool:
+    return held is None or (asked is not None and held.issuperset(asked))
+
+
+def _cut(payload: dict[str, Any], asked: Sequence[str] | None) -> dict[str, Any]:
+    """A reader's copy of `payload`, cut to `asked` (None: all)."""
+    if asked is None:
+        return dict(payload)
+    return {k: payload[k] for k in asked if k in payload}
 
 
 @dataclass(eq=False)
@@ -42,7 +59,7 @@ class PayloadCache:
 
     def __init__(self, capacity: int) -> None:
         self.capacity = max(0, capacity)
-        self._entries: OrderedDict[str, dict[str, Any]] = OrderedDict()
+        self._entries: OrderedDict[str, tuple[dict[str, Any], Fields]] = OrderedDict()
         self._pending: set[Pending] = set()
         self._lock = threading.Lock()
         self.hits = 0
@@ -57,18 +74,21 @@ class PayloadCache:
 
     # ---- reads -----------------------------------------------------------------------
 
-    def lookup(self, ids: Sequence[str]) -> tuple[dict[str, dict[str, Any]], Pending]:
-        """Cached payloads of `ids` (shallow copies) and the misses, registered so that a
-        write to one of them before `fill` keeps the read's copy out."""
+    def lookup(
+        self, ids: Sequence[str], fields: Sequence[str] | None = None
+    ) -> tuple[dict[str, dict[str, Any]], Pending]:
+        """Cached payloads of `ids` (shallow copies, cut to `fields`; None: whole) and the
+        misses, registered so that a write to one of them before `fill` keeps the read's
+        copy out."""
         if not self.capacity:  # off (the default): no bookkeeping on every read
             return {}, Pending(frozenset(ids))
         found: dict[str, dict[str, Any]] = {}
         with self._lock:
             for i in ids:
                 entry = self._entries.get(i)
-                if entry is not None:
+                if entry is not None and _covers(entry[1], fields):
                     self._entries.move_to_end(i)
-                    found[i] = dict(entry)
+                    found[i] = _cut(entry[0], fields)
             missing = frozenset(i for i in ids if i not in found)
             pending = Pending(missing)
             if missing:
@@ -77,17 +97,29 @@ class PayloadCache:
             self.misses += len(missing)
         return found, pending
 
-    def fill(self, pending: Pending, fetched: Mapping[str, dict[str, Any]]) -> None:
+    def fill(
+        self,
+        pending: Pending,
+        fetched: Mapping[str, dict[str, Any]],
+        fields: Sequence[str] | None = None,
+    ) -> None:
         """Keep what a read fetched from the engine for its misses (the dicts themselves:
-        hand the reader copies), except the ids written meanwhile; always called after
-        `lookup` (with nothing fetched when the read failed)."""
+        hand the reader copies), except the ids written meanwhile; `fields`: what the read
+        asked the engine for (None: whole payloads). An entry that holds more (filled by
+        another read meanwhile) is kept. Always called after `lookup` (with nothing
+        fetched when the read failed)."""
         if not self.capacity:
             return
+        held: Fields = None if fields is None else frozenset(fields)
         with self._lock:
             self._pending.discard(pending)
             for i, payload in fetched.items():
-                if i in pending.ids and i not in pending.stale:
-                    self._store(i, payload)
+                if i not in pending.ids or i in pending.stale:
+                    continue
+                entry = self._entries.get(i)
+                if entry is not None and held is not None and _covers(entry[1], sorted(held)):
+                    continue
+                self._store(i, payload, held)
 
     # ---- writes (called under the adapter's write lock, after the engine's write) ----
 
@@ -114,8 +146,8 @@ class PayloadCache:
             if point_id in p.ids:
                 p.stale.add(point_id)
 
-    def _store(self, point_id: str, payload: dict[str, Any]) -> None:
-        self._entries[point_id] = payload
+    def _store(self, point_id: str, payload: dict[str, Any], fields: Fields) -> None:
+        self._entries[point_id] = (payload, fields)
         self._entries.move_to_end(point_id)
         while len(self._entries) > self.capacity:
             self._entries.popitem(last=False)

@@ -563,10 +563,9 @@ class EdgeVectorStore(VectorStore):
     ) -> tuple[dict[str, dict[str, Any]], dict[str, list[float] | None]]:
         """The payloads of those `ids` (canonical) that exist, cut to `fields`, from the
         cache where it has them and the rest from the engine; with `vectors`, their dense
-        vectors too. Whole payloads read from the engine are kept in the cache; a `fields`
-        read of a miss asks the engine for just those fields (cheaper to convert) and
-        keeps nothing."""
-        found, pending = self._cache.lookup(ids)
+        vectors too. A `fields` read of a miss asks the engine for just those fields
+        (cheaper to convert); what the engine returned is kept in the cache as read."""
+        found, pending = self._cache.lookup(ids, fields)
         fetched: dict[str, dict[str, Any]] = {}
         dense: dict[str, list[float] | None] = {}
         try:
@@ -587,9 +586,7 @@ class EdgeVectorStore(VectorStore):
                     if pid in pending.ids:
                         fetched[pid] = dict(r.payload or {})
         finally:
-            self._cache.fill(pending, fetched if fields is None else {})
-        if fields is not None:
-            found = {i: only_fields(p, fields) for i, p in found.items()}
+            self._cache.fill(pending, fetched, fields)
         # Copies: the fetched dicts themselves are the cache's now.
         found.update((i, dict(p)) for i, p in fetched.items())
         return found, dense

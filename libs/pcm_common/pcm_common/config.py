@@ -71,7 +71,7 @@ class PcmSettings(BaseSettings):
     # against 204.2 / 201.2 memories / s side by side (docs/benchmarks.md, session 22).
     # ~1.6 KB a point (~160 MB at 100k); a tenant that does not fit is searched by the
     # engine. A tenant is copied from the engine on its first batch search after a start
-    # (~1 s per 100k points, writes held). Ignored with a Qdrant server.
+    # (0.7 s for 20k points here, writes held). Ignored with a Qdrant server.
     qdrant_dense_mirror: int = 200_000
     # Strength updates (recall side effects, repeats) kept in Redis and folded into the
     # payloads by the sweeper's `strength_fold` job (`pcm_common.stores.strength_overlay`):

@@ -118,6 +118,8 @@ async def test_mirrored_searches_match_the_engines(tmp_path: Path) -> None:
     assert stores["full"].cheap_ranges("A") and not stores["none"].cheap_ranges("A")
     assert not stores["small"].cheap_ranges("A")  # too many points: the engine's
     assert len(stores["full"]._mirror) > 0 and len(stores["small"]._mirror) == 0
+    await stores["full"].search_many(_queries(rng), fields=())
+    assert REGISTRY.get_sample_value("pcm_store_mirror_points") == len(stores["full"]._mirror)
 
     # Mirrored: the engine is not searched; the mirror's payload reads are all it is asked.
     before = _engine_searches()

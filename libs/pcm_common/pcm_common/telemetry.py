@@ -62,6 +62,9 @@ STORE_SECONDS = Counter(
 STORE_CALLS = Counter(
     "pcm_store_engine_calls_total", "Embedded vector engine calls", ["op", "caller"]
 )
+MIRROR_POINTS = Gauge(
+    "pcm_store_mirror_points", "Points in the embedded adapter's dense mirror (all tenants)"
+)
 # Who the current task works for; consumers set their group (`stream_batches`).
 CALLER: ContextVar[str] = ContextVar("pcm_caller", default="http")
 

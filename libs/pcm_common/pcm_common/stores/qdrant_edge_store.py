@@ -75,7 +75,7 @@ from pcm_common.stores.vectors import (
     payload_matches,
     reject_tenant_moves,
 )
-from pcm_common.telemetry import CALLER, STORE_CALLS, STORE_SECONDS
+from pcm_common.telemetry import CALLER, MIRROR_POINTS, STORE_CALLS, STORE_SECONDS
 
 T = TypeVar("T")
 # The store's own facts (the embedding model of its vectors), inside the shard directory.
@@ -864,6 +864,7 @@ class EdgeVectorStore(VectorStore):
         for tenant in {queries[n].tenant for n in fit} - self._mirror.tenants():
             await self._run(lambda tenant=tenant: self._load_mirror(tenant))  # type: ignore[misc]
         covered = self._mirror.tenants()
+        MIRROR_POINTS.set(len(self._mirror))
         return {n for n in fit if queries[n].tenant in covered}
 
     def _load_mirror(self, tenant: str) -> None:

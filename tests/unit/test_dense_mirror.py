@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 
 from pcm_common.domain.figures import FIGURES_KEY
+from pcm_common.stores import dense_mirror
 from pcm_common.stores.dense_mirror import DenseMirror
 from pcm_common.stores.vectors import Filter, SearchQuery, payload_matches
 
@@ -157,7 +158,9 @@ def test_a_point_moves_between_tenants_and_rows_are_never_rewritten_in_place() -
     assert mirror.search(q) == [[], []]
 
 
-def test_writes_during_a_search_never_give_it_a_rewritten_row() -> None:
+def test_writes_during_a_search_never_give_it_a_rewritten_row(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
     """Writes land while a search's NumPy work runs (outside the mirror's lock): a point
     written again keeps the score of the row the search read, a deleted one is left out,
     and no row the search may read is handed to another point until it is done."""
@@ -166,7 +169,7 @@ def test_writes_during_a_search_never_give_it_a_rewritten_row() -> None:
     assert mirror.load("t", [("a", e[0], {}), ("b", e[0], {}), ("c", e[1], {})])
     table = mirror._tables["t"]
     rows_before = dict(table.rows)
-    real = mirror._pick
+    real = dense_mirror._pick
 
     def pick(*args: Any) -> Any:
         mirror.put([("a", "t", e[2], {})])  # a written again, far from the query now
@@ -175,10 +178,10 @@ def test_writes_during_a_search_never_give_it_a_rewritten_row() -> None:
         assert not set(rows_before.values()) & {table.rows["a"], table.rows["d"]}
         return real(*args)
 
-    mirror._pick = pick  # type: ignore[method-assign]
+    monkeypatch.setattr(dense_mirror, "_pick", pick)
     (hits,) = mirror.search([SearchQuery("t", e[0], limit=5)])
     assert hits == [("a", pytest.approx(1.0)), ("c", pytest.approx(0.0))]
-    mirror._pick = real  # type: ignore[method-assign]
+    monkeypatch.setattr(dense_mirror, "_pick", real)
     (hits,) = mirror.search([SearchQuery("t", e[0], limit=5)])
     assert [i for i, _ in hits] == ["d", "c", "a"]
     mirror.put([("f", "t", e[3], {})])  # no search running: freed rows are reused now

@@ -261,6 +261,9 @@ class DenseMirror:
         with self._lock:
             self._tables.clear()
             self._tenant_of.clear()
+            # Keyword codes are never reused for another value while a table holds them;
+            # with every table gone they can start again (distinct `figures_key`s pile up).
+            self._codes = {k: {} for k in KEYWORDS}
 
     # ---- internals (hold the lock, or work on a table nobody else sees yet) --------------
 
@@ -342,8 +345,9 @@ class DenseMirror:
                 codes = {k: v[:size] for k, v in table.codes.items()}
                 floats = {k: v[:size] for k, v in table.floats.items()}
                 ids = table.ids[:size]
+                known = self._codes  # the codes these columns were written with
             try:
-                picked = self._pick([queries[n] for n in numbers], vectors, alive, codes, floats)
+                picked = _pick([queries[n] for n in numbers], vectors, alive, codes, floats, known)
             finally:
                 with self._lock:
                     self._searches -= 1
@@ -356,72 +360,80 @@ class DenseMirror:
                     ]
         return out
 
-    def _pick(
-        self,
-        queries: Sequence[SearchQuery],
-        vectors: np.ndarray,
-        alive: np.ndarray,
-        codes: dict[str, np.ndarray],
-        floats: dict[str, np.ndarray],
-    ) -> list[list[tuple[int, float]]]:
-        """(row, score) of each query's hits over one tenant's snapshot."""
-        size = len(alive)
-        if not size or not queries:
-            return [[] for _ in queries]
-        asked = np.asarray([q.vector for q in queries], np.float32)
-        norms = np.linalg.norm(asked, axis=1, keepdims=True)
-        asked = (asked / np.where(norms > 0, norms, 1.0)).astype(np.float32)
-        scores = asked @ vectors.T  # the interpreter lock is released meanwhile
-        # The keyword part of a filter is usually shared by a batch (same scope, same
-        # states): computed once per distinct filter; ranges and scores per query.
-        shared: dict[str, np.ndarray] = {}
-        picked: list[list[tuple[int, float]]] = []
-        for s, query in zip(scores, queries, strict=True):
-            if query.limit <= 0:
-                picked.append([])
-                continue
-            key = _keyword_key(query.flt)
-            base = shared.get(key)
-            if base is None:
-                base = shared[key] = alive & self._keywords(query.flt, codes, size)
-            ok = base
-            if query.flt is not None and query.flt.ranges:
-                ok = ok & _in_ranges(query.flt, floats, size)
-            if query.min_score is not None:
-                ok = ok & (s >= query.min_score - 1e-6)
-            rows = np.flatnonzero(ok)
-            if len(rows) > query.limit:
-                rows = rows[np.argpartition(-s[rows], query.limit - 1)[: query.limit]]
-            rows = rows[np.lexsort((rows, -s[rows]))]
-            picked.append([(int(r), float(s[r])) for r in rows])
-        return picked
 
-    def _keywords(self, flt: Filter | None, codes: dict[str, np.ndarray], size: int) -> np.ndarray:
-        """Rows matching `flt`'s keyword conditions (must, must_not, should)."""
-        mask = np.ones(size, bool)
-        if flt is None:
-            return mask
-        for k, v in flt.must.items():
-            mask &= self._matches(k, v, codes)
-        for k, v in flt.must_not.items():
-            mask &= ~self._matches(k, v, codes)
-        if flt.should:
-            any_group = np.zeros(size, bool)
-            for group in flt.should:
-                g = np.ones(size, bool)
-                for k, v in group.items():
-                    g &= self._matches(k, v, codes)
-                any_group |= g
-            mask &= any_group
+def _pick(
+    queries: Sequence[SearchQuery],
+    vectors: np.ndarray,
+    alive: np.ndarray,
+    codes: dict[str, np.ndarray],
+    floats: dict[str, np.ndarray],
+    known: dict[str, dict[Any, int]],
+) -> list[list[tuple[int, float]]]:
+    """(row, score) of each query's hits over one tenant's snapshot (`known`: the keyword
+    codes its columns were written with)."""
+    size = len(alive)
+    if not size or not queries:
+        return [[] for _ in queries]
+    asked = np.asarray([q.vector for q in queries], np.float32)
+    norms = np.linalg.norm(asked, axis=1, keepdims=True)
+    asked = (asked / np.where(norms > 0, norms, 1.0)).astype(np.float32)
+    scores = asked @ vectors.T  # the interpreter lock is released meanwhile
+    # The keyword part of a filter is usually shared by a batch (same scope, same states):
+    # computed once per distinct filter; ranges and scores per query.
+    shared: dict[str, np.ndarray] = {}
+    picked: list[list[tuple[int, float]]] = []
+    for s, query in zip(scores, queries, strict=True):
+        if query.limit <= 0:
+            picked.append([])
+            continue
+        key = _keyword_key(query.flt)
+        base = shared.get(key)
+        if base is None:
+            base = shared[key] = alive & _keywords(query.flt, codes, known, size)
+        ok = base
+        if query.flt is not None and query.flt.ranges:
+            ok = ok & _in_ranges(query.flt, floats, size)
+        if query.min_score is not None:
+            ok = ok & (s >= query.min_score - 1e-6)
+        rows = np.flatnonzero(ok)
+        if len(rows) > query.limit:
+            rows = rows[np.argpartition(-s[rows], query.limit - 1)[: query.limit]]
+        rows = rows[np.lexsort((rows, -s[rows]))]
+        picked.append([(int(r), float(s[r])) for r in rows])
+    return picked
+
+
+def _keywords(
+    flt: Filter | None,
+    codes: dict[str, np.ndarray],
+    known: dict[str, dict[Any, int]],
+    size: int,
+) -> np.ndarray:
+    """Rows matching `flt`'s keyword conditions (must, must_not, should)."""
+    mask = np.ones(size, bool)
+    if flt is None:
         return mask
+    for k, v in flt.must.items():
+        mask &= _matches(codes[k], known[k], v)
+    for k, v in flt.must_not.items():
+        mask &= ~_matches(codes[k], known[k], v)
+    if flt.should:
+        any_group = np.zeros(size, bool)
+        for group in flt.should:
+            g = np.ones(size, bool)
+            for k, v in group.items():
+                g &= _matches(codes[k], known[k], v)
+            any_group |= g
+        mask &= any_group
+    return mask
 
-    def _matches(self, key: str, value: Any, codes: dict[str, np.ndarray]) -> np.ndarray:
-        col = codes[key]
-        if value is None:
-            return col == _EMPTY
-        values = list(value) if isinstance(value, list | tuple | set | frozenset) else [value]
-        known = self._codes[key]
-        wanted = [c for v in values if (c := known.get(_code_key(v))) is not None]
-        if not wanted:
-            return np.zeros(len(col), bool)
-        return np.isin(col, wanted) if len(wanted) > 1 else col == wanted[0]
+
+def _matches(col: np.ndarray, known: dict[Any, int], value: Any) -> np.ndarray:
+    """Rows of a keyword column equal to `value` (any of a list; None: empty)."""
+    if value is None:
+        return col == _EMPTY
+    values = list(value) if isinstance(value, list | tuple | set | frozenset) else [value]
+    wanted = [c for v in values if (c := known.get(_code_key(v))) is not None]
+    if not wanted:
+        return np.zeros(len(col), bool)
+    return np.isin(col, wanted) if len(wanted) > 1 else col == wanted[0]

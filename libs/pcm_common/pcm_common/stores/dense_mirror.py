@@ -253,10 +253,6 @@ class DenseMirror:
             for point_id in ids:
                 self._drop_point(point_id)
 
-    def drop_tenant(self, tenant: str) -> None:
-        with self._lock:
-            self._drop_tenant(tenant)
-
     def clear(self) -> None:
         with self._lock:
             self._tables.clear()

@@ -31,18 +31,13 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from pcm_common.stores.vectors import only_fields
+
 Fields = frozenset[str] | None  # an entry's fields; None: the whole payload
 
 
-def _covers(held: Fields, asked: Sequence[str] | None) -> bool:
+def _covers(held: Fields, asked: Iterable[str] | None) -> bool:
     return held is None or (asked is not None and held.issuperset(asked))
-
-
-def _cut(payload: dict[str, Any], asked: Sequence[str] | None) -> dict[str, Any]:
-    """A reader's copy of `payload`, cut to `asked` (None: all)."""
-    if asked is None:
-        return dict(payload)
-    return {k: payload[k] for k in asked if k in payload}
 
 
 @dataclass(eq=False)
@@ -88,7 +83,7 @@ class PayloadCache:
                 entry = self._entries.get(i)
                 if entry is not None and _covers(entry[1], fields):
                     self._entries.move_to_end(i)
-                    found[i] = _cut(entry[0], fields)
+                    found[i] = dict(only_fields(entry[0], fields))
             missing = frozenset(i for i in ids if i not in found)
             pending = Pending(missing)
             if missing:
@@ -117,7 +112,7 @@ class PayloadCache:
                 if i not in pending.ids or i in pending.stale:
                     continue
                 entry = self._entries.get(i)
-                if entry is not None and held is not None and _covers(entry[1], sorted(held)):
+                if entry is not None and held is not None and _covers(entry[1], held):
                     continue
                 self._store(i, payload, held)
 

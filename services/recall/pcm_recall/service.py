@@ -12,7 +12,7 @@ from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 from typing import Any
 
-from pcm_common.domain import affect, scoring, supersession
+from pcm_common.domain import affect, scoring, supersession, time_cues
 from pcm_common.domain.consolidation import GroupKey, record_id
 from pcm_common.domain.memory import (
     Affect,
@@ -87,6 +87,40 @@ def visibility(req: RecallIn, include_archived: bool) -> Filter:
 _NOT_EPISODE_RECORDS = Filter(must_not={"source": "consolidation"})
 
 
+def _created_within(flt: Filter, span: tuple[datetime, datetime]) -> Filter:
+    """`flt` narrowed to memories created in [start, end) of `span` (and still inside any
+    range `flt` had)."""
+    lo, hi = span[0].timestamp(), math.nextafter(span[1].timestamp(), -math.inf)
+    old_lo, old_hi = flt.ranges.get("created_ts", (None, None))
+    lo = lo if old_lo is None else max(lo, old_lo)
+    hi = hi if old_hi is None else min(hi, old_hi)
+    return replace(flt, ranges={**flt.ranges, "created_ts": (lo, hi)})
+
+
+def within_span(
+    hits: list[ScoredPoint], inside: list[ScoredPoint], weight: float
+) -> list[ScoredPoint]:
+    """The candidates of a query that names a time: those of the whole store (`hits`) and
+    those of the search restricted to that time (`inside`), each memory once, with the
+    higher of its fused rank score overall and `weight` x its fused rank score among the
+    memories of that time. So the best match written then ranks with the best match
+    overall, whatever older or newer memories share its words."""
+    if not inside:
+        return hits
+    merged = {h.id: h for h in hits}
+    for p in inside:
+        if p.fused is None:  # a dense-only search: the cosine, the same in both
+            merged.setdefault(p.id, p)
+            continue
+        boosted = p.fused * weight
+        have = merged.get(p.id)
+        if have is None:
+            merged[p.id] = replace(p, fused=boosted)
+        elif have.fused is not None and boosted > have.fused:
+            merged[p.id] = replace(have, fused=boosted)
+    return list(merged.values())
+
+
 def relevance(point: ScoredPoint, fusion_k: int) -> float:
     """Relevance in [0, 1]: the fused rank score scaled so that first place in both lists
     is 1.0, or the cosine when the search was dense only."""
@@ -141,15 +175,26 @@ class RecallService:
         # Archived memories are searched too: a strong cue brings one back (see _score).
         flt = visibility(req, include_archived=True)
         sparse = encode_query(req.query) if self.settings.hybrid else None
-        hits = await self.res.vectors.search(
-            tenant,
-            qvec,
-            limit=pool,
-            flt=flt,
-            sparse=sparse,
-            fusion_k=self.settings.fusion_k,
-            prefetch=pool,
-        )
+
+        async def search(where: Filter) -> list[ScoredPoint]:
+            return await self.res.vectors.search(
+                tenant,
+                qvec,
+                limit=pool,
+                flt=where,
+                sparse=sparse,
+                fusion_k=self.settings.fusion_k,
+                prefetch=pool,
+            )
+
+        span = time_cues.window(req.query, now) if self.settings.time_cues else None
+        if span is None:
+            hits = await search(flt)
+        else:
+            # The query names a time: the best matches written then compete with the best
+            # matches of all time (`within_span`).
+            hits, inside = await asyncio.gather(search(flt), search(_created_within(flt, span)))
+            hits = within_span(hits, inside, self.settings.time_cue_weight)
         timer.lap("search")
         graph = await graph_task if graph_task else GraphLinks(ok=False, reason="disabled")
         if graph.links:

@@ -54,6 +54,11 @@ class RecallSettings(PcmSettings, RerankerSettings):
     # one run each (session 4): 0 -> 0.901 at 2,680 tokens, 10 -> 0.905 at 2,709, 20 ->
     # 0.908 at 2,788 (too close to the 2,800-token budget).
     episode_answer_seeds: int = 10
+    # A query that names a time ("in April 2022", "last week": `domain.time_cues`) is also
+    # searched among the memories written then, and each of those ranks by the higher of
+    # its place overall and `time_cue_weight` x its place among them (`within_span`).
+    time_cues: bool = True
+    time_cue_weight: float = 1.0
     scope_bonus_project: float = 0.02
     scope_bonus_workspace: float = 0.01
     max_pinned: int = 5

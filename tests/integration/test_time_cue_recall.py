@@ -1,0 +1,57 @@
+"""A query that names a time also searches the memories written then
+(pcm_common.domain.time_cues, pcm_recall.service.within_span), through the real recall
+path: the weaker match written in the month asked about moves up, and the search inside
+the span keeps the query's visibility."""
+
+from __future__ import annotations
+
+import uuid
+
+import httpx
+
+from tests.conftest import settle
+
+MEMORIES = [
+    (
+        "2022-02-12T10:00:00Z",
+        "Hiked the ridge trail with the church group; the church group loved it.",
+    ),
+    ("2022-03-19T10:00:00Z", "Church group hike on the ridge trail again with the church group."),
+    ("2022-04-16T10:00:00Z", "Went to the lake with a few friends from church."),
+    ("2022-05-21T10:00:00Z", "Church group hiking trip up the ridge with the whole church group."),
+]
+NOW = "2022-06-01T12:00:00Z"
+
+
+async def _store(client: httpx.AsyncClient, project: str, at: str, text: str) -> str:
+    r = await client.post(
+        "/v1/memories",
+        json={"text": text, "scope": "project", "project": project, "created_at": at},
+    )
+    assert r.status_code == 201, r.text
+    return str(r.json()["id"])
+
+
+async def _ranked(client: httpx.AsyncClient, project: str, query: str) -> list[str]:
+    r = await client.post("/v1/recall", json={"query": query, "project": project, "now": NOW})
+    assert r.status_code == 200, r.text
+    return [c["memory_id"] for c in r.json()["situational_context"]]
+
+
+async def test_a_named_month_brings_up_what_was_written_then(client_a: httpx.AsyncClient) -> None:
+    project = f"time-cue-{uuid.uuid4().hex[:8]}"
+    other = f"time-cue-other-{uuid.uuid4().hex[:8]}"
+    ids = [await _store(client_a, project, at, text) for at, text in MEMORIES]
+    april = ids[2]
+    # Another project's April memory matches the query best of all, and stays unseen.
+    hidden = await _store(
+        client_a, other, "2022-04-20T10:00:00Z", "What I did with the church group in April."
+    )
+    await settle(client_a)
+
+    plain = await _ranked(client_a, project, "What did I do with the church group?")
+    cued = await _ranked(client_a, project, "What did I do with the church group in April 2022?")
+    assert set(plain) == set(cued) == set(ids)  # the same memories, another order
+    assert plain.index(april) >= 2, plain  # the weakest match without the month
+    assert cued.index(april) <= 1, cued  # ranked with the best match overall
+    assert hidden not in cued

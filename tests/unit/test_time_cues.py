@@ -80,6 +80,13 @@ def test_a_finer_cue_is_not_read_again_by_a_coarser_one() -> None:
     assert cue.unit == "day"
 
 
+def test_a_text_of_many_dates_names_no_one_time() -> None:
+    assert len(time_cues.cues("in May 2022 and in June 2022", NOW)) == 2
+    assert time_cues.cues("log: " + ", ".join(f"{d} May 2022" for d in range(1, 9)), NOW) == []
+    # Only the start of a long text is read.
+    assert time_cues.cues("x " * time_cues.MAX_CHARS + "in May 2022", NOW) == []
+
+
 def test_the_window_widens_each_span_and_joins_several() -> None:
     # Written from a day before to a few days after the day named.
     lo, hi = time_cues.window("on 1 May, 2022", NOW) or (None, None)

@@ -216,10 +216,18 @@ def _span(kind: str, g: dict[str, str], now: datetime) -> tuple[datetime, dateti
     return None
 
 
+# A question names a time or two; a text naming more (a pasted log, a list of dates) is
+# not asking about one time, and reading it whole would cost time for nothing.
+MAX_CUES = 4
+MAX_CHARS = 2_000
+
+
 def cues(query: str, now: datetime) -> list[Cue]:
-    """Every span of time `query` names, in the order found (most specific pattern first);
-    a part of the query read by one pattern is not read again by a coarser one."""
+    """Every span of time the first `MAX_CHARS` of `query` name, in the order found (most
+    specific pattern first; a part read by one pattern is not read again by a coarser
+    one); none when they name more than `MAX_CUES`."""
     now = _utc(now)
+    query = query[:MAX_CHARS]
     taken: list[tuple[int, int]] = []
     out: list[Cue] = []
     for kind, pattern in _PATTERNS:
@@ -234,6 +242,8 @@ def cues(query: str, now: datetime) -> list[Cue]:
                 continue
             taken.append((a, b))
             out.append(Cue(span[0], span[1], span[2], match.group(0).strip()))
+            if len(out) > MAX_CUES:
+                return []
     return out
 
 

@@ -87,13 +87,15 @@ def visibility(req: RecallIn, include_archived: bool) -> Filter:
 _NOT_EPISODE_RECORDS = Filter(must_not={"source": "consolidation"})
 
 
-def _created_within(flt: Filter, span: tuple[datetime, datetime]) -> Filter:
+def _created_within(flt: Filter, span: tuple[datetime, datetime]) -> Filter | None:
     """`flt` narrowed to memories created in [start, end) of `span` (and still inside any
-    range `flt` had)."""
+    range `flt` had); None when nothing can be in both."""
     lo, hi = span[0].timestamp(), math.nextafter(span[1].timestamp(), -math.inf)
     old_lo, old_hi = flt.ranges.get("created_ts", (None, None))
     lo = lo if old_lo is None else max(lo, old_lo)
     hi = hi if old_hi is None else min(hi, old_hi)
+    if lo > hi:
+        return None
     return replace(flt, ranges={**flt.ranges, "created_ts": (lo, hi)})
 
 
@@ -187,13 +189,15 @@ class RecallService:
                 prefetch=pool,
             )
 
-        span = time_cues.window(req.query, now) if self.settings.time_cues else None
-        if span is None:
+        # The query names a time: the best matches written then compete with the best
+        # matches of all time (`within_span`). Archived memories come back only as before
+        # (`_reachable`): being first among the few written then is no strong cue.
+        span = self._time_span(tenant, req, now)
+        then = _created_within(visibility(req, req.include_archived), span) if span else None
+        if then is None:
             hits = await search(flt)
         else:
-            # The query names a time: the best matches written then compete with the best
-            # matches of all time (`within_span`).
-            hits, inside = await asyncio.gather(search(flt), search(_created_within(flt, span)))
+            hits, inside = await asyncio.gather(search(flt), search(then))
             hits = within_span(hits, inside, self.settings.time_cue_weight)
         timer.lap("search")
         graph = await graph_task if graph_task else GraphLinks(ok=False, reason="disabled")
@@ -310,6 +314,19 @@ class RecallService:
 
     async def publish(self, event: MemoryRecalled) -> None:
         await self.res.bus.publish(STREAM_RECALLED, event)
+
+    def _time_span(
+        self, tenant: str, req: RecallIn, now: datetime
+    ) -> tuple[datetime, datetime] | None:
+        """The creation times the query names (`time_cues.window`), or None; never fails
+        the recall."""
+        if not self.settings.time_cues:
+            return None
+        try:
+            return time_cues.window(req.query, now)
+        except Exception as exc:
+            log.warning("time_cue_failed", tenant=tenant, error=repr(exc)[:200])
+            return None
 
     async def _relevance(self, query: str, hits: list[ScoredPoint], timer: _Timer) -> _Relevance:
         """Per candidate: the relevance used in the score and the value the floor applies to.

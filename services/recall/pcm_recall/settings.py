@@ -1,3 +1,5 @@
+from pydantic import Field
+
 from pcm_common.config import PcmSettings
 from pcm_common.models.rerank import RerankerSettings
 
@@ -58,7 +60,7 @@ class RecallSettings(PcmSettings, RerankerSettings):
     # searched among the memories written then, and each of those ranks by the higher of
     # its place overall and `time_cue_weight` x its place among them (`within_span`).
     time_cues: bool = True
-    time_cue_weight: float = 1.0
+    time_cue_weight: float = Field(1.0, gt=0)
     scope_bonus_project: float = 0.02
     scope_bonus_workspace: float = 0.01
     max_pinned: int = 5

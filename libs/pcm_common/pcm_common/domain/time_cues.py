@@ -25,6 +25,8 @@ import re
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 
+from pcm_common.domain.memory import as_utc
+
 BEFORE = timedelta(days=1)
 # Told later: a day or a week within days, a month or a season within a week, a year within
 # two.
@@ -128,10 +130,6 @@ class Cue:
         return self.start - BEFORE, min(self.end + after, max(now, self.start))
 
 
-def _utc(at: datetime) -> datetime:
-    return at.astimezone(UTC) if at.tzinfo else at.replace(tzinfo=UTC)
-
-
 def _day(y: int, m: int, d: int) -> datetime | None:
     try:
         return datetime(y, m, d, tzinfo=UTC)
@@ -139,16 +137,20 @@ def _day(y: int, m: int, d: int) -> datetime | None:
         return None
 
 
+def _first(y: int, m: int, later: int = 0) -> datetime:
+    """The first day of the month `later` months after month `m` (1-12) of year `y`."""
+    y, m0 = divmod(y * 12 + m - 1 + later, 12)
+    return datetime(y, m0 + 1, 1, tzinfo=UTC)
+
+
 def _month(y: int, m: int) -> tuple[datetime, datetime]:
     """[first day, first day of the next month) of month `m` (1-12) of year `y`."""
-    start = datetime(y, m, 1, tzinfo=UTC)
-    end = datetime(y + 1, 1, 1, tzinfo=UTC) if m == 12 else datetime(y, m + 1, 1, tzinfo=UTC)
-    return start, end
+    return _first(y, m), _first(y, m, 1)
 
 
 def _months_back(now: datetime, n: int) -> tuple[datetime, datetime]:
-    y, m = divmod(now.year * 12 + now.month - 1 - n, 12)
-    return _month(y, m + 1)
+    start = _first(now.year, now.month, -n)
+    return _month(start.year, start.month)
 
 
 def _year(y: int) -> tuple[datetime, datetime]:
@@ -169,14 +171,14 @@ def _latest_day(m: int, d: int, now: datetime) -> datetime | None:
 def _season(y: int, first: int) -> tuple[datetime, datetime]:
     """Meteorological seasons of the northern hemisphere; winter `y` is the one that ends
     in `y` (December `y-1` to February `y`)."""
-    start = datetime(y - 1, 12, 1, tzinfo=UTC) if first == 12 else datetime(y, first, 1, tzinfo=UTC)
-    end_y, end_m = divmod(start.year * 12 + start.month - 1 + 3, 12)
-    return start, datetime(end_y, end_m + 1, 1, tzinfo=UTC)
+    start = _first(y - 1, 12) if first == 12 else _first(y, first)
+    return start, _first(start.year, start.month, 3)
 
 
 def _span(kind: str, g: dict[str, str], now: datetime) -> tuple[datetime, datetime, str] | None:
     day = timedelta(days=1)
     today = now.replace(hour=0, minute=0, second=0, microsecond=0)
+    monday = today - now.weekday() * day  # this week's
     if kind in ("iso", "dmy", "mdy", "dm", "md"):
         m = int(g["m"]) if kind == "iso" else _MONTHS[g["m"].lower()]
         d = int(g["d"])
@@ -207,7 +209,6 @@ def _span(kind: str, g: dict[str, str], now: datetime) -> tuple[datetime, dateti
     if kind == "yesterday":
         return today - day, today, "day"
     if kind == "weekend":  # the Saturday and Sunday before this week's Monday
-        monday = today - now.weekday() * day
         return monday - 2 * day, monday, "week"
     if kind in ("ago", "recent"):
         n = _NUMBERS.get(g["count"].lower()) or int(g["count"])
@@ -227,7 +228,6 @@ def _span(kind: str, g: dict[str, str], now: datetime) -> tuple[datetime, dateti
     if kind == "this":
         unit, last = g["unit"].lower(), g["which"].lower() != "this"
         if unit == "week":
-            monday = today - now.weekday() * day
             return (monday - 7 * day, monday, "week") if last else (monday, today + day, "week")
         if unit == "month":
             return (*_months_back(now, int(last)), "month")
@@ -263,7 +263,7 @@ def cues(query: str, now: datetime) -> list[Cue]:
     """Every span of time the first `MAX_CHARS` of `query` name, in the order found (most
     specific pattern first; a part read by one pattern is not read again by a coarser
     one); none when they name more than `MAX_CUES`."""
-    now = _utc(now)
+    now = as_utc(now)
     query = query[:MAX_CHARS]
     taken: list[tuple[int, int]] = []
     out: list[Cue] = []
@@ -289,7 +289,7 @@ def window(query: str, now: datetime) -> tuple[datetime, datetime] | None:
     found = cues(query, now)
     if not found:
         return None
-    now = _utc(now)
+    now = as_utc(now)
     try:
         spans = [c.search_span(now) for c in found]
         hull = min(s for s, _ in spans), max(e for _, e in spans)

@@ -255,7 +255,7 @@ async def cmd_stream(args: argparse.Namespace) -> None:
     from redis.asyncio import Redis
 
     from pcm_common.bus import ensure_groups
-    from pcm_common.domain.memory import utcnow
+    from pcm_common.domain.clock import utcnow
     from pcm_common.events import GROUP_GRAPH, STREAM_WRITTEN, MemoryWritten
     from pcm_common.resources import Resources
     from pcm_graph_extractor.component import GraphExtractorComponent

@@ -24,7 +24,8 @@ import pytest
 from redis.asyncio import Redis
 
 from pcm_common.bus import ensure_groups
-from pcm_common.domain.memory import MemoryRecord, Strength, text_hash, utcnow
+from pcm_common.domain.clock import utcnow
+from pcm_common.domain.memory import MemoryRecord, Strength, text_hash
 from pcm_common.events import (
     GROUP_GRAPH,
     GROUP_SWEEPER_GRAPH,

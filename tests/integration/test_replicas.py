@@ -16,7 +16,7 @@ from redis.asyncio import Redis
 
 from pcm_common.bus import Bus, ensure_groups
 from pcm_common.config import PcmSettings
-from pcm_common.domain.memory import utcnow
+from pcm_common.domain.clock import utcnow
 from pcm_common.events import GROUP_GRAPH, STREAM_WRITTEN, MemoryWritten
 from tests.conftest import NEO4J_URI, RUN, TEST_REDIS, free_port, service_env
 

@@ -13,7 +13,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
-from pcm_common.domain.memory import MemoryRecord, utcnow
+from pcm_common.domain.clock import utcnow
+from pcm_common.domain.memory import MemoryRecord
 
 STREAM_WRITTEN = "pcm.memory.written"
 STREAM_RECALLED = "pcm.memory.recalled"

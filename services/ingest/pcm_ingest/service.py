@@ -10,6 +10,7 @@ from datetime import datetime
 from typing import Any
 
 from pcm_common.domain.capture import predictable
+from pcm_common.domain.clock import as_utc, utcnow
 from pcm_common.domain.figures import FIGURES_KEY, extract_figures, figures_key, same_figures
 from pcm_common.domain.governance import admits, effective, is_automatic
 from pcm_common.domain.importance import infer_importance
@@ -23,9 +24,7 @@ from pcm_common.domain.memory import (
     Source,
     State,
     Strength,
-    as_utc,
     text_hash,
-    utcnow,
 )
 from pcm_common.domain.strength import decayed, initial_strength
 from pcm_common.domain.surprisal import distinct_events

@@ -13,16 +13,9 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from pcm_common.domain import affect, scoring, supersession, time_cues
+from pcm_common.domain.clock import as_utc, utcnow
 from pcm_common.domain.consolidation import GroupKey, record_id
-from pcm_common.domain.memory import (
-    Affect,
-    ItemView,
-    MemoryRecord,
-    ScoreView,
-    State,
-    as_utc,
-    utcnow,
-)
+from pcm_common.domain.memory import Affect, ItemView, MemoryRecord, ScoreView, State
 from pcm_common.domain.strength import decayed
 from pcm_common.events import STREAM_RECALLED, MemoryRecalled, RecalledItem
 from pcm_common.models.affect import classify

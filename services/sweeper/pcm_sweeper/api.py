@@ -9,7 +9,7 @@ from typing import Annotated, Any
 from fastapi import APIRouter, Depends, Request
 from pydantic import BaseModel, ConfigDict
 
-from pcm_common.domain.memory import as_utc
+from pcm_common.domain.clock import as_utc
 from pcm_common.http import ApiError, Tenant
 from pcm_sweeper.jobs import Jobs
 

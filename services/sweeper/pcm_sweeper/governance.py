@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections import defaultdict
 from datetime import UTC, datetime
 
+from pcm_common.domain.clock import utcnow
 from pcm_common.domain.governance import (
     CapEntry,
     Effective,
@@ -18,7 +19,7 @@ from pcm_common.domain.governance import (
     over_cap,
     scope_key,
 )
-from pcm_common.domain.memory import Source, State, Strength, utcnow
+from pcm_common.domain.memory import Source, State, Strength
 from pcm_common.forgetting import Forgetter
 from pcm_common.resources import Resources
 from pcm_common.stores.governance import GovernanceStore

@@ -9,7 +9,8 @@ from datetime import UTC, datetime, timedelta
 from typing import Any, TypeVar
 
 from pcm_common.domain import activation
-from pcm_common.domain.memory import MemoryRecord, StrengthView, as_utc
+from pcm_common.domain.clock import as_utc
+from pcm_common.domain.memory import MemoryRecord, StrengthView
 from pcm_common.events import (
     STREAM_CHANGED,
     MemoryChanged,

@@ -20,6 +20,7 @@ from datetime import datetime, timedelta
 from pcm_common.bus import trim_dead_letters, trim_processed
 from pcm_common.domain import affect
 from pcm_common.domain import consolidation as cons
+from pcm_common.domain.clock import utcnow
 from pcm_common.domain.memory import (
     GraphInfo,
     Importance,
@@ -28,7 +29,6 @@ from pcm_common.domain.memory import (
     Strength,
     Surprisal,
     text_hash,
-    utcnow,
 )
 from pcm_common.domain.strength import decayed, should_demote
 from pcm_common.events import STREAM_CHANGED, STREAM_WRITTEN, MemoryChanged, MemoryWritten

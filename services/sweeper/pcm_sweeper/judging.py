@@ -19,7 +19,8 @@ from typing import Any
 
 from pcm_common.domain import supersession, time_keys
 from pcm_common.domain import surprisal as sp
-from pcm_common.domain.memory import MemoryRecord, utcnow
+from pcm_common.domain.clock import utcnow
+from pcm_common.domain.memory import MemoryRecord
 from pcm_common.events import STREAM_CHANGED, MemoryChanged, MemoryWritten
 from pcm_common.judge import MEMBER_FIELDS, FamilyMember, Judge, Verdict, make_judge
 from pcm_common.resources import Resources

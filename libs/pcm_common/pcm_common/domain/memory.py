@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import unicodedata
-from datetime import UTC, datetime
+from datetime import datetime
 from enum import StrEnum
 from typing import Any, ClassVar
 
@@ -199,15 +199,6 @@ def strength_patch(
     if state == State.ARCHIVED and reactivates(strength.at(now, pinned)):
         patch["state"] = State.ACTIVE.value
     return patch
-
-
-def utcnow() -> datetime:
-    return datetime.now(UTC)
-
-
-def as_utc(dt: datetime) -> datetime:
-    """Naive datetimes are taken as UTC so every stored time is comparable."""
-    return dt.replace(tzinfo=UTC) if dt.tzinfo is None else dt.astimezone(UTC)
 
 
 def normalise_text(text: str) -> str:

@@ -25,7 +25,7 @@ import re
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 
-from pcm_common.domain.memory import as_utc
+from pcm_common.domain.clock import as_utc
 
 BEFORE = timedelta(days=1)
 # Told later: a day or a week within days, a month or a season within a week, a year within

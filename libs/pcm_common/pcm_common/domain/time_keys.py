@@ -15,19 +15,17 @@ new hour (or the year 10000) must not land in the next one.
 from __future__ import annotations
 
 import calendar
-from datetime import UTC, datetime
+from datetime import datetime
+
+from pcm_common.domain.clock import as_utc
 
 # The payload field that holds a memory's `keys`.
 FIELD = "time_keys"
 
 
-def _utc(at: datetime) -> datetime:
-    return at.astimezone(UTC) if at.tzinfo else at.replace(tzinfo=UTC)
-
-
 def keys(at: datetime) -> list[str]:
     """The UTC year, month, day and hour of `at` (naive: taken as UTC), one key each."""
-    d = _utc(at)
+    d = as_utc(at)
     y, m, day = f"{d.year:04d}", f"{d.month:02d}", f"{d.day:02d}"
     return [f"y{y}", f"m{y}-{m}", f"d{y}-{m}-{day}", f"h{y}-{m}-{day}T{d.hour:02d}"]
 
@@ -37,7 +35,7 @@ def later_than(at: datetime, until_year: int) -> list[str]:
     its day, days of its month, months of its year, and the years up to `until_year`
     (~40-70 keys for a recent `at`, one more per year further back). A memory created
     after `until_year` holds none of them."""
-    d = _utc(at)
+    d = as_utc(at)
     y, m, day = f"{d.year:04d}", f"{d.month:02d}", f"{d.day:02d}"
     out = [f"y{later:04d}" for later in range(d.year + 1, until_year + 1)]
     out += [f"m{y}-{later:02d}" for later in range(d.month + 1, 13)]

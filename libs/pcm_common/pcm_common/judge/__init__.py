@@ -15,7 +15,8 @@ from typing import Any, Protocol
 
 from pydantic import BaseModel, Field
 
-from pcm_common.domain.memory import MemoryRecord, as_utc
+from pcm_common.domain.clock import as_utc
+from pcm_common.domain.memory import MemoryRecord
 from pcm_common.judge.features import FEATURES_FIELD
 
 

@@ -1,0 +1,15 @@
+"""The one reading of "now" and of a stored time: UTC, aware. Its own module because both
+`memory` and `time_keys` (which `memory` imports) need it."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+
+
+def utcnow() -> datetime:
+    return datetime.now(UTC)
+
+
+def as_utc(dt: datetime) -> datetime:
+    """Naive datetimes are taken as UTC so every stored time is comparable."""
+    return dt.replace(tzinfo=UTC) if dt.tzinfo is None else dt.astimezone(UTC)

@@ -10,7 +10,7 @@ from pcm_common.domain.memory import MemoryRecord, State
 from pcm_common.stores.vectors import ScoredPoint
 from pcm_recall.schemas import RecallIn
 from pcm_recall.service import visibility
-from tests.unit.test_recall_episode_context import item, record, service
+from tests.unit.test_recall_episode_context import T0, item, record, service
 
 
 def archived_turns() -> list[MemoryRecord]:
@@ -37,11 +37,11 @@ async def test_recalled_seed_brings_back_its_archived_neighbours() -> None:
     seed = item(turns[0])
     req = RecallIn(query="q")
     with_archived = visibility(req, include_archived=True)
-    got = await svc._episode_context("t", [seed], 10, exclude={"m1"}, visible=with_archived)
+    got = await svc._episode_context("t", [seed], 10, exclude={"m1"}, visible=with_archived, now=T0)
     assert [c.memory_id for c in got] == ["m2", "m3"]
     # Active only: the archived turns are skipped and the next active ones stand in.
     active = visibility(req, include_archived=False)
-    got = await svc._episode_context("t", [seed], 10, exclude={"m1"}, visible=active)
+    got = await svc._episode_context("t", [seed], 10, exclude={"m1"}, visible=active, now=T0)
     assert [c.memory_id for c in got] == ["m4", "m5"]
 
 

@@ -94,7 +94,7 @@ async def test_episode_context_skips_the_consolidated_record() -> None:
     whole = record(0, source=Source.CONSOLIDATION)  # same episode and time, sorts first
     svc = service([whole, *turns], episode_neighbours=2, graph_seeds=0)
     seed = item(turns[0])  # m1: its left neighbours would be the record
-    got = await svc._episode_context("t", [seed], 10, exclude={"m1"}, visible=Filter())
+    got = await svc._episode_context("t", [seed], 10, exclude={"m1"}, visible=Filter(), now=T0)
     assert [c.memory_id for c in got] == ["m2", "m3"]
 
 
@@ -109,7 +109,7 @@ async def test_episode_context_stays_within_what_the_request_sees() -> None:
     svc = service([*mine, *theirs], episode_neighbours=2, graph_seeds=0)
     seed = item(mine[0])
     ana = Filter(must={"state": ["active"], "user_id": "ana"}, should=[{"scope": "global"}])
-    got = await svc._episode_context("t", [seed], 10, exclude={"m1"}, visible=ana)
+    got = await svc._episode_context("t", [seed], 10, exclude={"m1"}, visible=ana, now=T0)
     assert [c.memory_id for c in got] == ["m3", "m5"]
 
 
@@ -119,13 +119,13 @@ async def test_a_question_in_the_answer_brings_the_memory_after_it() -> None:
     svc = service(turns, episode_neighbours=1, graph_seeds=0, episode_answer_seeds=10)
     top = [item(turns[0]), item(turns[1]), item(turns[2]), item(turns[4])]  # 3 seeds + m5
     got = await svc._episode_context(
-        "t", top, 10, exclude={"m1", "m2", "m3", "m5"}, visible=Filter()
+        "t", top, 10, exclude={"m1", "m2", "m3", "m5"}, visible=Filter(), now=T0
     )
     # Seeds m1-m3 bring ±1 (m4); the question m5 brings only the turn after it (m6).
     assert [c.memory_id for c in got] == ["m4", "m6"]
     off = service(turns, episode_neighbours=1, graph_seeds=0, episode_answer_seeds=0)
     got = await off._episode_context(
-        "t", top, 10, exclude={"m1", "m2", "m3", "m5"}, visible=Filter()
+        "t", top, 10, exclude={"m1", "m2", "m3", "m5"}, visible=Filter(), now=T0
     )
     assert [c.memory_id for c in got] == ["m4"]
 
@@ -135,7 +135,9 @@ async def test_turns_saved_at_one_instant_keep_their_ingest_order() -> None:
     neighbours still come by seq (read for the tied turns only)."""
     turns = [record(i) for i in range(8, 0, -1)]
     svc = service(turns, episode_neighbours=1, graph_seeds=0)
-    got = await svc._episode_context("t", [item(turns[4])], 10, exclude={"m4"}, visible=Filter())
+    got = await svc._episode_context(
+        "t", [item(turns[4])], 10, exclude={"m4"}, visible=Filter(), now=T0
+    )
     assert [c.memory_id for c in got] == ["m3", "m5"]
 
 
@@ -158,3 +160,21 @@ def test_a_context_item_from_the_light_view_equals_one_from_the_whole_record() -
     )
     assert light == whole
     assert light.model_dump() == whole.model_dump() and light.superseded_by == "m9"
+
+
+async def test_a_neighbour_shows_its_strength_now_not_at_its_last_reinforcement() -> None:
+    """An episode neighbour's strength is decayed to the recall's `now`, as the situational
+    items' are (the stored s_ref is its strength at t_ref)."""
+    from datetime import timedelta
+
+    from pcm_common.domain.strength import decayed
+
+    turns = [record(i) for i in range(1, 4)]
+    svc = service(turns, episode_neighbours=1, graph_seeds=0)
+    later = T0 + timedelta(days=30)
+    got = await svc._episode_context(
+        "t", [item(turns[1])], 10, exclude={"m2"}, visible=Filter(), now=later
+    )
+    assert [c.memory_id for c in got] == ["m1", "m3"]
+    expected = round(decayed(0.6, T0, 0, later, False), 6)
+    assert all(c.strength == expected < 0.6 for c in got)

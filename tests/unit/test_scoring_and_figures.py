@@ -109,3 +109,22 @@ def test_flag_quoting_a_recalled_memory_is_brief() -> None:
     assert lines[1].endswith("… — new: group") and len(lines[1]) < 110  # quoted below in full
     assert lines[2] == f"- {' '.join(long.split())}"  # not in the context: kept whole
     assert prompt.count(" ".join(long.split())) == 2
+
+
+def test_render_cuts_a_long_memory_to_the_budget() -> None:
+    from pcm_recall.schemas import AnomalyFlag
+
+    huge = _item("word " * 20_000, 1)  # 100,000 characters, the longest memory ingest takes
+    flag = AnomalyFlag(memory_id="f", kind="surprise", text="z " * 20_000, differs="d " * 500)
+    prompt = render([flag], [], [huge, _item("next", 2)], [], 14_000)
+    assert len(prompt) <= 14_000
+    assert "- word word" in prompt and "…" in prompt  # the best memory is shown, cut
+    # Flags are bounded too: the flag line is short, whatever the memory's size.
+    assert max(len(line) for line in prompt.splitlines() if line.startswith("- z")) < 1_000
+
+
+def test_render_keeps_pins_whole_and_always_shows_the_best_memory() -> None:
+    pin = _item("never deploy on Fridays " * 700, 3)  # ~16,800 characters: over the budget
+    prompt = render([], [pin], [_item("best " * 100, 1), _item("second", 2)], [], 14_000)
+    assert " ".join(pin.text.split()) in prompt  # a guardrail is never cut
+    assert "- best best" in prompt and "second" not in prompt

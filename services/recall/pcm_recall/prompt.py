@@ -14,21 +14,29 @@ EMPTY = "No relevant memories found"
 
 
 # A flagged memory that the context below quotes in full is named by its opening words
-# only (on LoCoMo, k=50, flags took ~430 of ~2,700 prompt tokens, mostly repeated memories).
+# only (on LoCoMo, k=50, flags took ~430 of ~2,700 prompt tokens, mostly repeated memories);
+# one it does not quote is shown up to `FLAG_CHARS` (a memory may hold 100,000 characters).
 BRIEF_CHARS = 80
+FLAG_CHARS = 600
+DETAIL_CHARS = 200  # what differs, what is usual: a few words normally
+# Room below which a memory that does not fit is left out rather than cut.
+MIN_CUT_CHARS = 200
 
 
-def item_line(item: ContextItem) -> str:
-    """A memory's line; an outdated one says so (the agent sees what changed and when)."""
-    return f"- {'(superseded) ' if item.state == 'superseded' else ''}{one_line(item.text)}"
+def item_line(item: ContextItem, limit: int | None = None) -> str:
+    """A memory's line (cut to `limit` characters with an ellipsis, if given); an outdated
+    one says so (the agent sees what changed and when)."""
+    head = f"- {'(superseded) ' if item.state == 'superseded' else ''}"
+    text = one_line(item.text) if limit is None else brief(item.text, max(1, limit - len(head)))
+    return head + text
 
 
 def flag_line(flag: AnomalyFlag, quoted: bool = False) -> str:
-    line = f"- {brief(flag.text, BRIEF_CHARS) if quoted else one_line(flag.text)}"
+    line = f"- {brief(flag.text, BRIEF_CHARS if quoted else FLAG_CHARS)}"
     if flag.differs:
-        line += f" — {one_line(flag.differs)}"
+        line += f" — {brief(flag.differs, DETAIL_CHARS)}"
     if flag.usual:
-        line += f" (usual: {one_line(flag.usual)})"
+        line += f" (usual: {brief(flag.usual, DETAIL_CHARS)})"
     return line
 
 
@@ -39,6 +47,11 @@ def render(
     episode: list[ContextItem],
     budget_chars: int,
 ) -> str:
+    """The prompt, within `budget_chars` unless the pinned memories leave less than
+    `MIN_CUT_CHARS` of it: pins are guardrails and always go whole; at most five flags,
+    each at most ~1,000 characters; then the best situational items and episode
+    neighbours while they fit, one longer than the room left cut to it (the best one is
+    always shown, cut to `MIN_CUT_CHARS` at the least)."""
     head = [ASKER, *([f"- {one_line(a.text)}" for a in asker] or ["- none"]), SITUATIONAL]
     full = [FLAGS, *([flag_line(f) for f in flags] or ["- none"]), *head]
     if not situational:
@@ -48,21 +61,25 @@ def render(
     used = sum(len(x) + 1 for x in full)
     # Best situational items first, then episode neighbours, until the budget is spent;
     # a day's date costs its own line once (cheaper than a date on every memory).
-    chosen: list[ContextItem] = []
+    chosen: list[tuple[ContextItem, str]] = []
     days: set[str] = set()
     for item in [*situational, *episode]:
         day = f"{item.created_at:%Y-%m-%d}"
-        cost = len(item_line(item)) + 1 + (0 if day in days else len(day) + 2)
-        if used + cost > budget_chars and chosen:
-            break
-        chosen.append(item)
+        dated = 0 if day in days else len(day) + 2
+        line = item_line(item)
+        if used + len(line) + 1 + dated > budget_chars:
+            room = budget_chars - used - 1 - dated
+            if chosen and room < MIN_CUT_CHARS:
+                break
+            line = item_line(item, max(room, MIN_CUT_CHARS))
+        chosen.append((item, line))
         days.add(day)
-        used += cost
-    quoted = {i.memory_id for i in chosen}
+        used += len(line) + 1 + dated
+    quoted = {i.memory_id for i, _ in chosen}
     lines = [FLAGS, *([flag_line(f, f.memory_id in quoted) for f in flags] or ["- none"])]
     lines += head
-    chosen.sort(key=lambda i: (i.created_at, i.seq))
-    for day, items in groupby(chosen, key=lambda i: f"{i.created_at:%Y-%m-%d}"):
+    chosen.sort(key=lambda c: (c[0].created_at, c[0].seq))
+    for day, group in groupby(chosen, key=lambda c: f"{c[0].created_at:%Y-%m-%d}"):
         lines.append(f"{day}:")
-        lines += [item_line(i) for i in items]
+        lines += [line for _, line in group]
     return "\n".join(lines)

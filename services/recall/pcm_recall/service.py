@@ -236,6 +236,7 @@ class RecallService:
                 k,
                 exclude=taken,
                 visible=visibility(req, self._archived_neighbours(req)),
+                now=now,
                 links=graph.links,
             ),
             self._flags(tenant, req, top, hits, now, routine_of),
@@ -387,8 +388,7 @@ class RecallService:
         """A candidate's score from the few fields it needs (`ScoreView`); the whole record
         is read only if the candidate makes the answer (`_Candidate.item`)."""
         view = ScoreView.model_validate(h.payload)
-        st = view.strength
-        s = decayed(st.s_ref, st.t_ref, st.n, now, view.pinned)
+        s = _strength(h, now, view)
         start, span = cue
         score = scoring.score(
             rel,
@@ -522,6 +522,7 @@ class RecallService:
         k: int,
         exclude: set[str],
         visible: Filter,
+        now: datetime,
         links: dict[str, float] | None = None,
     ) -> list[ContextItem]:
         """Up to `episode_neighbours` memories on each side of the seeds (`_seeds`), from
@@ -591,8 +592,7 @@ class RecallService:
         out: dict[str, ContextItem] = {}
         for p in await self.res.vectors.get(tenant, list(chosen)) if chosen else []:
             r = ItemView.model_validate(p.payload)
-            s_ref = float((p.payload.get("strength") or {}).get("s_ref") or 0.0)
-            out[r.id] = _context_item(r, score=0.0, relevance=0.0, strength=s_ref)
+            out[r.id] = _context_item(r, score=0.0, relevance=0.0, strength=_strength(p, now))
         return sorted(out.values(), key=lambda c: (c.created_at, c.seq))
 
 
@@ -618,6 +618,12 @@ class _Relevance:
     scores: list[float]
     floors: list[float]
     reranked: bool
+
+
+def _strength(p: ScoredPoint, now: datetime, view: ScoreView | None = None) -> float:
+    """The memory's strength at `now` (decayed since its last reinforcement)."""
+    v = view or ScoreView.model_validate(p.payload)
+    return decayed(v.strength.s_ref, v.strength.t_ref, v.strength.n, now, v.pinned)
 
 
 def _asks(text: str) -> bool:

@@ -7,7 +7,7 @@ export LITELLM_LOCAL_MODEL_COST_MAP := True
 ARCADE_URI ?= bolt://127.0.0.1:7688
 PORT ?= 8080
 
-.PHONY: install run test test-unit lint bench servers-test stop clean
+.PHONY: install run test test-unit lint bench bench-100k servers-test stop clean
 
 $(UV):
 	python3 -m pip install --user --quiet uv || python3 -m pip install --quiet uv
@@ -41,12 +41,18 @@ test: install servers-test
 test-unit: install
 	$(UV) run pytest -q tests/unit
 
-# Benchmarks (bench/): LoCoMo retrieval, latency, lifecycle; writes bench-results/ and the
-# tables in docs/benchmarks.md. Uses Redis DB 6 and ArcadeDB.
+# Benchmarks (bench/): LoCoMo retrieval, latency, lifecycle, surprisal/absence flags;
+# writes bench-results/ and the tables in docs/benchmarks.md (~20 minutes on 2 cores).
+# bench-100k: the latency run to 100k memories (15-35 minutes more).
 bench: install
 	scripts/redis.sh start
 	scripts/arcadedb.sh start
 	$(UV) run python -m bench
+
+bench-100k: install
+	scripts/redis.sh start
+	scripts/arcadedb.sh start
+	$(UV) run python -m bench --only latency-100k
 
 lint: install
 	$(UV) run ruff check .

@@ -246,7 +246,10 @@ async def run_mode(
                 for q in asked_q:
                     asked_end.append(await ask(c, q, args.eval_k, end, maps[conv.sample_id]))
                 await settle(c)
-            active = sum([len(await list_all(c, state="active")) for c in clients.values()])
+            # Turns still active; the episode records consolidation made are counted apart.
+            at_end = [m for c in clients.values() for m in await list_all(c, state="active")]
+            records = sum(1 for m in at_end if m.get("source") == "consolidation")
+            active = len(at_end) - records
         finally:
             for c in clients.values():
                 await c.aclose()
@@ -256,6 +259,7 @@ async def run_mode(
         "scheduled_recalls": len(asked_records),
         "removed": removed,
         "active_at_end": active,
+        "episode_records_at_end": records,
         "memories": sum(len(m) for m in maps.values()),
         "seconds": round(time.perf_counter() - t_start, 1),
     }

@@ -27,11 +27,17 @@ import tempfile
 import time
 from collections import defaultdict
 from collections.abc import Sequence
-from datetime import datetime
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from bench.common import add_common_args, environ_restored, stop_on_sigterm, variants_of
+from bench.common import (
+    add_common_args,
+    environ_restored,
+    machine_facts,
+    stop_on_sigterm,
+    variants_of,
+)
 
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 
@@ -465,6 +471,8 @@ def main(argv: Sequence[str] | None = None, command: str | None = None) -> dict[
             _print(f"{key} ({mode}, judge={args.judge})", results[key])
     out = {
         "command": command or "uv run python -m bench.outliers " + " ".join(raw),
+        "date": datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC"),
+        "machine": machine_facts(),
         "judge": args.judge,
         "mode": "offline" if args.offline else "http",
         "results": results,

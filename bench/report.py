@@ -226,7 +226,12 @@ def lifecycle_md(d: dict[str, Any]) -> str:
                             f"**{_f(o['evidence_recall'])}**",
                             _f(o["hit_rate"]),
                             str(r["removed"]),
-                            f"{r['active_at_end']} / {r['memories']}",
+                            f"{r['active_at_end']} / {r['memories']}"
+                            + (
+                                f" (+{r['episode_records_at_end']} episode records)"
+                                if r.get("episode_records_at_end")
+                                else ""
+                            ),
                         ]
                     )
                 )
@@ -239,6 +244,39 @@ def lifecycle_md(d: dict[str, Any]) -> str:
         )
         + "."
     )
+    return "\n".join(out)
+
+
+def outliers_md(d: dict[str, Any]) -> str:
+    """Surprisal and absence flags on the dev routines (one row per data set)."""
+    out = [
+        _meta(d) if "date" in d else f"Command: `{d['command']}`.",
+        "",
+        f"Judge `{d['judge']}`, through {d['mode']}. Flagged = the planted outlier (or the "
+        "stopped routine) flagged when its everyday question is asked; false flags = judged "
+        "normal memories flagged; in context = the outlier among the recalled memories.",
+        "",
+    ]
+    head = ["data", "value", "category", "content", "stopped", "false flags", "in context"]
+    head += ["flags ms p50 / p95"]
+    out += [_row(head), _row(["---"] * len(head))]
+
+    def share(x: dict[str, Any]) -> str:
+        return f"{x['hit']}/{x['of']}" if x.get("of") else "–"
+
+    for name, r in d["results"].items():
+        f, j = r["flagged"], r["judged"]
+        out.append(
+            _row(
+                [
+                    f"`{name}`",
+                    *(share(f[c]) for c in ("value", "category", "content", "stopped")),
+                    f"{j['normal_flagged']}/{j['normal']}",
+                    share(r["outlier_in_context"]),
+                    f"{_f(r['flags_ms_median'], 1)} / {_f(r['flags_ms_p95'], 1)}",
+                ]
+            )
+        )
     return "\n".join(out)
 
 
@@ -260,6 +298,7 @@ SECTIONS: dict[str, tuple[str, str, Callable[[dict[str, Any]], str]]] = {
         latency_md,
     ),
     "lifecycle": ("180-day lifecycle (dev)", "lifecycle.json", lifecycle_md),
+    "outliers": ("Surprisal and absence flags (dev routines)", "outliers.json", outliers_md),
     "micro": ("Model and vector-store micro-benchmarks", "micro.json", micro_md),
 }
 

@@ -234,3 +234,48 @@ async def test_retry_after_a_failed_write_applies_what_a_clean_run_does(
     assert res.bus.sent == clean_res.bus.sent
     await clean_res.vectors.close()
     await res.vectors.close()
+
+
+async def test_activation_spreads_only_to_what_the_asker_sees(tmp_path: Path, redis: Redis) -> None:
+    """Ana's recall strengthens her own and shared associates, never Ben's: the spread's
+    similarity neighbours and episode mates are searched with the asker's visibility."""
+    rng = np.random.default_rng(5)
+    base = rng.standard_normal(DIM)
+
+    def rec(i: int, user: str | None, minutes: int) -> tuple[MemoryRecord, list[float]]:
+        at = T0 + timedelta(minutes=minutes)
+        r = MemoryRecord(
+            id=str(uuid.UUID(int=500 + i)),
+            tenant=TENANT,
+            text=f"shared trip {i}",
+            text_hash=text_hash(f"shared trip {i}"),
+            created_at=at,
+            ingested_at=at,
+            strength=Strength(t_ref=at),
+            episode="trip",
+            user_id=user,
+        )
+        return r, unit(base + 0.05 * rng.standard_normal(DIM))
+
+    seed, ana, ben, everyone = rec(0, "ana", 0), rec(1, "ana", 5), rec(2, "ben", 6), rec(3, None, 7)
+    edge = EdgeVectorStore(tmp_path / "shard", dim=DIM)
+    await edge.upsert(
+        [
+            VectorPoint(id=r.id, vector=v, payload=r.to_payload())
+            for r, v in (seed, ana, ben, everyone)
+        ]
+    )
+    handlers = SweeperHandlers(Res(edge, redis), SweeperSettings())  # type: ignore[arg-type]
+
+    async def spread_to(event_id: str, user: str | None) -> set[str]:
+        item = RecalledItem(memory_id=seed[0].id, rank=0, relevance=0.9)
+        event = MemoryRecalled(
+            tenant=TENANT, now=NOW, items=[item], event_id=event_id, user_id=user
+        )
+        await handlers.on_recalled(event)
+        return {k.rsplit(":", 1)[1] for k in await markers(redis, event_id) if ":spread:" in k}
+
+    assert await spread_to("side-aud-1", "ana") == {ana[0].id, everyone[0].id}
+    # A recall made for the whole tenant (no user) reaches every associate.
+    assert await spread_to("side-aud-2", None) == {ana[0].id, ben[0].id, everyone[0].id}
+    await edge.close()

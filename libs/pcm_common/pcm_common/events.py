@@ -85,6 +85,10 @@ class MemoryRecalled(Event):
     query: str = ""
     now: datetime
     items: list[RecalledItem]
+    # Who asked (`stores.vectors.audience`): activation spreads only to what they see.
+    user_id: str | None = None
+    workspace: str | None = None
+    project: str | None = None
 
 
 class MemoryChanged(Event):

@@ -22,7 +22,7 @@ from pcm_common.models.affect import classify
 from pcm_common.models.rerank import build_reranker, should_rerank
 from pcm_common.models.sparse import encode_query
 from pcm_common.resources import Resources
-from pcm_common.stores.vectors import Filter, ScoredPoint
+from pcm_common.stores.vectors import Filter, ScoredPoint, audience
 from pcm_common.telemetry import RECALL_STAGE_SECONDS, RERANK_OUTCOMES, get_logger
 from pcm_recall import flags as anomaly
 from pcm_recall.graph_links import GraphLinker, GraphLinks, fetch_linked
@@ -49,23 +49,13 @@ class _Timer:
 
 
 def visibility(req: RecallIn, include_archived: bool) -> Filter:
-    """A project sees itself, its workspace and global; never another project. A user sees
-    their own memories and those stored for everyone (no user), never another user's; a
-    recall without a user sees the whole tenant."""
-    should: list[dict[str, Any]] = [{"scope": "global"}]
-    if req.workspace:
-        should.append({"scope": "workspace", "workspace": req.workspace})
-    if req.project:
-        group: dict[str, Any] = {"scope": "project", "project": req.project}
-        if req.workspace:
-            group["workspace"] = req.workspace
-        should.append(group)
+    """What the request sees (`audience`), in the states it asks for, created before its
+    `created_before`, without episode records."""
+    seen = audience(req.user_id, req.workspace, req.project)
     states = ["active", "archived"] if include_archived else ["active"]
     if req.include_superseded or supersession.asks_about_past(req.query):
         states.append("superseded")
-    must: dict[str, Any] = {"state": states}
-    if req.user_id:
-        must["user_id"] = [req.user_id, None]
+    must: dict[str, Any] = {"state": states, **seen.must}
     ranges: dict[str, tuple[float | None, float | None]] = {}
     if req.created_before:
         # Ranges are inclusive: the largest float below the instant keeps it out.
@@ -74,7 +64,9 @@ def visibility(req: RecallIn, include_archived: bool) -> Filter:
             math.nextafter(as_utc(req.created_before).timestamp(), -math.inf),
         )
     # Episode records are returned whole through their seeds, not as competing candidates.
-    return Filter(must=must, should=should, must_not={"source": "consolidation"}, ranges=ranges)
+    return Filter(
+        must=must, should=seen.should, must_not={"source": "consolidation"}, ranges=ranges
+    )
 
 
 _NOT_EPISODE_RECORDS = Filter(must_not={"source": "consolidation"})
@@ -263,6 +255,9 @@ class RecallService:
             event = MemoryRecalled(
                 tenant=tenant,
                 now=now,
+                user_id=req.user_id,
+                workspace=req.workspace,
+                project=req.project,
                 items=[
                     RecalledItem(memory_id=c.memory_id, rank=i, relevance=c.relevance)
                     for i, c in enumerate(top)

@@ -21,7 +21,7 @@ from pcm_common.events import (
 from pcm_common.extract.local import SHARED_DOCS
 from pcm_common.foreground import FOREGROUND
 from pcm_common.resources import Resources
-from pcm_common.stores.vectors import Filter, ScoredPoint, SearchQuery
+from pcm_common.stores.vectors import Filter, ScoredPoint, SearchQuery, audience
 from pcm_common.stream_batches import Outcome
 from pcm_common.telemetry import get_logger
 from pcm_sweeper.judging import Judgement, Judging
@@ -243,7 +243,8 @@ class SweeperHandlers:
         recalled = set(ranked)
         await self._yield()
         points = await self.res.vectors.get(tenant, top, with_vectors=True)
-        weights = await self._associates(tenant, points, recalled)
+        seen = audience(event.user_id, event.workspace, event.project)
+        weights = await self._associates(tenant, points, recalled, seen)
         total = activation.spread({m: deltas[m] for m in top}, weights, beta=s.spread_beta)
         if not total:
             return
@@ -267,12 +268,13 @@ class SweeperHandlers:
         await self._write_strengths(tenant, key, todo)
 
     async def _associates(
-        self, tenant: str, points: list[ScoredPoint], recalled: set[str]
+        self, tenant: str, points: list[ScoredPoint], recalled: set[str], seen: Filter
     ) -> dict[str, dict[str, float]]:
-        """Each top memory's associates with their weights: its similarity neighbours (one
-        batch of searches for ids and scores only: the payloads of ~25 hits each were most
-        of a search's cost) and its episode mates (one batch of timelines: ids and creation
-        times)."""
+        """Each top memory's associates with their weights, among the active memories the
+        asker sees (`seen`: one user's recall strengthens nothing of another's): its
+        similarity neighbours (one batch of searches for ids and scores only: the payloads
+        of ~25 hits each were most of a search's cost) and its episode mates (one batch of
+        timelines: ids and creation times)."""
         s = self.settings
         recs = [MemoryRecord.from_payload(p.payload) for p in points]
         # A memory awaiting repair has no vector, hence no neighbours.
@@ -285,7 +287,7 @@ class SweeperHandlers:
                         vector,
                         # Room for itself and other recalled memories, which are skipped.
                         limit=s.spread_neighbours + min(len(recalled), 20) + 1,
-                        flt=Filter(must={"state": "active"}),
+                        flt=Filter(must={"state": "active", **seen.must}, should=seen.should),
                     )
                     for vector in vectors.values()
                 ],
@@ -297,7 +299,10 @@ class SweeperHandlers:
         # (no payloads: a payload read cost ~35-50 us per mate whatever fields were asked).
         in_episode = [r for r in recs if r.source.value != "consolidation" and r.episode]
         lines = await self.res.vectors.timelines(
-            tenant, [_episode_filter(r, window) for r in in_episode], key="created_ts", limit=256
+            tenant,
+            [_episode_filter(r, window, seen) for r in in_episode],
+            key="created_ts",
+            limit=256,
         )
         mates_of = {r.id: line for r, line in zip(in_episode, lines, strict=True)}
         weights: dict[str, dict[str, float]] = {}
@@ -332,11 +337,13 @@ class SweeperHandlers:
         return weights
 
 
-def _episode_filter(rec: MemoryRecord, window: timedelta) -> Filter:
-    """The other active memories of `rec`'s episode saved within `window` of it."""
+def _episode_filter(rec: MemoryRecord, window: timedelta, seen: Filter) -> Filter:
+    """The other active memories of `rec`'s episode saved within `window` of it that the
+    asker sees (`seen`)."""
     t, w = rec.created_at.timestamp(), window.total_seconds()
     return Filter(
-        must={"episode": rec.episode, "state": "active"},
+        must={"episode": rec.episode, "state": "active", **seen.must},
+        should=seen.should,
         must_not={"source": "consolidation"},
         ranges={"created_ts": (t - w, t + w)},
     )

@@ -73,6 +73,24 @@ class Filter:
     should: list[dict[str, Any]] = field(default_factory=list)
 
 
+def audience(
+    user_id: str | None = None, workspace: str | None = None, project: str | None = None
+) -> Filter:
+    """What an asker sees: a project sees itself, its workspace and global, never another
+    project; a user sees their own memories and those stored for everyone (no user), never
+    another user's; an asker without a user sees the whole tenant."""
+    should: list[dict[str, Any]] = [{"scope": "global"}]
+    if workspace:
+        should.append({"scope": "workspace", "workspace": workspace})
+    if project:
+        group: dict[str, Any] = {"scope": "project", "project": project}
+        if workspace:
+            group["workspace"] = workspace
+        should.append(group)
+    must: dict[str, Any] = {"user_id": [user_id, None]} if user_id else {}
+    return Filter(must=must, should=should)
+
+
 def payload_matches(flt: Filter, payload: dict[str, Any]) -> bool:
     """``Filter`` semantics evaluated on a payload in process: `VectorStore.get` by id does
     not filter, and cached points (the pinned cache) are checked per request."""

@@ -54,6 +54,32 @@ async def test_near_duplicate_merges_only_with_equal_figures(client_a: httpx.Asy
         "/v1/memories", json={"text": "Ran 5k in 27:10 this morning along the river!"}
     )
     assert c.json() == {"id": a, "status": "merged"}
+    # The merged memory keeps its original date and records the repeat at the repeat's.
+    rec = (await client_a.get(f"/v1/memories/{a}")).json()
+    assert len(rec["repeats"]) == 1 and rec["repeats"][0] >= rec["created_at"]
+
+
+async def test_near_duplicates_inside_one_batch_merge_as_one_at_a_time_would(
+    client_a: httpx.AsyncClient,
+) -> None:
+    items = [
+        {"text": "Swam 40 lengths in 31:05 at the lido.", "created_at": "2024-06-01T07:00:00Z"},
+        {"text": "Swam 40 lengths in 35:50 at the lido.", "created_at": "2024-06-02T07:00:00Z"},
+        {"text": "Swam 40 lengths in 31:05 at the lido!", "created_at": "2024-06-03T07:00:00Z"},
+        {
+            "text": "Swam 40 lengths in 31:05 at the lido with Ana.",
+            "created_at": "2024-06-04T07:00:00Z",
+        },
+    ]
+    r = await client_a.post("/v1/memories:batch", json={"memories": items})
+    assert r.status_code == 201, r.text
+    got = r.json()["results"]
+    assert [g["status"] for g in got] == ["created", "created", "merged", "created"]
+    assert got[2]["id"] == got[0]["id"]  # the same figures: one event, stored once
+    assert len({got[0]["id"], got[1]["id"], got[3]["id"]}) == 3  # other time, added name
+    rec = (await client_a.get(f"/v1/memories/{got[0]['id']}")).json()
+    assert rec["created_at"].startswith("2024-06-01")  # the original date stays
+    assert [d[:10] for d in rec["repeats"]] == ["2024-06-03"]
 
 
 async def test_importance_is_inferred_unless_given(client_a: httpx.AsyncClient) -> None:

@@ -37,6 +37,7 @@ from pcm_common.resources import TENANTS_KEY, Resources
 from pcm_common.stores.governance import GovernanceStore
 from pcm_common.stores.vectors import Filter, ScoredPoint, SearchQuery, VectorPoint
 from pcm_common.telemetry import MEMORIES_WRITTEN, get_logger
+from pcm_ingest.batch_twins import earlier_twins
 from pcm_ingest.episodes import EpisodeAssigner
 from pcm_ingest.firewall import SecretDetected, WriteFirewall
 from pcm_ingest.schemas import MemoryIn, MemoryPatch, StoreResult
@@ -235,7 +236,22 @@ class IngestService:
         figures_of = {i: extract_figures(items[i].text) for i in fresh}
         affect_of = await self._affects(items, fresh)
         twins = await self._near_duplicates(tenant, items, fresh, vectors, figures_of)
+        # Of the rest, a near-duplicate of an earlier one in this request is merged into it
+        # once that one is stored, as if they had come one at a time.
+        alone = [n for n, twin in enumerate(twins) if twin is None]
+        repeats = earlier_twins(
+            [
+                (_scope_key(scope_filter(items[fresh[n]])), figures_key(figures_of[fresh[n]]))
+                for n in alone
+            ],
+            [vectors[n] for n in alone],
+            [items[fresh[n]].text for n in alone],
+            self.settings.near_duplicate_cos,
+        )
+        merged_into = {fresh[alone[a]]: fresh[alone[b]] for a, b in repeats.items()}
         for i, vec, twin in zip(fresh, vectors, twins, strict=True):
+            if i in merged_into:
+                continue
             item = items[i]
             figures = figures_of[i]
             # The search read two fields of the twin; the whole record is read here (its
@@ -275,15 +291,17 @@ class IngestService:
             ]
             if pinned:  # recall replicas drop their pinned cache for this tenant
                 await self.res.bus.publish_many(STREAM_CHANGED, pinned)
-        # Exact copies inside the batch reinforce the stored memory once it exists, each
-        # remembered as a repeat at its own time.
-        for i, first in dup_of.items():
+        # Exact copies and near-duplicates inside the batch reinforce the stored memory once
+        # it exists, each remembered as a repeat at its own time.
+        later = [(i, first, "reinforced") for i, first in dup_of.items()]
+        later += [(i, first, "merged") for i, first in merged_into.items()]
+        for i, first, status in sorted(later):
             first_result = results[first]
             assert first_result is not None and first_result.id is not None
             again = await self.res.vectors.get(tenant, [first_result.id])
             if again:
                 await self._reinforce(tenant, again[0], as_utc(items[i].created_at or now))
-            results[i] = StoreResult(id=first_result.id, status="reinforced")
+            results[i] = StoreResult(id=first_result.id, status=status)
         for r in results:
             assert r is not None
             MEMORIES_WRITTEN.labels(r.status).inc()

@@ -26,7 +26,7 @@ from pcm_sweeper.jobs import Jobs
 from tests.conftest import NEO4J_URI, TEST_REDIS
 
 RUN = uuid.uuid4().hex[:8]
-TENANTS = ("fade", "spread", "episode", "repair", "locks")
+TENANTS = ("fade", "race", "spread", "episode", "repair", "locks")
 KEYS = {f"life-{t}": f"life-{t}-{RUN}" for t in TENANTS}
 T0 = datetime(2024, 1, 1, 9, 0, tzinfo=UTC)
 
@@ -172,6 +172,42 @@ async def test_recalled_memory_keeps_strength_unrecalled_one_is_archived(
         await settle(c)
         assert (await get(c, faded))["state"] == "active"
         assert faded in await recall(c, vague, end)
+
+
+async def test_a_recall_landing_during_demotion_keeps_the_memory_active(
+    life: Lifecycle,
+) -> None:
+    """The sweeper applies a recall's reinforcement while a demotion pass may be between
+    reading a weak memory and archiving it: the pass reads it again after its write and
+    gives the state back, so a memory just recalled is never left archived."""
+    from pcm_common.domain.memory import StrengthView
+
+    tenant = KEYS["life-race"]
+    end = at(days=200)
+    async with life.client("race") as c:
+        mid = await store(c, "Quentin once lent a ladder to the neighbours.", T0)
+        await settle(c)
+        vectors = life.res.vectors
+        original = vectors.set_payload
+
+        async def recall_lands_first(t: str, memory_id: str, patch: dict[str, Any]) -> None:
+            if patch.get("state") == "archived":  # the demotion's write: a recall got in first
+                (p,) = await vectors.get(t, [memory_id], fields=StrengthView.FIELDS)
+                view = StrengthView.model_validate(p.payload)
+                reinforced = view.strength.reinforced(end, recalled=True)
+                await original(t, memory_id, view.strength_patch(reinforced, end))
+            await original(t, memory_id, patch)
+
+        vectors.set_payload = recall_lands_first  # type: ignore[method-assign]
+        try:
+            assert await life.jobs.demote(tenant, end) == 0
+        finally:
+            vectors.set_payload = original  # type: ignore[method-assign]
+        rec = await get(c, mid)
+        assert rec["state"] == "active" and rec["strength"]["last_recalled_at"] is not None
+        # Without a recall, the same pass archives it.
+        assert await job(c, "demotion", at(days=400)) == 1
+        assert (await get(c, mid))["state"] == "archived"
 
 
 async def test_recall_side_effects_reinforce_and_spread_to_neighbours(life: Lifecycle) -> None:

@@ -36,7 +36,7 @@ from pcm_common.models.sparse import encode_document
 from pcm_common.resources import TENANTS_KEY, Resources
 from pcm_common.stores.vectors import Filter, ScoredPoint, VectorPoint, usable_vector
 from pcm_common.telemetry import get_logger
-from pcm_sweeper.archiving import archive
+from pcm_sweeper.archiving import archive, restore
 from pcm_sweeper.governance import Governance
 from pcm_sweeper.graph_repair import remove_orphan_facts, republish_unextracted
 from pcm_sweeper.judging import Judging
@@ -178,19 +178,33 @@ class Jobs:
 
     async def demote(self, tenant: str, now: datetime) -> int:
         """DESIGN §3: S < 0.05 and not recalled for 90 days -> `archived` (still searchable
-        with include_archived); forgetting never deletes."""
+        with include_archived); forgetting never deletes. A page's weak memories are read
+        again just before they are written, and once more after: a recall's reinforcement
+        that landed meanwhile (the sweeper applies them concurrently) keeps its memory
+        active instead of being overwritten by the demotion."""
         changed = 0
         async for points in self.res.vectors.pages(
             tenant, flt=Filter(must={"state": "active", "pinned": False})
         ):
-            for p in points:
-                rec = MemoryRecord.from_payload(p.payload)
-                st = rec.strength
-                if should_demote(
-                    st.at(now), st.last_recalled_at, st.t_ref, now, ingested_at=rec.ingested_at
-                ):
-                    await archive(self.res, tenant, p.id, reason="demotion")
-                    changed += 1
+            weak = [p.id for p in points if _demotable(p, now)]
+            if not weak:
+                continue
+            weak = [
+                p.id
+                for p in await self.res.vectors.get(tenant, weak)
+                if p.payload.get("state") == "active" and _demotable(p, now)
+            ]
+            for mid in weak:
+                await archive(self.res, tenant, mid, reason="demotion")
+            again = await self.res.vectors.get(tenant, weak) if weak else []
+            overtaken = [
+                p.id
+                for p in again
+                if p.payload.get("state") == "archived" and not _demotable(p, now)
+            ]
+            for mid in overtaken:
+                await restore(self.res, tenant, mid, reason="recalled during demotion")
+            changed += len(weak) - len(overtaken)
         return changed
 
     async def fold_strengths(self, tenant: str, now: datetime) -> int:
@@ -406,3 +420,12 @@ class Jobs:
         )
         log.info("vectors_repaired", tenant=tenant, count=len(fresh))
         return len(fresh)
+
+
+def _demotable(p: ScoredPoint, now: datetime) -> bool:
+    """Weak and unused for 90 days (`should_demote`), whatever state the point is in."""
+    rec = MemoryRecord.from_payload(p.payload)
+    st = rec.strength
+    return should_demote(
+        st.at(now), st.last_recalled_at, st.t_ref, now, rec.pinned, ingested_at=rec.ingested_at
+    )

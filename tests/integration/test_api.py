@@ -436,9 +436,27 @@ async def test_ops_endpoints(client_a: httpx.AsyncClient) -> None:
     # The adapter holding the points, and whether strengths go through the Redis overlay.
     vectors = ready.json()["checks"]["vectors"]
     assert vectors["backend"] == "EdgeVectorStore" and vectors["strength_overlay"] is True
+    # Which models answer: the embedded default has no reranker, and says how it ranks.
+    models = ready.json()["checks"]["models"]
+    assert models["embedding"] == "pcm-local/minilm-q8s"
+    assert models["reranker"] == "none (hybrid rank fusion, cosine floor)"
     metrics = (await client_a.get("/metrics")).text
     assert "pcm_http_request_seconds" in metrics and "pcm_events_consumed_total" in metrics
     assert (await client_a.get("/openapi.json")).json()["paths"]["/v1/recall"]
+
+
+async def test_compact_recall_returns_ten(client_a: httpx.AsyncClient) -> None:
+    """Compact mode is k=10 (DESIGN §3), whatever the default k."""
+    batch = [
+        {"text": f"Standup note {i}: the billing migration step {i} is done."} for i in range(14)
+    ]
+    r = await client_a.post("/v1/memories:batch", json={"memories": batch})
+    assert r.status_code == 201, r.text
+    body = {"query": "Which billing migration steps are done?", "compact": True}
+    got = (await client_a.post("/v1/recall", json=body)).json()["situational_context"]
+    assert len(got) == 10
+    full = (await client_a.post("/v1/recall", json={**body, "compact": False})).json()
+    assert len(full["situational_context"]) > 10
 
 
 async def test_demotion_archives_instead_of_deleting(client_a: httpx.AsyncClient) -> None:

@@ -267,8 +267,8 @@ async def test_killing_neo4j_during_ingest_loses_nothing(redis: Redis, tmp_path:
             [VectorPoint(r.id, _vec(settings.embedding_dim), r.to_payload()) for r in recs]
         )
         comp.consume()
-        res.bus.consume(
-            STREAM_EXTRACTED, GROUP_SWEEPER_GRAPH, MemoryExtracted, sweeper.on_extracted
+        res.bus.consume_batch(
+            STREAM_EXTRACTED, GROUP_SWEEPER_GRAPH, MemoryExtracted, sweeper.on_extracted_batch
         )
         await comp.start()
         await res.bus.start()

@@ -59,3 +59,56 @@ def test_reranked_uses_the_probability_floor_and_the_design_cue() -> None:
         0.6, 0.6, 0.0, 0.0, cue_start=scoring.CUE_START, cue_span=scoring.CUE_SPAN
     )
     assert abs(got["m3"] - design) < 0.01
+
+
+class _Timer:
+    def lap(self, stage: str) -> None:
+        pass
+
+
+class ScriptedReranker:
+    """Answers `probs`, or raises `error`; counts its calls."""
+
+    floor = 0.5
+
+    def __init__(self, probs: list[float] | None = None, error: Exception | None = None):
+        self.probs, self.error, self.calls = probs, error, 0
+
+    async def rerank(self, query: str, texts: list[str]) -> list[float]:
+        self.calls += 1
+        if self.error is not None:
+            raise self.error
+        assert self.probs is not None and len(texts) == len(self.probs)
+        return self.probs
+
+
+async def relevance_with(reranker: ScriptedReranker | None, cosines: list[float]) -> _Relevance:
+    svc = service([])
+    svc.reranker = reranker  # type: ignore[assignment]
+    pts = [
+        ScoredPoint(id=f"m{i}", score=c, payload={"text": f"t{i}"}, fused=0.1 / (i + 1))
+        for i, c in enumerate(cosines)
+    ]
+    return await svc._relevance("q", pts, _Timer())  # type: ignore[arg-type]
+
+
+async def test_relevance_without_a_reranker_is_the_fused_score_floored_on_the_cosine() -> None:
+    rel = await relevance_with(None, [0.7, 0.5])
+    assert rel.reranked is False and rel.floors == [0.7, 0.5]
+    assert rel.scores[0] > rel.scores[1]  # the fused rank score, scaled
+
+
+async def test_relevance_gates_and_degrades() -> None:
+    # Decisive candidates (top 0.95, far ahead): the reranker is not asked.
+    skipped = ScriptedReranker([0.9, 0.1])
+    rel = await relevance_with(skipped, [0.95, 0.3])
+    assert skipped.calls == 0 and rel.reranked is False
+    # Close candidates: its probabilities are both the relevance and what the floor reads.
+    asked = ScriptedReranker([0.2, 0.8])
+    rel = await relevance_with(asked, [0.6, 0.58])
+    assert asked.calls == 1 and rel.reranked is True
+    assert rel.scores == rel.floors == [0.2, 0.8]
+    # A failing reranker leaves the fused scale: the recall still answers.
+    failing = ScriptedReranker(error=TimeoutError("reranker down"))
+    rel = await relevance_with(failing, [0.6, 0.58])
+    assert failing.calls == 1 and rel.reranked is False and rel.floors == [0.6, 0.58]

@@ -21,7 +21,8 @@ def test_reactivation_and_score() -> None:
     half = scoring.score(0.6, 0.5, link=0.5, link_weight=0.1) - scoring.score(0.6, 0.5)
     assert abs(half - 0.05) < 1e-12
     assert scoring.score(0.6, 0.5, link=1.0, link_weight=0.0) == scoring.score(0.6, 0.5)
-    assert not scoring.passes_floor(0.34) and scoring.passes_floor(0.35)
+    floor = scoring.RELEVANCE_FLOOR
+    assert not scoring.passes_floor(0.34, floor) and scoring.passes_floor(0.35, floor)
 
 
 def test_sizes() -> None:

@@ -28,7 +28,6 @@ GROUP_SWEEPER_RECALLED = "sweeper-recalled"
 GROUP_SWEEPER_GRAPH = "sweeper-graph"  # graph-extractor results flowing back to the sweeper
 GROUP_GRAPH_CHANGES = "graph-extractor-changes"  # deletes and edits reach the graph
 GROUP_SWEEPER_CHANGES = "sweeper-changes"  # repeats and deletes reach the routine index
-GROUP_RECALL_CHANGED_PREFIX = "recall-changed-"  # one group per recall replica (cache fan-out)
 
 STREAM_EXTRACTED = "pcm.memory.extracted"
 

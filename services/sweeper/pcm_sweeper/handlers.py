@@ -142,11 +142,6 @@ class SweeperHandlers:
                     log.info("memory_extracted", tenant=tenant, memory_id=ev.memory_id)
         return [failed.get(id(ev)) for ev in events]
 
-    async def on_extracted(self, event: MemoryExtracted) -> None:
-        (outcome,) = await self.on_extracted_batch([event])
-        if outcome is not None:
-            raise outcome
-
     # ---- recall side effects -----------------------------------------------------------
 
     async def on_recalled(self, event: MemoryRecalled) -> None:

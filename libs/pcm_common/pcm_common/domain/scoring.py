@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+# DESIGN §3's floor, for a relevance that is a probability: the reranker's default floor.
+# Without a reranker the floor applies to the cosine and is the recall setting's.
 RELEVANCE_FLOOR = 0.35
 LINK_WEIGHT = 0.15
 # Where a cue starts restoring strength, and how much more relevance restores it fully:
@@ -37,7 +39,7 @@ def score(
     return rel * (0.75 + 0.25 * s_star) + link_weight * link + scope_bonus + state_bonus
 
 
-def passes_floor(rel: float, floor: float = RELEVANCE_FLOOR) -> bool:
+def passes_floor(rel: float, floor: float) -> bool:
     return rel >= floor
 
 

@@ -9,7 +9,8 @@ input order, so recall can use it as `rel` in the score and apply the relevance 
   the `tokenizer.json` next to it; the probability is the sigmoid of the logit.
 
 No cross-encoder with weights installs from the package index, so by default none is
-configured and `build_reranker` returns None: recall then ranks by cosine.
+configured and `build_reranker` returns None: recall then ranks by the fused rank score of
+its dense and lexical searches, and its floor applies to the cosine.
 """
 
 from __future__ import annotations
@@ -26,6 +27,8 @@ from typing import Any, Protocol
 import numpy as np
 import numpy.typing as npt
 from pydantic_settings import BaseSettings, SettingsConfigDict
+
+from pcm_common.domain.scoring import RELEVANCE_FLOOR
 
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 
@@ -70,7 +73,7 @@ class Reranker(ABC):
     #: What /readyz and the docs show as the active reranker.
     name: str = "none"
     #: Relevance floor on this reranker's probability scale (DESIGN §3: 0.35 *start*).
-    floor: float = 0.35
+    floor: float = RELEVANCE_FLOOR
 
     @abstractmethod
     async def rerank(self, query: str, docs: Sequence[str]) -> list[float]:
@@ -95,7 +98,7 @@ class LiteLLMReranker(Reranker):
         *,
         logits: bool = False,
         max_doc_chars: int = 4000,
-        floor: float = 0.35,
+        floor: float = RELEVANCE_FLOOR,
         **litellm_kwargs: Any,
     ) -> None:
         self.model = model
@@ -167,7 +170,7 @@ class LocalCrossEncoder(Reranker):
         max_tokens: int = 512,
         batch_size: int = 32,
         threads: int | None = None,
-        floor: float = 0.35,
+        floor: float = RELEVANCE_FLOOR,
     ) -> None:
         self.model_path, self.tokenizer_path = self._locate(Path(path))
         self.max_tokens = max_tokens
@@ -276,12 +279,13 @@ class RerankerSettings(BaseSettings):
     reranker_timeout_s: float = 5.0
     reranker_logits: bool = False  # hosted scores are raw logits (self-hosted servers)
     reranker_max_tokens: int = 512
-    reranker_floor: float = 0.35
+    reranker_floor: float = RELEVANCE_FLOOR
 
 
 def build_reranker(settings: RerankerConfig) -> Reranker | None:
-    """The configured reranker, or None when none is (recall then ranks by cosine)."""
-    floor = float(getattr(settings, "reranker_floor", 0.35))
+    """The configured reranker, or None when none is (recall then ranks by the fused rank
+    score)."""
+    floor = float(getattr(settings, "reranker_floor", RELEVANCE_FLOOR))
     path = str(settings.reranker_path or "")
     if path:
         return LocalCrossEncoder(

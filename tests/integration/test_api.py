@@ -59,6 +59,20 @@ async def test_near_duplicate_merges_only_with_equal_figures(client_a: httpx.Asy
     assert len(rec["repeats"]) == 1 and rec["repeats"][0] >= rec["created_at"]
 
 
+async def test_a_near_duplicate_of_an_archived_memory_brings_it_back(
+    client_a: httpx.AsyncClient,
+) -> None:
+    old = await store(client_a, "Cycled 42 km to Hollow Lake in 1:52 on the gravel road.")
+    r = await client_a.patch(f"/v1/memories/{old}", json={"state": "archived"})
+    assert r.status_code == 200 and r.json()["state"] == "archived"
+    again = await client_a.post(
+        "/v1/memories", json={"text": "Cycled 42 km to Hollow Lake in 1:52 on the gravel road!"}
+    )
+    assert again.json() == {"id": old, "status": "merged"}  # the same event, not a second one
+    rec = (await client_a.get(f"/v1/memories/{old}")).json()
+    assert rec["state"] == "active" and len(rec["repeats"]) == 1
+
+
 async def test_near_duplicates_inside_one_batch_merge_as_one_at_a_time_would(
     client_a: httpx.AsyncClient,
 ) -> None:

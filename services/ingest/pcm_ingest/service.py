@@ -384,7 +384,7 @@ class IngestService:
         vectors: list[list[float]],
         figures_of: dict[int, list[str]],
     ) -> list[ScoredPoint | None]:
-        """The stored twin of each new item (or None): the nearest active memory of its
+        """The stored twin of each new item (or None): the nearest active or archived memory of its
         scope and user that states the same figures, at or above the near-duplicate
         threshold, all looked up as one batch of searches (one call into the store
         instead of one worker-thread hop each).
@@ -400,7 +400,9 @@ class IngestService:
         def query(i: int, vec: list[float], legacy: bool) -> SearchQuery:
             key = {FIGURES_KEY: figures_key(figures_of[i])}
             flt = Filter(
-                must={"state": "active", **scope_filter(items[i])},
+                # Archived too: a repeat of a demoted memory brings it back (as an exact
+                # copy does), instead of storing the same event twice.
+                must={"state": ["active", "archived"], **scope_filter(items[i])},
                 should=[key, {FIGURES_KEY: None}] if legacy else [key],
             )
             limit = _TWIN_HITS if legacy else 1

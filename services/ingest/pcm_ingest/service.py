@@ -384,10 +384,10 @@ class IngestService:
         vectors: list[list[float]],
         figures_of: dict[int, list[str]],
     ) -> list[ScoredPoint | None]:
-        """The stored twin of each new item (or None): the nearest active or archived memory of its
-        scope and user that states the same figures, at or above the near-duplicate
-        threshold, all looked up as one batch of searches (one call into the store
-        instead of one worker-thread hop each).
+        """The stored twin of each new item (or None): the nearest active or archived
+        memory of its scope and user that states the same figures, at or above the
+        near-duplicate threshold, all looked up as one batch of searches (one call into
+        the store instead of one worker-thread hop each).
 
         The search filters on the figures' keyword (`figures_key`), so it scores only the
         memories that could be the same event: at 10k memories in one tenant 0.06-0.12

@@ -36,7 +36,8 @@ def _payload(rng: random.Random) -> dict[str, Any]:
 
 def _filter(rng: random.Random) -> Filter:
     return Filter(
-        must={"scope": rng.choice(SCOPES)} if rng.random() < 0.7 else {},
+        must=({"scope": rng.choice(SCOPES)} if rng.random() < 0.7 else {})
+        | rng.choice([{}, {"user_id": ["u1", None]}]),  # a user's own or no user's
         must_not=rng.choice(
             [{}, {"state": "superseded", "source": "consolidation"}, {"state": ["archived"]}]
         ),
@@ -112,6 +113,7 @@ def test_search_matches_the_port_filter_semantics_and_cosine() -> None:
 def test_filters_on_other_fields_are_the_engines() -> None:
     assert DenseMirror.answers(None)
     assert DenseMirror.answers(Filter(must={"scope": "global", "user_id": None}))
+    assert DenseMirror.answers(Filter(must={"user_id": ["u1", None]}))
     assert DenseMirror.answers(Filter(ranges={"created_ts": (None, 5.0)}))
     assert not DenseMirror.answers(Filter(must={"pinned": True}))
     assert not DenseMirror.answers(Filter(must={"time_keys": ["y2026"]}))

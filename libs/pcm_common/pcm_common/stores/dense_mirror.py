@@ -183,7 +183,8 @@ class DenseMirror:
             v is None
             or isinstance(v, str)
             or (
-                isinstance(v, list | tuple | set | frozenset) and all(isinstance(x, str) for x in v)
+                isinstance(v, list | tuple | set | frozenset)
+                and all(x is None or isinstance(x, str) for x in v)
             )
             for v in values
         )
@@ -425,11 +426,14 @@ def _keywords(
 
 
 def _matches(col: np.ndarray, known: dict[Any, int], value: Any) -> np.ndarray:
-    """Rows of a keyword column equal to `value` (any of a list; None: empty)."""
+    """Rows of a keyword column equal to `value` (any of a list; None, alone or in the
+    list: empty)."""
     if value is None:
         return col == _EMPTY
     values = list(value) if isinstance(value, list | tuple | set | frozenset) else [value]
-    wanted = [c for v in values if (c := known.get(_code_key(v))) is not None]
+    # None in a list: "empty" is one of the values admitted (a user's own or no user's).
+    codes = [_EMPTY if v is None else known.get(_code_key(v)) for v in values]
+    wanted = [c for c in codes if c is not None]
     if not wanted:
         return np.zeros(len(col), bool)
     return np.isin(col, wanted) if len(wanted) > 1 else col == wanted[0]

@@ -53,6 +53,20 @@ def unit(v: np.ndarray) -> list[float]:
     return (v / np.linalg.norm(v)).astype(float).tolist()
 
 
+def record(n: int, text: str, created: datetime, **extra: Any) -> MemoryRecord:
+    """Memory number `n` (its id), saved when it happened."""
+    return MemoryRecord(
+        id=str(uuid.UUID(int=n)),
+        tenant=TENANT,
+        text=text,
+        text_hash=text_hash(text),
+        created_at=created,
+        ingested_at=created,
+        strength=Strength(t_ref=created),
+        **extra,
+    )
+
+
 def memories() -> list[tuple[MemoryRecord, list[float]]]:
     """12 recalled memories (the first two in an episode, one pinned, one archived), a close
     neighbour of each of the top five, two episode mates within the hour and one three
@@ -61,17 +75,7 @@ def memories() -> list[tuple[MemoryRecord, list[float]]]:
     out: list[tuple[MemoryRecord, list[float]]] = []
 
     def add(i: int, vec: np.ndarray, created: datetime, **extra: Any) -> None:
-        rec = MemoryRecord(
-            id=str(uuid.UUID(int=i + 1)),
-            tenant=TENANT,
-            text=f"memory {i}",
-            text_hash=text_hash(f"memory {i}"),
-            created_at=created,
-            ingested_at=created,
-            strength=Strength(t_ref=created),
-            **extra,
-        )
-        out.append((rec, unit(vec)))
+        out.append((record(i + 1, f"memory {i}", created, **extra), unit(vec)))
 
     base = [rng.standard_normal(DIM) for _ in range(12)]
     for i, vec in enumerate(base):
@@ -244,17 +248,7 @@ async def test_activation_spreads_only_to_what_the_asker_sees(tmp_path: Path, re
 
     def rec(i: int, user: str | None, minutes: int) -> tuple[MemoryRecord, list[float]]:
         at = T0 + timedelta(minutes=minutes)
-        r = MemoryRecord(
-            id=str(uuid.UUID(int=500 + i)),
-            tenant=TENANT,
-            text=f"shared trip {i}",
-            text_hash=text_hash(f"shared trip {i}"),
-            created_at=at,
-            ingested_at=at,
-            strength=Strength(t_ref=at),
-            episode="trip",
-            user_id=user,
-        )
+        r = record(500 + i, f"shared trip {i}", at, episode="trip", user_id=user)
         return r, unit(base + 0.05 * rng.standard_normal(DIM))
 
     seed, ana, ben, everyone = rec(0, "ana", 0), rec(1, "ana", 5), rec(2, "ben", 6), rec(3, None, 7)

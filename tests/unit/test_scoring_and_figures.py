@@ -129,3 +129,18 @@ def test_render_keeps_pins_whole_and_always_shows_the_best_memory() -> None:
     prompt = render([], [pin], [_item("best " * 100, 1), _item("second", 2)], [], 14_000)
     assert " ".join(pin.text.split()) in prompt  # a guardrail is never cut
     assert "- best best" in prompt and "second" not in prompt
+
+
+@given(
+    st.lists(
+        st.tuples(st.text(alphabet="ab \n", min_size=1, max_size=6_000), st.integers(1, 28)),
+        min_size=1,
+        max_size=6,
+    ),
+    st.sampled_from([2_000, 5_000, 14_000]),
+)
+def test_render_never_passes_the_budget_without_pins(
+    texts: list[tuple[str, int]], budget: int
+) -> None:
+    items = [_item(t, d) for t, d in texts]
+    assert len(render([], [], items, [], budget)) <= budget

@@ -27,7 +27,9 @@ def item_line(item: ContextItem, limit: int | None = None) -> str:
     """A memory's line (cut to `limit` characters with an ellipsis, if given); an outdated
     one says so (the agent sees what changed and when)."""
     head = f"- {'(superseded) ' if item.state == 'superseded' else ''}"
-    text = one_line(item.text) if limit is None else brief(item.text, max(1, limit - len(head)))
+    # `brief` adds its ellipsis after the cut: one character more than it keeps.
+    keep = None if limit is None else max(1, limit - len(head) - 1)
+    text = one_line(item.text) if keep is None else brief(item.text, keep)
     return head + text
 
 

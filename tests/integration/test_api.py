@@ -397,6 +397,26 @@ async def test_pin_patch_history_delete(client_a: httpx.AsyncClient) -> None:
     assert all(a["memory_id"] != mid for a in r.json()["asker_context"])
 
 
+async def test_a_pin_is_not_repeated_as_an_episode_neighbour(client_a: httpx.AsyncClient) -> None:
+    at = "2024-09-02T10:0{}:00Z"
+    ep = {"episode": "pin-neighbour"}
+    pin = await store(
+        client_a, "Never deploy billing on Fridays.", pinned=True, created_at=at.format(0), **ep
+    )
+    run = await store(client_a, "Rowed 2k in 7:41 on the erg.", created_at=at.format(1), **ep)
+    r = await client_a.post("/v1/recall", json={"query": "How fast did I row 2k on the erg?"})
+    body = r.json()
+    assert [c["memory_id"] for c in body["situational_context"]][:1] == [run]
+    assert pin in {a["memory_id"] for a in body["asker_context"]}
+    assert pin not in {e["memory_id"] for e in body["episode_context"]}
+    assert body["prompt"].count("Never deploy billing on Fridays.") == 1
+    # Relevant, the pin is a situational item too, and still shown once in the prompt.
+    r = await client_a.post("/v1/recall", json={"query": "Can we deploy billing on Fridays?"})
+    body = r.json()
+    assert pin in {c["memory_id"] for c in body["situational_context"]}
+    assert body["prompt"].count("Never deploy billing on Fridays.") == 1
+
+
 async def test_pinned_rules_stay_in_their_scope(client_a: httpx.AsyncClient) -> None:
     acme = {"workspace": "acme"}
     apollo = await store(

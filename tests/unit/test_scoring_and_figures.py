@@ -144,3 +144,10 @@ def test_render_never_passes_the_budget_without_pins(
 ) -> None:
     items = [_item(t, d) for t, d in texts]
     assert len(render([], [], items, [], budget)) <= budget
+
+
+def test_a_pin_is_shown_once() -> None:
+    pin = _item("never deploy on Fridays", 3)
+    prompt = render([], [pin], [pin], [], 14_000)
+    assert prompt.count("never deploy on Fridays") == 1
+    assert prompt.endswith("[SITUATIONAL CONTEXT]\n- none beyond the asker context")

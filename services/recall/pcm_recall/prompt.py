@@ -65,7 +65,10 @@ def render(
     # a day's date costs its own line once (cheaper than a date on every memory).
     chosen: list[tuple[ContextItem, str]] = []
     days: set[str] = set()
+    pinned = {a.memory_id for a in asker}  # shown whole above: not twice in the prompt
     for item in [*situational, *episode]:
+        if item.memory_id in pinned:
+            continue
         day = f"{item.created_at:%Y-%m-%d}"
         dated = 0 if day in days else len(day) + 2
         line = item_line(item)
@@ -80,6 +83,8 @@ def render(
     quoted = {i.memory_id for i, _ in chosen}
     lines = [FLAGS, *([flag_line(f, f.memory_id in quoted) for f in flags] or ["- none"])]
     lines += head
+    if not chosen:  # every relevant memory is a pin, shown above
+        lines.append("- none beyond the asker context")
     chosen.sort(key=lambda c: (c[0].created_at, c[0].seq))
     for day, group in groupby(chosen, key=lambda c: f"{c[0].created_at:%Y-%m-%d}"):
         lines.append(f"{day}:")

@@ -236,6 +236,9 @@ class RecallService:
         # Active pins only, seen as the recall sees memories (a user's own and everyone's).
         pins = await self.pinned.get(tenant, visibility(req, include_archived=False))
         asker = [self._pinned_item(p, now) for p in pins]
+        # A pin is shown whole in the asker slot: not again as an episode neighbour.
+        shown = {a.memory_id for a in asker}
+        episode = [e for e in episode if e.memory_id not in shown]
         timer.lap("context_and_flags")
         timer.ms["flags"] = flags_ms  # overlapped with the episode context read
         prompt = render(flag_list, asker, top, episode, scoring.prompt_budget_chars(k))

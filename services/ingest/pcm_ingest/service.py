@@ -26,7 +26,7 @@ from pcm_common.domain.memory import (
     Strength,
     text_hash,
 )
-from pcm_common.domain.strength import decayed, initial_strength
+from pcm_common.domain.strength import initial_strength
 from pcm_common.domain.surprisal import distinct_events
 from pcm_common.events import STREAM_CHANGED, STREAM_WRITTEN, MemoryChanged, MemoryWritten
 from pcm_common.forgetting import Forgetter
@@ -565,10 +565,7 @@ def present(payload: dict[str, Any], now: datetime | None = None) -> dict[str, A
     """The public view of a record: payload plus its current (lazily decayed) strength."""
     out = {k: v for k, v in payload.items() if k not in _INTERNAL_FIELDS}
     rec = MemoryRecord.from_payload(payload)
-    st = rec.strength
-    out["current_strength"] = round(
-        decayed(st.s_ref, st.t_ref, st.n, now or utcnow(), rec.pinned), 6
-    )
+    out["current_strength"] = round(rec.strength.at(now or utcnow(), rec.pinned), 6)
     return out
 
 

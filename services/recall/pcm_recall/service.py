@@ -16,7 +16,6 @@ from pcm_common.domain import affect, scoring, supersession, time_cues
 from pcm_common.domain.clock import as_utc, utcnow
 from pcm_common.domain.consolidation import GroupKey, record_id
 from pcm_common.domain.memory import Affect, ItemView, MemoryRecord, ScoreView, State
-from pcm_common.domain.strength import decayed
 from pcm_common.events import STREAM_RECALLED, MemoryRecalled, RecalledItem
 from pcm_common.models.affect import classify
 from pcm_common.models.rerank import build_reranker, should_rerank
@@ -475,8 +474,7 @@ class RecallService:
     def _pinned_item(self, p: ScoredPoint, now: datetime) -> ContextItem:
         """A pinned memory of the asker's context: delivered whole, whatever the query."""
         rec = MemoryRecord.from_payload(p.payload)
-        st = rec.strength
-        s = decayed(st.s_ref, st.t_ref, st.n, now, rec.pinned)
+        s = rec.strength.at(now, rec.pinned)
         return _context_item(rec, score=1.0, relevance=1.0, strength=s)
 
     def _scope_bonus(self, scope: str) -> float:
@@ -621,7 +619,7 @@ class _Relevance:
 def _strength(p: ScoredPoint, now: datetime, view: ScoreView | None = None) -> float:
     """The memory's strength at `now` (decayed since its last reinforcement)."""
     v = view or ScoreView.model_validate(p.payload)
-    return decayed(v.strength.s_ref, v.strength.t_ref, v.strength.n, now, v.pinned)
+    return v.strength.at(now, v.pinned)
 
 
 def _asks(text: str) -> bool:

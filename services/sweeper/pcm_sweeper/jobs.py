@@ -30,7 +30,7 @@ from pcm_common.domain.memory import (
     Surprisal,
     text_hash,
 )
-from pcm_common.domain.strength import decayed, should_demote
+from pcm_common.domain.strength import should_demote
 from pcm_common.events import STREAM_CHANGED, STREAM_WRITTEN, MemoryChanged, MemoryWritten
 from pcm_common.models.sparse import encode_document
 from pcm_common.resources import TENANTS_KEY, Resources
@@ -346,7 +346,7 @@ class Jobs:
     @staticmethod
     def _initial_strength(recs: list[MemoryRecord], now: datetime) -> Strength:
         """As strong as its strongest source is now, with its savings (n)."""
-        current = [decayed(r.strength.s_ref, r.strength.t_ref, r.strength.n, now) for r in recs]
+        current = [r.strength.at(now) for r in recs]
         recalled = [r.strength.last_recalled_at for r in recs if r.strength.last_recalled_at]
         return Strength(
             s_ref=max(current),

@@ -4,6 +4,8 @@ searchable and are never deleted. `restore` undoes a demotion that a recall over
 
 from __future__ import annotations
 
+from typing import Literal
+
 from pcm_common.domain.memory import State
 from pcm_common.events import STREAM_CHANGED, MemoryChanged
 from pcm_common.resources import Resources
@@ -13,16 +15,25 @@ log = get_logger("sweeper.archiving")
 
 
 async def archive(res: Resources, tenant: str, memory_id: str, reason: str) -> None:
-    await res.vectors.set_payload(tenant, memory_id, {"state": State.ARCHIVED.value})
-    await res.bus.publish(
-        STREAM_CHANGED, MemoryChanged(tenant=tenant, memory_id=memory_id, change="archived")
-    )
-    log.info("memory_archived", tenant=tenant, memory_id=memory_id, reason=reason)
+    await _move(res, tenant, memory_id, State.ARCHIVED, "archived", "memory_archived", reason)
 
 
 async def restore(res: Resources, tenant: str, memory_id: str, reason: str) -> None:
-    await res.vectors.set_payload(tenant, memory_id, {"state": State.ACTIVE.value})
+    await _move(res, tenant, memory_id, State.ACTIVE, "reactivated", "memory_restored", reason)
+
+
+async def _move(
+    res: Resources,
+    tenant: str,
+    memory_id: str,
+    state: State,
+    change: Literal["archived", "reactivated"],
+    logged: str,
+    reason: str,
+) -> None:
+    """Write the memory's new state, then announce it (`change`) and log it (`logged`)."""
+    await res.vectors.set_payload(tenant, memory_id, {"state": state.value})
     await res.bus.publish(
-        STREAM_CHANGED, MemoryChanged(tenant=tenant, memory_id=memory_id, change="reactivated")
+        STREAM_CHANGED, MemoryChanged(tenant=tenant, memory_id=memory_id, change=change)
     )
-    log.info("memory_restored", tenant=tenant, memory_id=memory_id, reason=reason)
+    log.info(logged, tenant=tenant, memory_id=memory_id, reason=reason)

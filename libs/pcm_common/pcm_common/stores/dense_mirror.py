@@ -391,14 +391,14 @@ def _pick(
     picked: list[list[tuple[int, float]]] = [[] for _ in queries]
     for members in groups.values():
         base = alive & _keywords(queries[members[0]].flt, codes, known, size)
-        admitted = np.flatnonzero(base)
-        if not len(admitted):
+        admitted = int(np.count_nonzero(base))
+        if not admitted:
             continue
         rows: np.ndarray | None = None
         mask: np.ndarray | None = base
         cols = floats
-        if len(admitted) < GATHER_BELOW * size:  # a few rows: score those alone
-            rows, mask = admitted, None
+        if admitted < GATHER_BELOW * size:  # a few rows: score those alone
+            rows, mask = np.flatnonzero(base), None
             cols = {k: v[rows] for k, v in floats.items()}
             scores = asked[members] @ vectors[rows].T
         else:  # most rows: score them all, mask the rest out

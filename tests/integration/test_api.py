@@ -544,6 +544,32 @@ async def test_in_batch_copies_are_repeats_and_names_keep_events_apart(
     assert other.json()["status"] == "created" and other.json()["id"] != first["id"]
 
 
+async def test_in_batch_copies_in_other_scopes_or_of_other_users_stay_apart(
+    client_a: httpx.AsyncClient,
+) -> None:
+    """An exact copy in the same request is a repeat only in the same scope and of the same
+    user, as a copy written later would be: two projects' identical notes are two facts."""
+    text = "The release branch is frozen until the smoke tests pass."
+    items = [
+        {"text": text, "scope": "project", "workspace": "acme", "project": "api"},
+        {"text": text, "scope": "project", "workspace": "acme", "project": "web"},
+        {"text": text, "scope": "project", "workspace": "acme", "project": "api", "user_id": "u1"},
+        {"text": text, "scope": "project", "workspace": "acme", "project": "web"},
+    ]
+    r = await client_a.post("/v1/memories:batch", json={"memories": items})
+    assert r.status_code == 201, r.text
+    api, web, mine, web_again = r.json()["results"]
+    assert [api["status"], web["status"], mine["status"]] == ["created"] * 3
+    assert len({api["id"], web["id"], mine["id"]}) == 3
+    assert web_again == {"id": web["id"], "status": "reinforced"}
+    for memory, project, user in ((api, "api", None), (web, "web", None), (mine, "api", "u1")):
+        rec = (await client_a.get(f"/v1/memories/{memory['id']}")).json()
+        assert (rec["project"], rec.get("user_id")) == (project, user)
+    # Written again one at a time, each copy finds its own scope's memory.
+    again = await client_a.post("/v1/memories", json=items[1])
+    assert again.json() == {"id": web["id"], "status": "reinforced"}
+
+
 async def test_same_text_of_two_users_stays_two_memories(client_a: httpx.AsyncClient) -> None:
     """A repeat is a duplicate only for the same user: another user's identical note is
     theirs, and each user's recall finds their own."""

@@ -214,19 +214,22 @@ class IngestService:
         await self.res.redis.sadd(TENANTS_KEY, tenant)
         results: list[StoreResult | None] = [None] * len(items)
         fresh: list[int] = []
-        seen: dict[str, int] = {}  # text hash -> first index in this batch
+        # (text hash, scope, workspace, project, user) -> first index in this batch: a copy
+        # is a repeat in the same scope and of the same user only, as against stored ones.
+        seen: dict[tuple[str, str, str, str, str], int] = {}
         dup_of: dict[int, int] = {}  # later exact copy in the batch -> its first index
         hashes = [text_hash(item.text) for item in items]
         stored = await self._by_hashes(tenant, hashes)
         for i, (item, h) in enumerate(zip(items, hashes, strict=True)):
-            existing = stored.get((h, *_scope_key(scope_filter(item))))
+            key = (h, *_scope_key(scope_filter(item)))
+            existing = stored.get(key)
             if existing is not None:
                 await self._reinforce(tenant, existing, as_utc(item.created_at or now))
                 results[i] = StoreResult(id=existing.id, status="reinforced")
-            elif h in seen:
-                dup_of[i] = seen[h]
+            elif key in seen:
+                dup_of[i] = seen[key]
             else:
-                seen[h] = i
+                seen[key] = i
                 fresh.append(i)
 
         vectors = await self.res.embedder.embed([items[i].text for i in fresh])

@@ -39,14 +39,16 @@ QUICK: dict[str, list[str]] = {
         "2",
     ],
     "lifecycle": ["--limit-conversations", "1", "--days", "30", "--ask-every", "10"],
-    "outliers": ["--variant", "plain"],
+    "outliers": ["--data", "plain"],
     "micro": [],
 }
 QUICK["latency-100k"] = [*QUICK["latency"], "--out", "bench-results/latency-100k.json"]
 # The runs docs/benchmarks.md quotes: the default parts take ~20 minutes on 2 cores;
 # "latency-100k" (~15-35 minutes more) runs only when named.
 DEFAULTS: dict[str, list[str]] = {
-    "locomo": ["--k", "10", "50"],
+    # LoCoMo runs the consolidation job at question time, as the scheduler would have by
+    # then (`bench.locomo --jobs`), and keeps the per-question records.
+    "locomo": ["--k", "10", "50", "--variant", "pcm", "--details"],
     "latency": ["--sizes", "10000", "--k", "10", "50"],
     "latency-100k": [
         "--sizes",
@@ -59,7 +61,7 @@ DEFAULTS: dict[str, list[str]] = {
         "bench-results/latency-100k.json",
     ],
     "lifecycle": ["--days", "180", "--modes", "demotion", "deletion", "fresh"],
-    "outliers": ["--variant", "both"],
+    "outliers": ["--data", "both"],
     "micro": [],
 }
 MAINS: dict[str, Callable[..., dict[str, Any]]] = {

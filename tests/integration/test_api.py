@@ -214,6 +214,8 @@ async def test_write_firewall_blocks_secrets_and_redacts_pii(client_a: httpx.Asy
     assert r.status_code == 422 and r.json()["detail"][0]["field"] == "metadata"
     r = await client_a.patch(f"/v1/memories/{mid}", json={"metadata": {"blob": "x" * 20_000}})
     assert r.status_code == 422 and r.json()["error"] == "invalid_request"
+    r = await client_a.patch(f"/v1/memories/{mid}", json={"text": "y" * 100_001})
+    assert r.status_code == 413 and r.json()["error"] == "text_too_large"
     assert (await client_a.get(f"/v1/memories/{mid}")).json()["version"] == rec["version"]
 
 
@@ -339,8 +341,14 @@ async def test_bad_input_is_rejected_and_changes_nothing(
     assert r.status_code == 400 and r.json()["error"] == "malformed_json"
     r = await client_a.post("/v1/memories", json={"text": "   "})
     assert r.status_code == 422 and r.json()["error"] == "invalid_request"
+    # Over the settings' limits (100,000 characters, 1,000 items): 413, naming the limit.
     r = await client_a.post("/v1/memories", json={"text": "x" * 100_001})
-    assert r.status_code in (413, 422)
+    assert r.status_code == 413 and r.json()["error"] == "text_too_large", r.text
+    many = [{"text": f"note {i}"} for i in range(1_001)]
+    r = await client_a.post("/v1/memories:batch", json={"memories": many})
+    assert r.status_code == 413 and r.json()["error"] == "batch_too_large", r.text
+    r = await client_a.post("/v1/memories:batch", json={"memories": [{"text": "x" * 100_001}]})
+    assert r.status_code == 413 and r.json()["error"] == "text_too_large", r.text
     r = await client_a.post("/v1/memories", json={"text": "fine", "bogus": 1})
     assert r.status_code == 422
     # Over the body limit, declared or sent chunked without a length: refused as such.

@@ -122,6 +122,17 @@ async def test_an_unreachable_server_is_named() -> None:
     assert f"cannot reach PCM at {dead}" in result.stderr and "is it running?" in result.stderr
 
 
+async def test_wait_and_doctor_use_pcm_url(pcm_url: str, client_a: httpx.AsyncClient) -> None:
+    """`pcm wait` and `pcm doctor` talk to PCM_URL, as the client commands do."""
+    await settle(client_a)
+    assert "ready; pipeline settled" in ok(await pcm(pcm_url, "wait", "--timeout", "60"))
+    report = ok(await pcm(pcm_url, "doctor"))
+    assert '"pending"' in report
+    dead = f"http://127.0.0.1:{free_port()}"
+    result = await pcm(dead, "doctor")
+    assert result.exit_code == 1 and f"cannot reach {dead}" in result.stderr
+
+
 async def test_governance_set_show_clear(pcm_url: str, client_a: httpx.AsyncClient) -> None:
     project = f"cli-gov-{RUN}"
     out = json.loads(

@@ -27,7 +27,7 @@ os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 import httpx
 import typer
 
-from pcm_cli.client import PcmApi, PcmError
+from pcm_cli.client import DEFAULT_URL, PcmApi, PcmError
 
 if TYPE_CHECKING:
     from pcm_common.config import PcmSettings
@@ -116,7 +116,7 @@ def mcp(
 
 @app.command()
 def wait(
-    url: str = "http://127.0.0.1:8080",
+    url: str = typer.Option(DEFAULT_URL, envvar="PCM_URL", help="the API (env PCM_URL)"),
     timeout: float = typer.Option(120.0, help="seconds"),
 ) -> None:
     """Wait until the service is ready and the background pipeline has caught up."""
@@ -138,7 +138,9 @@ def wait(
 
 
 @app.command()
-def doctor(url: str = "http://127.0.0.1:8080") -> None:
+def doctor(
+    url: str = typer.Option(DEFAULT_URL, envvar="PCM_URL", help="the API (env PCM_URL)"),
+) -> None:
     """Print readiness of every dependency and the pipeline backlog."""
     try:
         typer.echo(httpx.get(f"{url}/readyz", timeout=10).text)

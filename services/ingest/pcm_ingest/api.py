@@ -143,7 +143,7 @@ async def patch_memory(
     memory_id: str, body: MemoryPatch, tenant: Tenant, svc: Svc
 ) -> dict[str, Any]:
     if body.text is not None and len(body.text) > svc.settings.max_text_chars:
-        raise ApiError(413, "text_too_large")
+        raise ApiError(413, "text_too_large", f"text over {svc.settings.max_text_chars} characters")
     with _firewalled():
         updated = await svc.patch(tenant, _valid_id(memory_id), body)
     if updated is None:

@@ -10,7 +10,6 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator, model_valida
 
 from pcm_common.domain.memory import Importance, Scope, Source, State
 
-MAX_TEXT_CHARS = 100_000  # also enforced from settings at request time
 MAX_METADATA_BYTES = 16_384
 Name = Field(default=None, min_length=1, max_length=200)
 
@@ -24,7 +23,9 @@ def small_metadata(v: dict[str, Any]) -> dict[str, Any]:
 class MemoryIn(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
-    text: str = Field(min_length=1, max_length=MAX_TEXT_CHARS)
+    # Length limits come from the settings (`max_text_chars`, `max_batch`), checked by the
+    # handlers so that an oversized write gets 413 whatever the limit is set to.
+    text: str = Field(min_length=1)
     user_id: str | None = Name
     scope: Scope = Scope.GLOBAL
     workspace: str | None = Name
@@ -68,7 +69,7 @@ class MemoryIn(BaseModel):
 
 class BatchIn(BaseModel):
     model_config = ConfigDict(extra="forbid")
-    memories: list[MemoryIn] = Field(min_length=1, max_length=1_000)
+    memories: list[MemoryIn] = Field(min_length=1)
 
 
 class StoreResult(BaseModel):
@@ -87,7 +88,7 @@ class BatchOut(BaseModel):
 
 class MemoryPatch(BaseModel):
     model_config = ConfigDict(extra="forbid")
-    text: str | None = Field(default=None, min_length=1, max_length=MAX_TEXT_CHARS)
+    text: str | None = Field(default=None, min_length=1)
     importance: Importance | None = None
     pinned: bool | None = None
     state: State | None = None

@@ -386,6 +386,88 @@ async def test_bad_input_is_rejected_and_changes_nothing(
     assert all(c["memory_id"] != mid for c in r.json()["situational_context"])
 
 
+async def test_inputs_that_would_break_the_store_or_widen_a_recall_are_refused(
+    client_a: httpx.AsyncClient, pcm_url: str
+) -> None:
+    """What a hostile client tried against `make run`: each gets a clear 4xx, nothing is
+    stored, and the tenant keeps working."""
+    count = len((await client_a.get("/v1/memories", params={"limit": 500})).json()["items"])
+    deep: dict[str, object] = {"leaf": 1}
+    for _ in range(199):
+        deep = {"a": deep}
+    # 200 levels were stored, and every later read of the tenant failed in the engine.
+    r = await client_a.post("/v1/memories", json={"text": "Deep meta probe", "metadata": deep})
+    assert r.status_code == 422 and "nested deeper" in r.text, r.text
+    ok = {"leaf": 1}
+    for _ in range(15):
+        ok = {"a": ok}  # type: ignore[dict-item]
+    kept = await store(client_a, "Metadata sixteen levels deep is fine.", metadata=ok)
+    # NaN is not JSON; it was stored as null.
+    r = await client_a.post(
+        "/v1/memories",
+        content=b'{"text": "nan probe", "metadata": {"a": NaN}}',
+        headers={"content-type": "application/json"},
+    )
+    assert r.status_code == 422 and "finite" in r.text, r.text
+    # Nesting past the JSON decoder's limit: malformed, like any unparsable body.
+    body = b'{"text": "x", "metadata": ' + b'{"a": ' * 3000 + b"1" + b"}" * 3001
+    r = await client_a.post(
+        "/v1/memories", content=body, headers={"content-type": "application/json"}
+    )
+    assert r.status_code == 400 and r.json()["error"] == "malformed_json", r.text
+    # Dated far in the future: such a memory would not decay until then.
+    r = await client_a.post(
+        "/v1/memories",
+        json={"text": "Ferret feeding twice daily.", "created_at": "3021-01-01T00:00:00Z"},
+    )
+    assert r.status_code == 422 and "created_at" in r.text, r.text
+    r = await client_a.post(
+        "/v1/memories:batch",
+        json={
+            "memories": [{"text": "fine"}, {"text": "later", "created_at": "9999-12-31T23:59:59Z"}]
+        },
+    )
+    assert r.status_code == 422 and "item 1" in r.text, r.text
+    # Invisible text is empty text.
+    r = await client_a.post("/v1/memories", json={"text": "\u200b"})
+    assert r.status_code == 422 and r.json()["error"] == "invalid_request"
+    assert (
+        len((await client_a.get("/v1/memories", params={"limit": 500})).json()["items"])
+        == count + 1
+    )
+    # The tenant still reads and writes, the kept memory with its metadata.
+    assert (await client_a.get(f"/v1/memories/{kept}")).json()["metadata"] == ok
+
+    # A page offset that is not an earlier page's next_offset.
+    for offset in ("0", "-1", "not-a-uuid"):
+        r = await client_a.get("/v1/memories", params={"offset": offset})
+        assert r.status_code == 422 and r.json()["error"] == "invalid_request", r.text
+    # An empty name would read as "no user" and widen the recall to everyone's memories.
+    for field in ("user_id", "workspace", "project"):
+        r = await client_a.post("/v1/recall", json={"query": "editor mode", field: ""})
+        assert r.status_code == 422, r.text
+    r = await client_a.post("/v1/recall", json={"query": "   "})
+    assert r.status_code == 422 and r.json()["error"] == "invalid_request"
+    # The ops route clients wait on answers without a key, and names no tenant.
+    async with httpx.AsyncClient(base_url=pcm_url) as anon:
+        r = await anon.get("/v1/pipeline")
+        assert r.status_code == 200 and set(r.json()) == {"pending", "streams", "indexing"}
+        assert "tenant" not in r.text
+
+
+async def test_year_one_renders_as_an_iso_date(client_a: httpx.AsyncClient) -> None:
+    mid = await store(
+        client_a,
+        "The Quillfeather archive was founded in year one.",
+        created_at="0001-01-01T00:00:00Z",
+    )
+    r = await client_a.post(
+        "/v1/recall", json={"query": "When was the Quillfeather archive founded?"}
+    )
+    assert r.json()["situational_context"][0]["memory_id"] == mid
+    assert "\n0001-01-01:\n" in r.json()["prompt"], r.json()["prompt"]
+
+
 async def test_pin_patch_history_delete(client_a: httpx.AsyncClient) -> None:
     mid = await store(client_a, "Always run the linter before pushing.", pinned=True)
     r = await client_a.post("/v1/recall", json={"query": "anything about deployment windows"})

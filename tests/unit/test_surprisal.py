@@ -191,6 +191,18 @@ def test_isolated_old_entry_does_not_break_the_current_run() -> None:
     assert state is not None and state.regular and state.stopped and state.n == 8
 
 
+def test_a_burst_of_notes_is_no_routine() -> None:
+    """Entries seconds or minutes apart are one sitting: never regular, never stopped."""
+    burst = [1000.0 + 5 * i for i in range(6)]
+    state = sp.routine_state(burst, burst[-1] + 10)
+    assert state is not None and not state.regular and not state.stopped
+    minutes = [1000.0 + 600 * i for i in range(6)]
+    assert not sp.routine_state(minutes, minutes[-1] + DAY).stopped  # type: ignore[union-attr]
+    every_four_hours = [1000.0 + 4 * 3600 * i for i in range(6)]
+    state = sp.routine_state(every_four_hours, every_four_hours[-1] + DAY)
+    assert state is not None and state.regular and state.stopped
+
+
 def _build(families: dict[str, list[str]]) -> dict[str, str]:
     """Apply routine_join to memories in order, as the sweeper does when judging."""
     routine_of: dict[str, str] = {}

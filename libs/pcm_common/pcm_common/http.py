@@ -166,6 +166,9 @@ def ops_router(checks: dict[str, ReadinessCheck]) -> APIRouter:
 
     @router.get("/v1/pipeline", tags=["ops"])
     async def pipeline(res: Res) -> dict[str, Any]:
+        # No key, like the other ops routes (DESIGN §4 lists it with them, and clients wait
+        # on it): the counts are the whole pipeline's, with no tenant's names or data, the
+        # same numbers /metrics gives its scraper.
         # `indexing`: this process's embedded shard is building its index (in a child
         # process, so the pipeline may be settled meanwhile).
         return {**await pipeline_status(res.redis), "indexing": res.indexing}
@@ -175,6 +178,9 @@ def ops_router(checks: dict[str, ReadinessCheck]) -> APIRouter:
 
 def _code(status: int) -> str:
     return {
+        # FastAPI's own 400 is a body it could not parse past the JSON decoder (nesting
+        # deeper than the decoder's recursion limit).
+        400: "malformed_json",
         401: "unauthorized",
         403: "forbidden",
         404: "not_found",

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import unicodedata
+
 
 def one_line(text: str) -> str:
     """Memory text is data: collapsing it to one line keeps it from forging a slot header."""
@@ -15,3 +17,9 @@ def brief(text: str, limit: int) -> str:
         return line
     cut = line[:limit].rsplit(" ", 1)[0] or line[:limit]
     return f"{cut}…"
+
+
+def is_blank(text: str) -> bool:
+    """Nothing visible: only whitespace and format characters (zero-width spaces and joiners,
+    word joiners, byte-order marks), which `str.strip` keeps."""
+    return all(ch.isspace() or unicodedata.category(ch) == "Cf" for ch in text)

@@ -5,10 +5,12 @@ from __future__ import annotations
 import uuid
 from collections.abc import Iterator
 from contextlib import contextmanager
+from datetime import timedelta
 from typing import Annotated, Any
 
 from fastapi import APIRouter, Depends, Query, Request, Response
 
+from pcm_common.domain.clock import as_utc, utcnow
 from pcm_common.domain.memory import Scope, State
 from pcm_common.http import ApiError, Tenant
 from pcm_common.stores.vectors import Filter
@@ -26,11 +28,20 @@ def service_of(request: Request) -> IngestService:
 Svc = Annotated[IngestService, Depends(service_of)]
 
 
-def _check_size(svc: IngestService, items: list[MemoryIn]) -> None:
+def _check_items(svc: IngestService, items: list[MemoryIn]) -> None:
+    """The settings' limits on each item: text length (413) and how far in the future
+    `created_at` may lie (422); a batch with one bad item is refused whole."""
     limit = svc.settings.max_text_chars
+    latest = utcnow() + timedelta(seconds=svc.settings.max_future_s)
     for n, item in enumerate(items):
         if len(item.text) > limit:
             raise ApiError(413, "text_too_large", f"item {n}: text over {limit} characters")
+        if item.created_at is not None and as_utc(item.created_at) > latest:
+            raise ApiError(
+                422,
+                "invalid_request",
+                f"item {n}: created_at is later than {latest:%Y-%m-%dT%H:%M}Z",
+            )
 
 
 @contextmanager
@@ -47,7 +58,7 @@ def _firewalled() -> Iterator[None]:
 
 @router.post("/memories", status_code=201, response_model=StoreResult)
 async def store_memory(body: MemoryIn, tenant: Tenant, svc: Svc, response: Response) -> StoreResult:
-    _check_size(svc, [body])
+    _check_items(svc, [body])
     with _firewalled():
         result = (await svc.store(tenant, [body]))[0]
     if result.status == "skipped":
@@ -59,7 +70,7 @@ async def store_memory(body: MemoryIn, tenant: Tenant, svc: Svc, response: Respo
 async def store_batch(body: BatchIn, tenant: Tenant, svc: Svc) -> BatchOut:
     if len(body.memories) > svc.settings.max_batch:
         raise ApiError(413, "batch_too_large", f"at most {svc.settings.max_batch} memories")
-    _check_size(svc, body.memories)
+    _check_items(svc, body.memories)
     with _firewalled():
         return BatchOut(results=await svc.store(tenant, body.memories))
 
@@ -85,6 +96,13 @@ async def list_memories(
         pinned=pinned,
         user_id=user_id,
     )
+    if offset is not None:
+        try:
+            offset = str(uuid.UUID(offset))
+        except ValueError:
+            raise ApiError(
+                422, "invalid_request", "offset: the next_offset of an earlier page"
+            ) from None
     items, nxt = await svc.list(tenant, Filter(must=must), limit, offset)
     return MemoryPage(items=items, next_offset=nxt)
 

@@ -3,18 +3,41 @@
 from __future__ import annotations
 
 import json
+import math
 from datetime import datetime
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from pcm_common.domain.memory import Importance, Scope, Source, State
+from pcm_common.text import is_blank
 
 MAX_METADATA_BYTES = 16_384
+# Nesting levels of metadata: the vector engine's payload decoder stops at a recursion
+# limit, and one stored payload past it failed every later read of the tenant (and the
+# shard's WAL replay at start-up).
+MAX_METADATA_DEPTH = 16
 Name = Field(default=None, min_length=1, max_length=200)
 
 
+def _plain(value: Any, depth: int) -> None:
+    """`depth`: the objects and arrays `value` sits in, itself included if it is one."""
+    if isinstance(value, float) and not math.isfinite(value):
+        raise ValueError("metadata numbers must be finite (NaN and Infinity are not JSON)")
+    if isinstance(value, dict | list) and depth > MAX_METADATA_DEPTH:
+        raise ValueError(f"metadata nested deeper than {MAX_METADATA_DEPTH} levels")
+    if isinstance(value, dict):
+        for item in value.values():
+            _plain(item, depth + 1)
+    elif isinstance(value, list):
+        for item in value:
+            _plain(item, depth + 1)
+
+
 def small_metadata(v: dict[str, Any]) -> dict[str, Any]:
+    """Metadata as stored: at most `MAX_METADATA_BYTES` of JSON, `MAX_METADATA_DEPTH`
+    levels, finite numbers only."""
+    _plain(v, 1)
     if len(json.dumps(v, default=str)) > MAX_METADATA_BYTES:
         raise ValueError(f"metadata over {MAX_METADATA_BYTES} bytes")
     return v
@@ -40,7 +63,7 @@ class MemoryIn(BaseModel):
     @field_validator("text")
     @classmethod
     def _not_blank(cls, v: str) -> str:
-        if not v.strip():
+        if is_blank(v):
             raise ValueError("text is empty")
         return v
 
@@ -102,7 +125,7 @@ class MemoryPatch(BaseModel):
     @field_validator("text")
     @classmethod
     def _not_blank(cls, v: str | None) -> str | None:
-        if v is not None and not v.strip():
+        if v is not None and is_blank(v):
             raise ValueError("text is empty")
         return v
 

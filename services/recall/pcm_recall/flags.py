@@ -182,11 +182,12 @@ async def _stopped(
     if info is None:
         return None  # deleted meanwhile, or outside what this recall may see
     days = (now_ts - state.last_ts) / 86400
+    since = _dt(state.last_ts).date().isoformat()  # ISO: %Y drops a year's leading zeros
     return AnomalyFlag(
         memory_id=last,
         kind="stopped_routine",
         text=info.text,
-        differs=f"stopped: no entry since {_dt(state.last_ts):%Y-%m-%d} ({days:.0f} days ago)",
+        differs=f"stopped: no entry since {since} ({days:.0f} days ago)",
         usual=(
             f"{sp.describe_interval(state.median_gap_s)}; {state.n} entries, median interval "
             f"{state.median_gap_s / 86400:.1f} days"

@@ -69,7 +69,7 @@ def render(
     for item in [*situational, *episode]:
         if item.memory_id in pinned:
             continue
-        day = f"{item.created_at:%Y-%m-%d}"
+        day = item.created_at.date().isoformat()
         dated = 0 if day in days else len(day) + 2
         line = item_line(item)
         if used + len(line) + 1 + dated > budget_chars:
@@ -86,7 +86,8 @@ def render(
     if not chosen:  # every relevant memory is a pin, shown above
         lines.append("- none beyond the asker context")
     chosen.sort(key=lambda c: (c[0].created_at, c[0].seq))
-    for day, group in groupby(chosen, key=lambda c: f"{c[0].created_at:%Y-%m-%d}"):
+    # ISO dates (strftime's %Y drops the leading zeros of years before 1000).
+    for day, group in groupby(chosen, key=lambda c: c[0].created_at.date().isoformat()):
         lines.append(f"{day}:")
         lines += [line for _, line in group]
     return "\n".join(lines)

@@ -3,19 +3,22 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from pcm_common.domain.memory import Affect
 from pcm_common.http import ApiError  # noqa: F401  (re-exported for the api module)
+from pcm_common.text import is_blank
 
 
 class RecallIn(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     query: str = Field(min_length=1, max_length=20_000)
-    user_id: str | None = Field(default=None, max_length=200)
-    workspace: str | None = Field(default=None, max_length=200)
-    project: str | None = Field(default=None, max_length=200)
+    # An empty name is refused, as on writes: "" would otherwise read as no user at all
+    # and widen the recall to every user's memories.
+    user_id: str | None = Field(default=None, min_length=1, max_length=200)
+    workspace: str | None = Field(default=None, min_length=1, max_length=200)
+    project: str | None = Field(default=None, min_length=1, max_length=200)
     k: int | None = Field(default=None, ge=1, le=200)
     compact: bool = False
     now: datetime | None = None
@@ -25,6 +28,13 @@ class RecallIn(BaseModel):
     # Only memories created before this instant (strictly): a client that stores a text and
     # recalls with it at once (the prompt hook) keeps the new memory out of its own answer.
     created_before: datetime | None = None
+
+    @field_validator("query")
+    @classmethod
+    def _not_blank(cls, v: str) -> str:
+        if is_blank(v):
+            raise ValueError("query is empty")
+        return v
 
 
 class ContextItem(BaseModel):

@@ -698,6 +698,9 @@ ROUTINE_MAX_CV = 1.0
 # measures 2.8-3.2 g̃ (dev set: stopped routines 2.8-7.0 g̃, continuing ones at most 1.5 g̃
 # when asked), so 3.0 sat on the edge of the stopped cases and 2.5 sits between the two.
 ROUTINE_GAP_FACTOR = 2.5
+# Entries whose median interval is shorter than this are a burst (notes of one sitting),
+# not a routine: six notes a few seconds apart were flagged "stopped" ten seconds later.
+ROUTINE_MIN_GAP_S = 3600.0
 ROUTINE_SHARED = 2  # family members a memory must share with a routine to join it
 RUN_BREAK = 10.0  # a gap this many median gaps long ends a run of entries
 
@@ -790,10 +793,12 @@ def routine_state(
     min_n: int = ROUTINE_MIN_N,
     max_cv: float = ROUTINE_MAX_CV,
     factor: float = ROUTINE_GAP_FACTOR,
+    min_gap_s: float = ROUTINE_MIN_GAP_S,
 ) -> RoutineState | None:
     """Regularity of a routine's entry times and whether it has gone quiet at `now`: quiet
     for more than `factor` median intervals and for longer than its longest earlier break
-    plus one median interval.
+    plus one median interval. Regular also needs a median interval of at least
+    `min_gap_s`: entries minutes apart are one sitting, and never "stopped".
 
     Entries after `now` mean the routine went on, so it has not stopped. None when there
     are fewer than `min_n` entries up to now.
@@ -815,7 +820,7 @@ def routine_state(
     mean = statistics.fmean(gaps)
     cv = statistics.pstdev(gaps) / mean if mean > 0 else math.inf
     med = statistics.median(gaps)
-    regular = cv < max_cv and med > 0
+    regular = cv < max_cv and med >= min_gap_s and med > 0
     quiet = now - past[-1]
     stopped = (
         regular and len(past) == len(all_t) and quiet > factor * med and quiet > max(gaps) + med

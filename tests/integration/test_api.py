@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import asyncio
+import uuid
 from collections.abc import AsyncIterator
 
 import httpx
@@ -455,6 +457,60 @@ async def test_inputs_that_would_break_the_store_or_widen_a_recall_are_refused(
         assert "tenant" not in r.text
 
 
+async def test_parallel_copies_make_one_memory(client_a: httpx.AsyncClient) -> None:
+    """The same text sent 20 times at once (retries, parallel agents): one memory, every
+    other write a repeat of it, each repeat recorded; a batch racing them joins too."""
+    text = f"The coffee machine on floor {uuid.uuid4().hex[:6]} is descaled every Monday."
+    item = {"text": text, "project": "conc"}
+    singles = [client_a.post("/v1/memories", json=item) for _ in range(20)]
+    batch = client_a.post("/v1/memories:batch", json={"memories": [item] * 5})
+    answers = await asyncio.gather(*singles, batch)
+    results = [r.json() for r in answers[:-1]] + answers[-1].json()["results"]
+    assert len({r["id"] for r in results}) == 1, results
+    statuses = sorted(r["status"] for r in results)
+    assert statuses == ["created"] + ["reinforced"] * 24, statuses
+    rec = (await client_a.get(f"/v1/memories/{results[0]['id']}")).json()
+    assert len(rec["repeats"]) == 24 and rec["scope"] == "project"
+
+
+async def test_a_patch_racing_a_delete_does_not_bring_it_back(
+    client_a: httpx.AsyncClient,
+) -> None:
+    for n in range(5):
+        mid = await store(client_a, f"Resurrection probe {n}: the spare router sits in bay {n}.")
+        patch = client_a.patch(f"/v1/memories/{mid}", json={"text": f"Probe {n} edited."})
+        gone = client_a.delete(f"/v1/memories/{mid}")
+        p, d = await asyncio.gather(patch, gone)
+        assert d.status_code == 204 and p.status_code in (200, 404), (p.text, d.text)
+        assert (await client_a.get(f"/v1/memories/{mid}")).status_code == 404
+
+
+async def test_a_write_naming_a_project_is_that_projects(client_a: httpx.AsyncClient) -> None:
+    """Without `scope`, the narrowest scope the write names; another project never sees it."""
+    mid = await store(client_a, "Project zeta uses Postgres 16 for the ledger.", project="zeta")
+    rec = (await client_a.get(f"/v1/memories/{mid}")).json()
+    assert (rec["scope"], rec["project"]) == ("project", "zeta")
+    ws = await store(client_a, "Workspace w1 meets on Tuesdays.", workspace="w1")
+    assert (await client_a.get(f"/v1/memories/{ws}")).json()["scope"] == "workspace"
+    body = {"query": "Which database does zeta use?", "project": "other"}
+    got = (await client_a.post("/v1/recall", json=body)).json()["situational_context"]
+    assert mid not in [c["memory_id"] for c in got]
+    got = (await client_a.post("/v1/recall", json={**body, "project": "zeta"})).json()
+    assert got["situational_context"][0]["memory_id"] == mid
+
+
+async def test_a_recall_cannot_reinforce_in_the_future(client_a: httpx.AsyncClient) -> None:
+    mid = await store(client_a, "The standup is at 9:30 in room Birch.")
+    before = (await client_a.get(f"/v1/memories/{mid}")).json()
+    r = await client_a.post(
+        "/v1/recall", json={"query": "When is the standup?", "now": "9999-12-31T23:59:59Z"}
+    )
+    assert r.status_code == 422 and "now" in r.text, r.text
+    await settle(client_a)
+    after = (await client_a.get(f"/v1/memories/{mid}")).json()
+    assert after["strength"] == before["strength"]
+
+
 async def test_year_one_renders_as_an_iso_date(client_a: httpx.AsyncClient) -> None:
     mid = await store(
         client_a,
@@ -604,6 +660,8 @@ async def test_demotion_archives_instead_of_deleting(client_a: httpx.AsyncClient
     r = await client_a.post("/v1/recall", json={**strong, "now": "2023-12-02T00:00:00Z"})
     assert r.json()["situational_context"][0]["memory_id"] == weak
     assert (await client_a.post("/v1/jobs/nope", json={})).status_code == 404
+    r = await client_a.post("/v1/jobs/demotion")  # no body: run at the present time
+    assert r.status_code == 200 and r.json()["job"] == "demotion", r.text
 
 
 async def test_in_batch_copies_are_repeats_and_names_keep_events_apart(

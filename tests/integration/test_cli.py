@@ -130,7 +130,9 @@ async def test_wait_and_doctor_use_pcm_url(pcm_url: str, client_a: httpx.AsyncCl
     assert '"pending"' in report
     dead = f"http://127.0.0.1:{free_port()}"
     result = await pcm(dead, "doctor")
-    assert result.exit_code == 1 and f"cannot reach {dead}" in result.stderr
+    assert result.exit_code == EXIT_UNREACHABLE and f"cannot reach {dead}" in result.stderr
+    result = await pcm(dead, "wait", "--timeout", "1")
+    assert result.exit_code == EXIT_UNREACHABLE and "timed out" in result.stderr
 
 
 async def test_governance_set_show_clear(pcm_url: str, client_a: httpx.AsyncClient) -> None:

@@ -55,6 +55,15 @@ async def test_mcp_tools_store_recall_pin_forget(pcm_url: str, client_a: Any) ->
         # The API's rules hold through MCP: a secret is refused and nothing is stored.
         refused = await mcp.call_tool("store", {"text": "aws key AKIAIOSFODNN7EXAMPLE"})
         assert refused.is_error and "secret_detected" in text_of(refused)
+        # k=0 is the API's error, not silently the default k.
+        zero = await mcp.call_tool("recall", {"query": "anything", "k": 0})
+        assert zero.is_error and "invalid_request" in text_of(zero)
+        # Naming a project without a scope stores it in that project.
+        named = await mcp.call_tool("store", {"text": "Mira's sprint ends Friday.", **WHERE})
+        nid = named.structured_content["id"]
+        assert (await mcp.call_tool("inspect", {"memory_id": nid})).structured_content[
+            "scope"
+        ] == "project"
 
         stats = (await mcp.call_tool("stats", {})).structured_content
         assert stats["memories"] >= 1 and stats["pinned"] >= 1

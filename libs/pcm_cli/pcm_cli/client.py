@@ -189,7 +189,7 @@ class PcmApi:
         """The whole recall answer: the slots as JSON and the rendered `prompt`."""
         body: dict[str, Any] = {"query": query, "compact": compact}
         body |= scope_fields(user_id, workspace, project)
-        if k:
+        if k is not None:
             body["k"] = k
         if include_archived:
             body["include_archived"] = True

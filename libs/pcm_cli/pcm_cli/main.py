@@ -122,10 +122,12 @@ def wait(
     """Wait until the service is ready and the background pipeline has caught up."""
     deadline = time.monotonic() + timeout
     last = None
+    answered = False  # no answer at all ends with EXIT_UNREACHABLE, as client commands do
     while time.monotonic() < deadline:
         try:
             ready = httpx.get(f"{url}/readyz", timeout=5).status_code == 200
             pending = httpx.get(f"{url}/v1/pipeline", timeout=5).json()["pending"]
+            answered = True
             if ready and pending == 0:
                 typer.echo("ready; pipeline settled")
                 return
@@ -134,7 +136,7 @@ def wait(
             last = repr(exc)
         time.sleep(0.5)
     typer.echo(f"timed out: {last}", err=True)
-    raise typer.Exit(1)
+    raise typer.Exit(1 if answered else EXIT_UNREACHABLE)
 
 
 @app.command()
@@ -147,7 +149,7 @@ def doctor(
         typer.echo(httpx.get(f"{url}/v1/pipeline", timeout=10).text)
     except httpx.HTTPError as exc:
         typer.echo(f"cannot reach {url}: {exc!r}", err=True)
-        raise typer.Exit(1) from None
+        raise typer.Exit(EXIT_UNREACHABLE) from None
 
 
 # ---- client commands (the HTTP API at PCM_URL with PCM_API_KEY) -----------------------------

@@ -44,7 +44,7 @@ def build(api: PcmApi) -> MCPServer:
     @server.tool()
     async def store(
         text: str,
-        scope: str = "global",
+        scope: str | None = None,
         workspace: str | None = None,
         project: str | None = None,
         user_id: str | None = None,
@@ -52,7 +52,8 @@ def build(api: PcmApi) -> MCPServer:
         episode: str | None = None,
     ) -> dict[str, Any]:
         """Store a memory. scope: global | workspace | project (name the workspace or
-        project). importance: low | normal | high (inferred from the text when omitted).
+        project); omitted: the narrowest one named (project, else workspace, else global).
+        importance: low | normal | high (inferred from the text when omitted).
         Returns {id, status}: created, reinforced, merged or redacted."""
         return await api.store(
             text,

@@ -89,6 +89,11 @@ class PcmSettings(BaseSettings):
     )
     neo4j_database: str = ""  # empty: the server's default database
     graph_timeout_s: float = 2.0
+    # A write's `created_at` or a recall's `now` later than the real clock plus this is
+    # refused (422): a memory dated in the future would not decay until then, and a
+    # reinforcement at a future `now` would move its memory's reference time there (it
+    # then escaped demotion). A day covers clients' clock skew; simulations run in the past.
+    max_future_s: int = 86_400
 
     # litellm model names; "pcm-local/..." are the in-package ONNX MiniLM: "minilm-q8s"
     # (the default: memories by a smoothed int8 graph with the down projections in float,

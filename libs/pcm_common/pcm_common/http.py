@@ -12,13 +12,17 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
+from redis.exceptions import ConnectionError as RedisConnectionError
+from redis.exceptions import TimeoutError as RedisTimeoutError
 from starlette.datastructures import Headers
 from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from pcm_common.bus import pipeline_status
 from pcm_common.resources import Resources
-from pcm_common.telemetry import REQUEST_LATENCY
+from pcm_common.telemetry import REQUEST_LATENCY, get_logger
+
+log = get_logger("http")
 
 MAX_BODY_BYTES = 8 * 1024 * 1024  # a full 1,000-item batch of ordinary memories fits
 
@@ -73,6 +77,15 @@ def install(app: FastAPI, service: str) -> None:
         if any(e.get("type") == "json_invalid" for e in errors):
             return JSONResponse({"error": "malformed_json", "detail": _safe(errors)}, 400)
         return JSONResponse({"error": "invalid_request", "detail": _safe(errors)}, 422)
+
+    @app.exception_handler(RedisConnectionError)
+    @app.exception_handler(RedisTimeoutError)
+    async def _unavailable(request: Request, exc: Exception) -> JSONResponse:
+        # Redis down or unreachable: the request did not complete, and retrying later is
+        # the client's move (writes acknowledged before are durable; /readyz says 503 too).
+        log.warning("redis_unavailable", path=request.url.path, error=repr(exc)[:200])
+        body = {"error": "unavailable", "detail": "redis is unreachable; retry later"}
+        return JSONResponse(body, status_code=503, headers={"Retry-After": "5"})
 
     app.add_middleware(LimitAndTime, service=service)
 

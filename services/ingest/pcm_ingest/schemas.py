@@ -83,6 +83,16 @@ class MemoryIn(BaseModel):
 
     @model_validator(mode="after")
     def _scope_names(self) -> MemoryIn:
+        # Without a scope, the narrowest one the write names (as the CLI and MCP do): a
+        # note naming a project was stored global, and every other project recalled it.
+        if "scope" not in self.model_fields_set:
+            self.scope = (
+                Scope.PROJECT
+                if self.project
+                else Scope.WORKSPACE
+                if self.workspace
+                else Scope.GLOBAL
+            )
         if self.scope is Scope.WORKSPACE and not self.workspace:
             raise ValueError("scope 'workspace' needs a workspace")
         if self.scope is Scope.PROJECT and not self.project:

@@ -31,6 +31,7 @@ from pcm_common.domain.surprisal import distinct_events
 from pcm_common.events import STREAM_CHANGED, STREAM_WRITTEN, MemoryChanged, MemoryWritten
 from pcm_common.forgetting import Forgetter
 from pcm_common.judge.features import FEATURES_FIELD
+from pcm_common.keylocks import KeyLocks
 from pcm_common.models.affect import classify
 from pcm_common.models.sparse import encode_document
 from pcm_common.resources import TENANTS_KEY, Resources
@@ -99,6 +100,7 @@ class IngestService:
     def __init__(self, res: Resources, settings: IngestSettings) -> None:
         self.res = res
         self.settings = settings
+        self.locks = KeyLocks(res.redis)
         self.firewall = WriteFirewall(
             settings.firewall_secrets,
             settings.firewall_pii,
@@ -209,22 +211,38 @@ class IngestService:
         return [r for r in out if r is not None]
 
     async def _store(self, tenant: str, items: list[MemoryIn]) -> list[StoreResult]:
-        now = utcnow()
         items, redacted = await self.screen(tenant, items)
         await self.res.redis.sadd(TENANTS_KEY, tenant)
+        hashes = [text_hash(item.text) for item in items]
+        # (text hash, scope, workspace, project, user): a copy is a repeat in the same scope
+        # and of the same user only. Each is locked from the lookup of a stored copy until
+        # this request stored or reinforced it (`keylocks`: parallel copies made two).
+        keys = [(h, *_scope_key(scope_filter(item))) for item, h in zip(items, hashes, strict=True)]
+        async with self.locks.hold(f"copy:{tenant}:{'|'.join(k)}" for k in keys):
+            return await self._store_screened(tenant, items, redacted, hashes, keys)
+
+    async def _store_screened(
+        self,
+        tenant: str,
+        items: list[MemoryIn],
+        redacted: set[int],
+        hashes: list[str],
+        keys: list[tuple[str, str, str, str, str]],
+    ) -> list[StoreResult]:
+        now = utcnow()
         results: list[StoreResult | None] = [None] * len(items)
         fresh: list[int] = []
-        # (text hash, scope, workspace, project, user) -> first index in this batch: a copy
-        # is a repeat in the same scope and of the same user only, as against stored ones.
-        seen: dict[tuple[str, str, str, str, str], int] = {}
+        seen: dict[tuple[str, str, str, str, str], int] = {}  # key -> first index in batch
         dup_of: dict[int, int] = {}  # later exact copy in the batch -> its first index
-        hashes = [text_hash(item.text) for item in items]
         stored = await self._by_hashes(tenant, hashes)
-        for i, (item, h) in enumerate(zip(items, hashes, strict=True)):
-            key = (h, *_scope_key(scope_filter(item)))
+        repeated: set[tuple[str, str, str, str, str]] = set()
+        for i, (item, key) in enumerate(zip(items, keys, strict=True)):
             existing = stored.get(key)
             if existing is not None:
+                if key in repeated:  # a second copy in this batch: read its latest repeats
+                    existing = (await self.res.vectors.get(tenant, [existing.id]) or [existing])[0]
                 await self._reinforce(tenant, existing, as_utc(item.created_at or now))
+                repeated.add(key)
                 results[i] = StoreResult(id=existing.id, status="reinforced")
             elif key in seen:
                 dup_of[i] = seen[key]
@@ -499,6 +517,14 @@ class IngestService:
         }
 
     async def patch(self, tenant: str, memory_id: str, patch: MemoryPatch) -> dict[str, Any] | None:
+        # One memory's PATCH and DELETE take turns: a PATCH that read it before a DELETE
+        # and wrote it back after brought it back.
+        async with self.locks.hold([f"memory:{tenant}:{memory_id}"]):
+            return await self._patch(tenant, memory_id, patch)
+
+    async def _patch(
+        self, tenant: str, memory_id: str, patch: MemoryPatch
+    ) -> dict[str, Any] | None:
         found = await self.res.vectors.get(tenant, [memory_id])
         if not found:
             return None
@@ -557,7 +583,8 @@ class IngestService:
         return present(changes)
 
     async def delete(self, tenant: str, memory_id: str) -> bool:
-        return await self.forgetter.forget(tenant, memory_id)
+        async with self.locks.hold([f"memory:{tenant}:{memory_id}"]):
+            return await self.forgetter.forget(tenant, memory_id)
 
 
 # Payload fields for the services' own use: not part of a memory's public view.

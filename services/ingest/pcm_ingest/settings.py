@@ -8,10 +8,6 @@ from pcm_ingest.firewall import Action
 class IngestSettings(PcmSettings):
     max_text_chars: int = 100_000
     max_batch: int = 1_000
-    # A `created_at` later than now plus this is refused (422): a memory dated in the
-    # future would not decay until then, and a repeat so dated would move its memory's
-    # reference time there. A day covers clients' clock skew.
-    max_future_s: int = 86_400
     near_duplicate_cos: float = 0.94  # DESIGN §3: merge only at or above, with equal figures
     # Near-duplicate lookups (vector searches) in flight per batch request, for stores
     # that search one query at a time (Qdrant Edge runs a request's lookups as one batch).

@@ -32,11 +32,15 @@ async def list_jobs(_: Tenant, jobs: Annotated[Jobs, Depends(jobs_of)]) -> dict[
 
 @router.post("/jobs/{name}")
 async def run_job(
-    name: str, body: JobIn, tenant: Tenant, jobs: Annotated[Jobs, Depends(jobs_of)]
+    name: str,
+    tenant: Tenant,
+    jobs: Annotated[Jobs, Depends(jobs_of)],
+    body: JobIn | None = None,  # no body: now
 ) -> dict[str, Any]:
     if name not in jobs.jobs:
         raise ApiError(404, "unknown_job", f"one of {sorted(jobs.jobs)}")
-    changed = await jobs.run(name, as_utc(body.now) if body.now else None, tenant=tenant)
+    at = as_utc(body.now) if body is not None and body.now else None
+    changed = await jobs.run(name, at, tenant=tenant)
     if changed is None:
         raise ApiError(409, "job_running", "this job is already running for the tenant")
     return {"job": name, "changed": changed}

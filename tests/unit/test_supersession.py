@@ -18,6 +18,8 @@ def one(old: str, new: str, cos: float = 0.9) -> str | None:
         ("Alice lives in Berlin.", "Alice now lives in Munich."),
         ("Our main database is Postgres.", "We switched our main database to MySQL."),
         ("Rent is 1,200 a month.", "Rent is 1,450 a month from now on."),
+        # A numbered name later in the sentence is a value like any other.
+        ("The meeting is in room 12.", "The meeting is now in room 14."),
     ],
 )
 def test_an_update_supersedes_what_it_replaces(old: str, new: str) -> None:
@@ -38,6 +40,9 @@ def test_an_update_supersedes_what_it_replaces(old: str, new: str) -> None:
         ),
         # Only an addition, nothing of the old value goes.
         ("Alice lives in Berlin.", "Alice now lives in Berlin with Tom."),
+        # Another numbered thing of the same kind, not a new value of the first.
+        ("Locker 4 moved to the basement.", "Locker 7 moved to the basement."),
+        ("Probe 0 edited: locker 0 moved.", "Probe 2 edited: locker 2 moved."),
     ],
 )
 def test_no_update_no_supersession(old: str, new: str) -> None:

@@ -14,6 +14,10 @@ same tenant, scope and user) when all of these hold:
    a value the old one does not (values: figures, and capitalised words past the first:
    "at 9:30" -> "now at 10:00", "Berlin" -> "Munich", "Postgres" -> "MySQL").
 
+4. both are about the same numbered thing: when each opens with a numbered name ("Locker 4
+   moved to the basement" / "Locker 7 moved to the basement"), the numbers match. A number
+   there names the subject, and a different one is another subject, not a new value.
+
 Two runs "in 27:10" and "in 41:30" are two events, not an update (no cue): they stay two
 active memories, as near-duplicate merging keeps them two. Of several candidates the
 closest is superseded, one per new memory; a chain (A by B by C) forms over time.
@@ -93,6 +97,25 @@ def _content(text: str, values: set[str]) -> set[str]:
     return {w.lower() for w in _WORD.findall(text)} - _STOP - values
 
 
+# A numbered name: a word, then a bare number ("Locker 4", "bay 12", "probe #3"). Only in
+# the opening words, where it names the subject; later ones ("now in room 14") are values.
+_LABEL = re.compile(r"^\W*(?:\w+\s+){0,2}?([A-Za-z][A-Za-z-]*)\s+#?(\d+)\b(?![:.,]\d)")
+_NOT_NAMES = frozenset({"at", "by", "in", "on", "to", "from", "of", "for", "is", "was", "are"})
+
+
+def _subject_label(text: str) -> tuple[str, str] | None:
+    m = _LABEL.match(text)
+    if m is None or m.group(1).lower() in _NOT_NAMES:
+        return None
+    return m.group(1).lower(), m.group(2)
+
+
+def _same_subject(a: str, b: str) -> bool:
+    """Rule 4: not two different numbered things of one kind."""
+    la, lb = _subject_label(a), _subject_label(b)
+    return la is None or lb is None or la[0] != lb[0] or la == lb
+
+
 def _share(a: set[str], b: set[str]) -> float:
     return len(a & b) / len(a) if a else 0.0
 
@@ -110,6 +133,7 @@ def superseded(text: str, earlier: Iterable[Earlier], min_cos: float = MIN_COS) 
         old_values = _values(e.text)
         old_words = _content(e.text, old_values)
         same_frame = min(_share(old_words, new_words), _share(new_words, old_words)) >= MIN_SHARED
-        if same_frame and old_values - new_values and new_values - old_values:
+        replaced = bool(old_values - new_values and new_values - old_values)
+        if same_frame and replaced and _same_subject(e.text, text):
             best = e
     return best.id if best is not None else None

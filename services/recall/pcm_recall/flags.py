@@ -63,16 +63,6 @@ def _info(payload: Mapping[str, Any]) -> _Info:
     )
 
 
-def _with(flt: Filter | None, **must: Any) -> Filter:
-    base = flt or Filter()
-    return Filter(
-        must={**base.must, **must},
-        must_not=dict(base.must_not),
-        ranges=dict(base.ranges),
-        should=list(base.should),
-    )
-
-
 def _dt(ts: float) -> datetime:
     return datetime.fromtimestamp(ts, tz=UTC)
 
@@ -114,7 +104,7 @@ async def compute(
         for mid in ranked_ids
         if mid in known and (known[mid].score or 0.0) >= min_score
     }
-    flt = _with(visibility, **{"surprisal.family_ids": list(ranked_ids)})
+    flt = (visibility or Filter()).with_must(**{"surprisal.family_ids": list(ranked_ids)})
     flt.ranges["surprisal.score"] = (min_score, None)
     # The family scroll (a store read in a worker thread) and the routine lookup (Redis)
     # are independent: overlapped.

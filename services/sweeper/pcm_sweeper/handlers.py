@@ -282,7 +282,7 @@ class SweeperHandlers:
                         vector,
                         # Room for itself and other recalled memories, which are skipped.
                         limit=s.spread_neighbours + min(len(recalled), 20) + 1,
-                        flt=Filter(must={"state": "active", **seen.must}, should=seen.should),
+                        flt=seen.with_must(state="active"),
                     )
                     for vector in vectors.values()
                 ],
@@ -336,9 +336,7 @@ def _episode_filter(rec: MemoryRecord, window: timedelta, seen: Filter) -> Filte
     """The other active memories of `rec`'s episode saved within `window` of it that the
     asker sees (`seen`)."""
     t, w = rec.created_at.timestamp(), window.total_seconds()
-    return Filter(
-        must={"episode": rec.episode, "state": "active", **seen.must},
-        should=seen.should,
-        must_not={"source": "consolidation"},
-        ranges={"created_ts": (t - w, t + w)},
-    )
+    flt = seen.with_must(episode=rec.episode, state="active")
+    flt.must_not["source"] = "consolidation"
+    flt.ranges["created_ts"] = (t - w, t + w)
+    return flt

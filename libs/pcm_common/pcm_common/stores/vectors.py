@@ -72,6 +72,15 @@ class Filter:
     ranges: dict[str, tuple[float | None, float | None]] = field(default_factory=dict)
     should: list[dict[str, Any]] = field(default_factory=list)
 
+    def with_must(self, **must: Any) -> Filter:
+        """A copy with more `must` conditions (one given here replaces the same field's)."""
+        return Filter(
+            must={**self.must, **must},
+            must_not=dict(self.must_not),
+            ranges=dict(self.ranges),
+            should=list(self.should),
+        )
+
 
 def audience(
     user_id: str | None = None, workspace: str | None = None, project: str | None = None

@@ -38,6 +38,11 @@ return n
 """
 
 
+async def release(redis: Redis, names: list[str], token: str) -> None:
+    """Delete the lock keys `names` that `token` still holds (the sweeper's job locks too)."""
+    await redis.eval(_RELEASE, len(names), *names, token)
+
+
 class KeyLocks:
     def __init__(self, redis: Redis, ttl_ms: int = 15_000, wait_s: float = 10.0) -> None:
         self.redis = redis
@@ -53,7 +58,7 @@ class KeyLocks:
             yield
         finally:
             if held:
-                await self.redis.eval(_RELEASE, len(held), *held, token)
+                await release(self.redis, held, token)
 
     async def _take(self, names: list[str], token: str) -> list[str]:
         deadline = time.monotonic() + self.wait_s
@@ -67,7 +72,7 @@ class KeyLocks:
             if len(held) == len(names):
                 return held
             if held:
-                await self.redis.eval(_RELEASE, len(held), *held, token)
+                await release(self.redis, held, token)
             if time.monotonic() > deadline:
                 log.warning("key_locks_timed_out", keys=len(names), busy=len(names) - len(held))
                 return []

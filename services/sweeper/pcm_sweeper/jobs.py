@@ -32,6 +32,7 @@ from pcm_common.domain.memory import (
 )
 from pcm_common.domain.strength import should_demote
 from pcm_common.events import STREAM_CHANGED, STREAM_WRITTEN, MemoryChanged, MemoryWritten
+from pcm_common.keylocks import release
 from pcm_common.models.sparse import encode_document
 from pcm_common.resources import TENANTS_KEY, Resources
 from pcm_common.stores.vectors import Filter, ScoredPoint, VectorPoint, usable_vector
@@ -46,10 +47,6 @@ log = get_logger("sweeper.jobs")
 
 Job = Callable[[str, datetime], Awaitable[int]]
 
-_RELEASE = """
-if redis.call('get', KEYS[1]) == ARGV[1] then return redis.call('del', KEYS[1]) end
-return 0
-"""
 _EXTEND = """
 if redis.call('get', KEYS[1]) == ARGV[1] then return redis.call('expire', KEYS[1], ARGV[2]) end
 return 0
@@ -123,7 +120,7 @@ class Jobs:
             keeper.cancel()
             with contextlib.suppress(asyncio.CancelledError):
                 await keeper
-            await self.res.redis.eval(_RELEASE, 1, key, token)
+            await release(self.res.redis, [key], token)
 
     async def _keep_lock(self, key: str, token: str) -> None:
         ttl = self.settings.lock_ttl_s

@@ -213,20 +213,18 @@ class IngestService:
     async def _store(self, tenant: str, items: list[MemoryIn]) -> list[StoreResult]:
         items, redacted = await self.screen(tenant, items)
         await self.res.redis.sadd(TENANTS_KEY, tenant)
-        hashes = [text_hash(item.text) for item in items]
         # (text hash, scope, workspace, project, user): a copy is a repeat in the same scope
         # and of the same user only. Each is locked from the lookup of a stored copy until
         # this request stored or reinforced it (`keylocks`: parallel copies made two).
-        keys = [(h, *_scope_key(scope_filter(item))) for item, h in zip(items, hashes, strict=True)]
+        keys = [(text_hash(item.text), *_scope_key(scope_filter(item))) for item in items]
         async with self.locks.hold(f"copy:{tenant}:{'|'.join(k)}" for k in keys):
-            return await self._store_screened(tenant, items, redacted, hashes, keys)
+            return await self._store_screened(tenant, items, redacted, keys)
 
     async def _store_screened(
         self,
         tenant: str,
         items: list[MemoryIn],
         redacted: set[int],
-        hashes: list[str],
         keys: list[tuple[str, str, str, str, str]],
     ) -> list[StoreResult]:
         now = utcnow()
@@ -234,7 +232,7 @@ class IngestService:
         fresh: list[int] = []
         seen: dict[tuple[str, str, str, str, str], int] = {}  # key -> first index in batch
         dup_of: dict[int, int] = {}  # later exact copy in the batch -> its first index
-        stored = await self._by_hashes(tenant, hashes)
+        stored = await self._by_hashes(tenant, [k[0] for k in keys])
         repeated: set[tuple[str, str, str, str, str]] = set()
         for i, (item, key) in enumerate(zip(items, keys, strict=True)):
             existing = stored.get(key)

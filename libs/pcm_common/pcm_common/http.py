@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 import time
 from collections.abc import Awaitable, Callable
+from datetime import datetime, timedelta
 from typing import Annotated, Any
 
 from fastapi import APIRouter, Depends, FastAPI, HTTPException, Request, Response
@@ -19,6 +20,7 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from pcm_common.bus import pipeline_status
+from pcm_common.domain.clock import as_utc, utcnow
 from pcm_common.resources import Resources
 from pcm_common.telemetry import REQUEST_LATENCY, get_logger
 
@@ -36,6 +38,14 @@ class ApiError(HTTPException):
 
     def __init__(self, status: int, code: str, detail: Any = None) -> None:
         super().__init__(status_code=status, detail={"error": code, "detail": detail})
+
+
+def refuse_future(at: datetime | None, ahead_s: float, what: str) -> None:
+    """422 when `at` lies more than `ahead_s` past the real clock (`max_future_s`: a write's
+    `created_at`, a recall's `now`)."""
+    latest = utcnow() + timedelta(seconds=ahead_s)
+    if at is not None and as_utc(at) > latest:
+        raise ApiError(422, "invalid_request", f"{what} is later than {latest:%Y-%m-%dT%H:%M}Z")
 
 
 def resources_of(request: Request) -> Resources:

@@ -5,14 +5,12 @@ from __future__ import annotations
 import uuid
 from collections.abc import Iterator
 from contextlib import contextmanager
-from datetime import timedelta
 from typing import Annotated, Any
 
 from fastapi import APIRouter, Depends, Query, Request, Response
 
-from pcm_common.domain.clock import as_utc, utcnow
 from pcm_common.domain.memory import Scope, State
-from pcm_common.http import ApiError, Tenant
+from pcm_common.http import ApiError, Tenant, refuse_future
 from pcm_common.stores.vectors import Filter
 from pcm_ingest.firewall import SecretDetected
 from pcm_ingest.schemas import BatchIn, BatchOut, MemoryIn, MemoryPage, MemoryPatch, StoreResult
@@ -32,16 +30,10 @@ def _check_items(svc: IngestService, items: list[MemoryIn]) -> None:
     """The settings' limits on each item: text length (413) and how far in the future
     `created_at` may lie (422); a batch with one bad item is refused whole."""
     limit = svc.settings.max_text_chars
-    latest = utcnow() + timedelta(seconds=svc.settings.max_future_s)
     for n, item in enumerate(items):
         if len(item.text) > limit:
             raise ApiError(413, "text_too_large", f"item {n}: text over {limit} characters")
-        if item.created_at is not None and as_utc(item.created_at) > latest:
-            raise ApiError(
-                422,
-                "invalid_request",
-                f"item {n}: created_at is later than {latest:%Y-%m-%dT%H:%M}Z",
-            )
+        refuse_future(item.created_at, svc.settings.max_future_s, f"item {n}: created_at")
 
 
 @contextmanager

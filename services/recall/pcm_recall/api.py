@@ -1,13 +1,11 @@
 from __future__ import annotations
 
-from datetime import timedelta
 from typing import Annotated
 
 from fastapi import APIRouter, BackgroundTasks, Depends, Request
 
-from pcm_common.domain.clock import as_utc, utcnow
 from pcm_common.foreground import FOREGROUND
-from pcm_common.http import ApiError, Tenant
+from pcm_common.http import Tenant, refuse_future
 from pcm_recall.schemas import RecallIn, RecallOut
 from pcm_recall.service import RecallService
 
@@ -25,9 +23,7 @@ async def recall(
     svc: Annotated[RecallService, Depends(service_of)],
     background: BackgroundTasks,
 ) -> RecallOut:
-    latest = utcnow() + timedelta(seconds=svc.settings.max_future_s)
-    if body.now is not None and as_utc(body.now) > latest:
-        raise ApiError(422, "invalid_request", f"now is later than {latest:%Y-%m-%dT%H:%M}Z")
+    refuse_future(body.now, svc.settings.max_future_s, "now")
     with FOREGROUND.request():  # background work of this process waits meanwhile
         out, event = await svc.recall(tenant, body)
     if event is not None:

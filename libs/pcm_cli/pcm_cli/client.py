@@ -68,11 +68,6 @@ def scope_fields(
     return out
 
 
-def narrowest_scope(workspace: str | None, project: str | None) -> str:
-    """The scope a write means when it names a project or workspace but no scope."""
-    return "project" if project else "workspace" if workspace else "global"
-
-
 class PcmApi:
     """PCM's HTTP API as async calls; every non-2xx answer becomes `self.error`."""
 
@@ -152,11 +147,10 @@ class PcmApi:
     ) -> dict[str, Any]:
         """`{id, status}`: created, reinforced, merged or redacted; or, for an automatic
         capture the server declines, `{id: null, status: "skipped", reason}`."""
-        body: dict[str, Any] = {
-            "text": text,
-            "scope": scope or narrowest_scope(workspace, project),
-            "source": source,
-        }
+        # Without a scope the server stores it in the narrowest one named (`MemoryIn`).
+        body: dict[str, Any] = {"text": text, "source": source}
+        if scope:
+            body["scope"] = scope
         body |= scope_fields(user_id, workspace, project)
         if importance:
             body["importance"] = importance

@@ -1,13 +1,20 @@
 """Surprisal and absence benchmark on ../shared/data/dev.outliers*.json (data README).
 
-Replay: each persona's memories are stored as its own tenant with their `created_at`, the
-background judging finishes, then each question is recalled with `now = asked_at`. The
-labels (`is_outlier`, `outlier_kind`, `routine_id`, `expected`) are used for scoring only
-and never reach the system.
+Replay (`bench.routine_replay`): memories and questions in live time order, each question
+recalled with `now = asked_at` once the judging of every earlier memory has finished; run
+with each persona its own tenant and with all personas as users of one tenant
+(`--protocol`). The labels (`is_outlier`, `outlier_kind`, `routine_id`, `expected`) are used
+for scoring only and never reach the system.
 
-    uv run python -m bench.outliers [--judge local|llm] [--variant absence|plain|both]
+    uv run python -m bench.outliers [--judge local|llm] [--data absence|plain|both]
+    uv run python -m bench.outliers --file my.outliers.json   # any data set in this format
     uv run python -m bench.outliers --offline   # no server: Judging + flags in process
     uv run python -m bench.outliers --data plain --variant a --variant b:PCM_X=1  # configs
+    uv run python -m bench.outliers --order stored-first --offline --store DIR  # iterate
+
+`--order stored-first` is the older replay (every memory stored and judged, then every
+question), kept for quick iteration on judged shards (`--store`); the figures quoted are
+the live ones.
 
 `--offline` stores through the real ingest service (duplicates and merges included) into a
 Qdrant Edge shard in a temp dir (Redis DB 4 for its events), judges with
@@ -32,18 +39,21 @@ from pathlib import Path
 from typing import Any
 
 from bench.common import (
+    DEFAULT_REDIS_URL,
     add_common_args,
     environ_restored,
     machine_facts,
     stop_on_sigterm,
     variants_of,
 )
+from bench.routine_replay import PROTOCOLS
 
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 
 DATA_DIR = Path(__file__).resolve().parents[2] / "shared" / "data"
 FILES = {"plain": "dev.outliers.json", "absence": "dev.outliers_absence.json"}
-OFFLINE_REDIS = "redis://127.0.0.1:6379/4"
+# The offline replays' events and routine index (a bench DB, `bench.common`).
+OFFLINE_REDIS = os.environ.get("PCM_BENCH_REDIS", DEFAULT_REDIS_URL.rsplit("/", 1)[0]) + "/4"
 KINDS = ("value", "category", "content")
 
 
@@ -384,6 +394,50 @@ def _print(name: str, r: dict[str, Any]) -> None:
     print(f"  flags compute: median {r['flags_ms_median']} ms, p95 {r['flags_ms_p95']} ms")
 
 
+def _datasets(args: argparse.Namespace) -> dict[str, dict[str, Any]]:
+    """The data sets asked for, by name: `--file` paths (named by their file name) or the
+    shared dev sets (`--data`)."""
+    if args.file:
+        return {f.name.removesuffix(".json"): json.loads(f.read_text()) for f in args.file}
+    names = ["plain", "absence"] if args.data == "both" else [args.data]
+    return {name: json.loads((DATA_DIR / FILES[name]).read_text()) for name in names}
+
+
+def _replay(
+    args: argparse.Namespace,
+    data: dict[str, Any],
+    name: str,
+    protocol: str,
+    env: dict[str, str],
+) -> dict[str, Replay]:
+    """One replay of `data` under `protocol` and a variant's environment."""
+    from bench import routine_replay
+
+    if args.order == "live":
+        if not args.offline:
+            return asyncio.run(routine_replay.run_http(data, args, protocol, env))
+        # The offline replay builds its services in this process: their settings read the
+        # variant's environment.
+        with environ_restored({**dict(args.env), **env}):
+            return asyncio.run(
+                routine_replay.run_offline(data, args.judge, args.k, protocol, OFFLINE_REDIS)
+            )
+    if not args.offline:
+        return asyncio.run(run_http(data, args, env))
+    with environ_restored({**dict(args.env), **env}):
+        return asyncio.run(
+            run_offline(
+                data,
+                args.judge,
+                args.k,
+                args.pool,
+                args.strict_merge,
+                args.store / name if args.store else None,
+                args.rejudge,
+            )
+        )
+
+
 def main(argv: Sequence[str] | None = None, command: str | None = None) -> dict[str, Any]:
     ap = argparse.ArgumentParser(prog="python -m bench.outliers", description=__doc__)
     ap.add_argument("--judge", choices=["local", "llm"], default="local")
@@ -394,6 +448,20 @@ def main(argv: Sequence[str] | None = None, command: str | None = None) -> dict[
         default="both",
         choices=["absence", "plain", "both"],
     )
+    ap.add_argument(
+        "--file",
+        action="append",
+        type=Path,
+        default=[],
+        help="a data set in the dev format, instead of --data (repeatable)",
+    )
+    ap.add_argument(
+        "--protocol",
+        choices=[*PROTOCOLS, "both"],
+        default="both",
+        help="personas as tenants, as users of one tenant, or both (live order)",
+    )
+    ap.add_argument("--order", choices=["live", "stored-first"], default="live")
     ap.add_argument("--offline", action="store_true")
     ap.add_argument(
         "--strict-merge",
@@ -433,48 +501,42 @@ def main(argv: Sequence[str] | None = None, command: str | None = None) -> dict[
     ]
     args = ap.parse_args(raw)
     stop_on_sigterm()
-    names = ["plain", "absence"] if args.data == "both" else [args.data]
     variants = variants_of(args)
     if len({v.name for v in variants}) < len(variants):
         raise SystemExit("--variant names must differ: results are keyed by them")
     if args.offline and args.store and len(variants) > 1:
         raise SystemExit("--store keeps one judged shard: give one --variant with it")
+    if args.store and args.order == "live":
+        raise SystemExit("--store reuses judged shards: only with --order stored-first")
+    datasets = _datasets(args)
+    protocols = list(PROTOCOLS) if args.protocol == "both" else [args.protocol]
+    if args.order == "stored-first":
+        protocols = ["tenants"]
     results: dict[str, Any] = {}
-    datasets = {name: json.loads((DATA_DIR / FILES[name]).read_text()) for name in names}
     for variant in variants:
         for name, data in datasets.items():
-            # One server configuration: results keyed by the data set as before; several
-            # (`--variant NAME:KEY=VAL`): by "variant/data set".
-            key = name if len(variants) == 1 else f"{variant.name}/{name}"
-            t0 = time.perf_counter()
-            if args.offline:
-                # The offline replay builds its services in this process: their settings
-                # read the variant's environment.
-                with environ_restored({**dict(args.env), **variant.env}):
-                    replays = asyncio.run(
-                        run_offline(
-                            data,
-                            args.judge,
-                            args.k,
-                            args.pool,
-                            args.strict_merge,
-                            args.store / name if args.store else None,
-                            args.rejudge,
-                        )
-                    )
-            else:
-                replays = asyncio.run(run_http(data, args, variant.env))
-            results[key] = score(data, replays)
-            results[key]["seconds"] = round(time.perf_counter() - t0, 1)
-            results[key]["variant"] = {"name": variant.name, "env": variant.env}
-            mode = "offline" if args.offline else "http"
-            _print(f"{key} ({mode}, judge={args.judge})", results[key])
+            for protocol in protocols:
+                # Keyed by data set and protocol, and by variant when several are run.
+                key = (
+                    f"{name}/{protocol}"
+                    if len(variants) == 1
+                    else f"{variant.name}/{name}/{protocol}"
+                )
+                t0 = time.perf_counter()
+                replays = _replay(args, data, name, protocol, variant.env)
+                results[key] = score(data, replays)
+                results[key]["seconds"] = round(time.perf_counter() - t0, 1)
+                results[key]["variant"] = {"name": variant.name, "env": variant.env}
+                results[key]["protocol"] = protocol
+                mode = "offline" if args.offline else "http"
+                _print(f"{key} ({mode}, {args.order}, judge={args.judge})", results[key])
     out = {
         "command": command or "uv run python -m bench.outliers " + " ".join(raw),
         "date": datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC"),
         "machine": machine_facts(),
         "judge": args.judge,
         "mode": "offline" if args.offline else "http",
+        "order": args.order,
         "results": results,
     }
     args.out.parent.mkdir(parents=True, exist_ok=True)

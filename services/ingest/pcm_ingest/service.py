@@ -9,6 +9,7 @@ import uuid
 from datetime import datetime
 from typing import Any
 
+from pcm_common.domain import visibility
 from pcm_common.domain.capture import predictable
 from pcm_common.domain.clock import as_utc, utcnow
 from pcm_common.domain.figures import FIGURES_KEY, extract_figures, figures_key, same_figures
@@ -56,25 +57,16 @@ class CaptureRefused(Exception):
         self.items = items
 
 
-def scope_filter(item: MemoryIn) -> dict[str, Any]:
-    """Duplicates are only duplicates within the same scope (a project fact stays its own)
-    and of the same user: one user's repeat must not land in another user's memory, which
-    the first user's recall would never see."""
+def _owner_fields(item: MemoryIn) -> dict[str, Any]:
+    """A write's owner fields, as `visibility` reads them: duplicates are duplicates only
+    within one group (a project fact stays its own, one user's repeat never lands in a
+    memory another user's recall would see)."""
     return {
+        "user_id": item.user_id,
         "scope": item.scope.value,
-        "workspace": item.workspace or "",
-        "project": item.project or "",
-        "user_id": item.user_id,  # None matches memories without a user
+        "workspace": item.workspace,
+        "project": item.project,
     }
-
-
-def _scope_key(fields: dict[str, Any]) -> tuple[str, str, str, str]:
-    return (
-        str(fields.get("scope") or ""),
-        str(fields.get("workspace") or ""),
-        str(fields.get("project") or ""),
-        str(fields.get("user_id") or ""),
-    )
 
 
 def _names(item: MemoryIn) -> list[tuple[str, str]]:
@@ -216,7 +208,7 @@ class IngestService:
         # (text hash, scope, workspace, project, user): a copy is a repeat in the same scope
         # and of the same user only. Each is locked from the lookup of a stored copy until
         # this request stored or reinforced it (`keylocks`: parallel copies made two).
-        keys = [(text_hash(item.text), *_scope_key(scope_filter(item))) for item in items]
+        keys = [(text_hash(item.text), *visibility.owner(_owner_fields(item))) for item in items]
         async with self.locks.hold(f"copy:{tenant}:{'|'.join(k)}" for k in keys):
             return await self._store_screened(tenant, items, redacted, keys)
 
@@ -260,7 +252,10 @@ class IngestService:
         alone = [n for n, twin in enumerate(twins) if twin is None]
         repeats = earlier_twins(
             [
-                (_scope_key(scope_filter(items[fresh[n]])), figures_key(figures_of[fresh[n]]))
+                (
+                    visibility.owner(_owner_fields(items[fresh[n]])),
+                    figures_key(figures_of[fresh[n]]),
+                )
                 for n in alone
             ],
             [vectors[n] for n in alone],
@@ -390,7 +385,7 @@ class IngestService:
                 tenant, flt=flt, limit=max(64, len(wanted)), offset=offset
             )
             for p in page:
-                key = (str(p.payload.get("text_hash", "")), *_scope_key(p.payload))
+                key = (str(p.payload.get("text_hash", "")), *visibility.owner(p.payload))
                 found.setdefault(key, p)
             if offset is None:
                 return found
@@ -421,7 +416,7 @@ class IngestService:
             flt = Filter(
                 # Archived too: a repeat of a demoted memory brings it back (as an exact
                 # copy does), instead of storing the same event twice.
-                must={"state": ["active", "archived"], **scope_filter(items[i])},
+                must={"state": ["active", "archived"], **visibility.peers(_owner_fields(items[i]))},
                 should=[key, {FIGURES_KEY: None}] if legacy else [key],
             )
             limit = _TWIN_HITS if legacy else 1

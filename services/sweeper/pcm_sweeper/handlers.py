@@ -8,9 +8,10 @@ from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any, TypeVar
 
-from pcm_common.domain import activation
+from pcm_common.domain import activation, visibility
 from pcm_common.domain.clock import as_utc
 from pcm_common.domain.memory import MemoryRecord, StrengthView
+from pcm_common.domain.visibility import audience
 from pcm_common.events import (
     STREAM_CHANGED,
     MemoryChanged,
@@ -21,7 +22,7 @@ from pcm_common.events import (
 from pcm_common.extract.local import SHARED_DOCS
 from pcm_common.foreground import FOREGROUND
 from pcm_common.resources import Resources
-from pcm_common.stores.vectors import Filter, ScoredPoint, SearchQuery, audience
+from pcm_common.stores.vectors import Filter, ScoredPoint, SearchQuery
 from pcm_common.stream_batches import Outcome
 from pcm_common.telemetry import get_logger
 from pcm_sweeper.judging import Judgement, Judging
@@ -274,6 +275,7 @@ class SweeperHandlers:
         recs = [MemoryRecord.from_payload(p.payload) for p in points]
         # A memory awaiting repair has no vector, hence no neighbours.
         vectors = {p.id: p.vector for p in points if p.vector and any(p.vector)}
+        payloads = {p.id: p.payload for p in points}
         found = iter(
             await self.res.vectors.search_many(
                 [
@@ -282,9 +284,10 @@ class SweeperHandlers:
                         vector,
                         # Room for itself and other recalled memories, which are skipped.
                         limit=s.spread_neighbours + min(len(recalled), 20) + 1,
-                        flt=seen.with_must(state="active"),
+                        # Associates of the seed's own group only (`visibility.peers`).
+                        flt=seen.with_must(state="active", **visibility.peers(payloads[mid])),
                     )
-                    for vector in vectors.values()
+                    for mid, vector in vectors.items()
                 ],
                 fields=(),
             )
@@ -336,7 +339,9 @@ def _episode_filter(rec: MemoryRecord, window: timedelta, seen: Filter) -> Filte
     """The other active memories of `rec`'s episode saved within `window` of it that the
     asker sees (`seen`)."""
     t, w = rec.created_at.timestamp(), window.total_seconds()
-    flt = seen.with_must(episode=rec.episode, state="active")
+    flt = seen.with_must(
+        episode=rec.episode, state="active", **visibility.peers(rec.model_dump(mode="json"))
+    )
     flt.must_not["source"] = "consolidation"
     flt.ranges["created_ts"] = (t - w, t + w)
     return flt

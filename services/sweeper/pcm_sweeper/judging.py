@@ -1,8 +1,9 @@
 """Surprisal judging in the sweeper (whitepaper §3.7, DESIGN §3).
 
-Each written memory gets a family (up to 12 earlier memories of the same tenant and scope
-with cos >= 0.45, at least 4) and a verdict from the configured judge; score, what differs,
-the usual pattern, the family ids and `judged_at` are stored in its `surprisal` field.
+Each written memory gets a family (up to 12 earlier memories of its own group: the same
+tenant, user and scope, `domain.visibility.peers`; with cos >= 0.45, at least 4) and a
+verdict from the configured judge; score, what differs, the usual pattern, the family ids
+and `judged_at` are stored in its `surprisal` field.
 
 Judging runs in the sweeper's own consumer group and never on the ingest or recall path.
 A failing judge (model error, timeout) leaves the memory unjudged (`judged_at` empty) and the
@@ -17,7 +18,7 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
 
-from pcm_common.domain import supersession, time_keys
+from pcm_common.domain import supersession, time_keys, visibility
 from pcm_common.domain import surprisal as sp
 from pcm_common.domain.clock import utcnow
 from pcm_common.domain.memory import MemoryRecord
@@ -31,10 +32,12 @@ log = get_logger("sweeper.judging")
 
 # The payload fields read of a family member: choosing the family (created_ts), counting
 # its events (created_ts, repeats), the judge (`MEMBER_FIELDS`) and the routine index
-# (user_id). Whole payloads cost ~4x more per search (1.9 against 0.4 ms for 12 hits at
-# 10k memories): most of it went into turning unread fields into Python objects.
+# (the owner fields, `visibility.same_group`). Whole payloads cost ~4x more per search:
+# most of it went into turning unread fields into Python objects.
 # Supersession reads `pinned` and `state` (a pin or an archived memory is not replaced).
-FAMILY_FIELDS = tuple(dict.fromkeys(("created_ts", "user_id", "pinned", "state", *MEMBER_FIELDS)))
+FAMILY_FIELDS = tuple(
+    dict.fromkeys(("created_ts", *visibility.OWNER_FIELDS, "pinned", "state", *MEMBER_FIELDS))
+)
 
 
 @dataclass(frozen=True)
@@ -107,30 +110,21 @@ class Judgement:
     family_times: list[list[float]] | None = None
 
 
-def scope_filter(payload: dict[str, Any]) -> dict[str, Any]:
-    """Same scope: same scope kind, and the same workspace / project where it has one."""
-    scope = payload.get("scope") or "global"
-    must: dict[str, Any] = {"scope": scope}
-    if scope in ("workspace", "project") and payload.get("workspace"):
-        must["workspace"] = payload["workspace"]
-    if scope == "project" and payload.get("project"):
-        must["project"] = payload["project"]
-    return must
-
-
 def _routine_item(
     point: ScoredPoint, family: list[ScoredPoint], times: list[list[float]] | None = None
 ) -> tuple[str, list[float], dict[str, list[float]]]:
     """A judged memory as the routine index takes it: its id, its event times and its
     family's (`times`: those of each member, when read already). A routine is one
-    user's: family members of other users (same scope, shared memories) do not join it."""
-    user = point.payload.get("user_id")
+    group's (`visibility.peers`): a member of another group, from a family judged before
+    families kept to the group, does not join it."""
     if times is None:
         times = [event_times(f.payload) for f in family]
-    same_user = {
-        f.id: t for f, t in zip(family, times, strict=True) if f.payload.get("user_id") == user
+    own = {
+        f.id: t
+        for f, t in zip(family, times, strict=True)
+        if visibility.same_group(f.payload, point.payload)
     }
-    return point.id, event_times(point.payload), same_user
+    return point.id, event_times(point.payload), own
 
 
 class Judging:
@@ -162,7 +156,7 @@ class Judging:
         await self.judge_point(event.tenant, found[0])
 
     async def family(self, tenant: str, point: ScoredPoint) -> list[ScoredPoint]:
-        """Up to `family_max` nearest earlier memories of the same tenant and scope with
+        """Up to `family_max` nearest earlier memories of the same group (`peers`) with
         cos >= `family_min_cos`, nearest first (may be fewer than `family_min`). Their
         payloads hold `FAMILY_FIELDS` only."""
         (found,) = await self.families([(tenant, point)])
@@ -261,7 +255,7 @@ class Judging:
             tenant,
             point.vector or [],
             limit=limit,
-            flt=Filter(must=scope_filter(point.payload), ranges=ranges, must_not=must_not),
+            flt=Filter(must=visibility.peers(point.payload), ranges=ranges, must_not=must_not),
             # Hits below the family threshold are never family: their payloads (most of a
             # search's cost after the scan, ~10 us each) are not read.
             min_score=self.config.family_min_cos,
@@ -428,11 +422,10 @@ class Judging:
         linked = j.point.payload.get("supersedes")
         if linked:
             return str(linked)
-        user = j.point.payload.get("user_id")
 
         def eligible(f: ScoredPoint) -> bool:
             return (
-                f.payload.get("user_id") == user
+                visibility.same_group(f.payload, j.point.payload)
                 and not f.payload.get("pinned")
                 and f.payload.get("state", "active") == "active"
             )

@@ -11,8 +11,10 @@ from __future__ import annotations
 import asyncio
 from abc import ABC, abstractmethod
 from collections.abc import AsyncIterator, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
+
+from pcm_common.domain.filters import Filter, payload_matches
 
 # Payload fields that filters use; adapters create a payload index on each.
 KEYWORD_INDEXES = (
@@ -55,83 +57,6 @@ class ScoredPoint:
     payload: dict[str, Any]
     vector: list[float] | None = None
     fused: float | None = None  # reciprocal-rank-fusion score of a hybrid search
-
-
-@dataclass
-class Filter:
-    """Conjunction of conditions on payload fields (dotted paths allowed).
-
-    `must`: field -> value (equality) or list of values (any of).
-    `must_not`: same shape, excluded.
-    `ranges`: field -> (gte, lte), either end may be None.
-    `should`: groups of `must`-style dicts of which at least one must match (scope visibility).
-    """
-
-    must: dict[str, Any] = field(default_factory=dict)
-    must_not: dict[str, Any] = field(default_factory=dict)
-    ranges: dict[str, tuple[float | None, float | None]] = field(default_factory=dict)
-    should: list[dict[str, Any]] = field(default_factory=list)
-
-    def with_must(self, **must: Any) -> Filter:
-        """A copy with more `must` conditions (one given here replaces the same field's)."""
-        return Filter(
-            must={**self.must, **must},
-            must_not=dict(self.must_not),
-            ranges=dict(self.ranges),
-            should=list(self.should),
-        )
-
-
-def audience(
-    user_id: str | None = None, workspace: str | None = None, project: str | None = None
-) -> Filter:
-    """What an asker sees: a project sees itself, its workspace and global, never another
-    project; a user sees their own memories and those stored for everyone (no user), never
-    another user's; an asker without a user sees the whole tenant."""
-    should: list[dict[str, Any]] = [{"scope": "global"}]
-    if workspace:
-        should.append({"scope": "workspace", "workspace": workspace})
-    if project:
-        group: dict[str, Any] = {"scope": "project", "project": project}
-        if workspace:
-            group["workspace"] = workspace
-        should.append(group)
-    must: dict[str, Any] = {"user_id": [user_id, None]} if user_id else {}
-    return Filter(must=must, should=should)
-
-
-def payload_matches(flt: Filter, payload: dict[str, Any]) -> bool:
-    """``Filter`` semantics evaluated on a payload in process: `VectorStore.get` by id does
-    not filter, and cached points (the pinned cache) are checked per request."""
-
-    def value(path: str) -> Any:
-        cur: Any = payload
-        for part in path.split("."):
-            if not isinstance(cur, dict):
-                return None
-            cur = cur.get(part)
-        return cur
-
-    def eq(path: str, want: Any) -> bool:
-        got = value(path)
-        if want is None:  # "is empty", as the adapters say it
-            return got is None or got == []
-        # A list in the payload matches when any of its values does, as in Qdrant.
-        values = got if isinstance(got, list) else [got]
-        wanted = want if isinstance(want, list) else [want]
-        return any(g in wanted for g in values)
-
-    if not all(eq(k, v) for k, v in flt.must.items()):
-        return False
-    if any(eq(k, v) for k, v in flt.must_not.items()):
-        return False
-    for k, (lo, hi) in flt.ranges.items():
-        got = value(k)
-        if not isinstance(got, int | float):
-            return False
-        if (lo is not None and got < lo) or (hi is not None and got > hi):
-            return False
-    return not flt.should or any(all(eq(k, v) for k, v in g.items()) for g in flt.should)
 
 
 @dataclass(frozen=True)
@@ -384,3 +309,6 @@ class VectorStore(ABC):
     @abstractmethod
     async def close(self) -> None:
         """Flush and release resources."""
+
+
+__all__ = ["Filter", "payload_matches"]  # the filter type every adapter takes

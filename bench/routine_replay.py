@@ -101,6 +101,7 @@ async def run_offline(
 
     from bench.outliers import Replay
     from pcm_common.config import PcmSettings
+    from pcm_common.events import MemoryChanged
     from pcm_common.resources import Resources
     from pcm_ingest.schemas import MemoryIn
     from pcm_ingest.service import IngestService
@@ -108,7 +109,6 @@ async def run_offline(
     from pcm_recall.schemas import RecallIn
     from pcm_recall.service import RecallService
     from pcm_recall.settings import RecallSettings
-    from pcm_common.events import MemoryChanged
     from pcm_sweeper.judging import Judging
     from pcm_sweeper.routine_changes import RoutineChanges
     from pcm_sweeper.settings import SweeperSettings

@@ -222,3 +222,39 @@ async def test_http_flags_end_to_end(client_a: httpx.AsyncClient) -> None:
     )
     flagged = [f for f in r.json()["anomaly_flags"] if f["kind"] == "stopped_routine"]
     assert flagged and flagged[0]["usual_interval_days"] == pytest.approx(7.0, abs=0.1)
+
+
+async def test_sweep_judges_verdicts_of_the_older_grouping_again(res: Resources) -> None:
+    """A verdict stored before families kept to one owner (no `grouping`) may name another
+    user's memories: the sweep judges it again, within its own user, once."""
+    bob = [
+        (f"Phone plan bill from Kestrel: £{20 + i}.40.", T0 + timedelta(days=30 * i))
+        for i in range(6)
+    ]
+    bob_ids = await store(res, "t-legacy", bob)
+    await res.vectors.set_payload_many("t-legacy", [(m, {"user_id": "bob"}) for m in bob_ids])
+    (mine,) = await store(
+        res, "t-legacy", [("Phone plan bill from Kestrel: £96.40.", T0 + timedelta(days=200))]
+    )
+    legacy = {
+        "surprisal": {
+            "score": 0.95,
+            "differs": "96.40",
+            "usual": "usually 22.40",
+            "family_ids": bob_ids,
+            "judged_at": T0.isoformat(),
+        },
+        "user_id": "alice",
+    }
+    await res.vectors.set_payload_many("t-legacy", [(mine, legacy)])
+
+    class Settings:
+        surprisal_sweep_grace_s = -1e9
+
+    judging = Judging(res, Settings())
+    assert await judging.sweep("t-legacy", T0 + timedelta(days=201)) >= 1
+    got = (await res.vectors.get("t-legacy", [mine]))[0].payload["surprisal"]
+    assert got["grouping"] == 1 and got["family_ids"] == [] and got["usual"] == ""
+    assert got["score"] is None  # alone in its group: nothing to compare with
+    # Every verdict is of the current rule now: the next sweep has nothing to do.
+    assert await judging.sweep("t-legacy", T0 + timedelta(days=201)) == 0

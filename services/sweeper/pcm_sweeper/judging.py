@@ -13,7 +13,7 @@ idempotent: judging the same memory again writes the same verdict.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import AsyncIterator, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
@@ -381,6 +381,7 @@ class Judging:
                 "usual": "",
                 "family_ids": [f.id for f in j.family],
                 "judged_at": now,
+                "grouping": visibility.GROUPING,
             }
             if verdict is not None:
                 surprisal.update(
@@ -477,32 +478,47 @@ class Judging:
         return placed
 
     async def sweep(self, tenant: str, now: datetime) -> int:
-        """Judge whatever was missed (no `surprisal.judged_at`): a scheduled job (every
-        2 minutes). Returns how many memories were judged."""
+        """Judge whatever was missed (no `surprisal.judged_at`), then up to `sweep_batch`
+        verdicts of an older grouping rule again: a scheduled job (every 2 minutes).
+        Returns how many memories were judged."""
         grace = utcnow() - timedelta(seconds=self.config.sweep_grace_s)
-        judged = 0
-        offset: str | None = None
         pending: list[ScoredPoint] = []
-        while True:
-            points, offset = await self.res.vectors.scroll(
-                tenant,
-                flt=Filter(must={"surprisal.judged_at": None}),
-                limit=self.config.sweep_batch,
-                offset=offset,
-                with_vectors=True,
-            )
-            for p in points:
+        async for page in self._pages(tenant, Filter(must={"surprisal.judged_at": None})):
+            for p in page:
                 ingested = p.payload.get("ingested_at")
                 if ingested and datetime.fromisoformat(ingested) > grace:
                     continue  # the event consumer is on it
                 pending.append(p)
-            if offset is None:
-                break
+        legacy = Filter(
+            must_not={
+                "surprisal.judged_at": None,
+                "surprisal.grouping": visibility.GROUPING,
+                "source": "consolidation",
+            }
+        )
+        async for page in self._pages(tenant, legacy, pages=1):
+            pending.extend(page)
         # Oldest first, so each memory's earlier family is already judged and complete.
         pending.sort(key=lambda p: float(p.payload.get("created_ts") or 0.0))
+        judged = 0
         for p in pending:
             if await self.judge_point(tenant, p):
                 judged += 1
         if judged:
             log.info("surprisal_sweep", tenant=tenant, judged=judged, now=now.isoformat())
         return judged
+
+    async def _pages(
+        self, tenant: str, flt: Filter, pages: int | None = None
+    ) -> AsyncIterator[list[ScoredPoint]]:
+        """Pages of the tenant's points matching `flt`, with vectors (at most `pages`)."""
+        offset: str | None = None
+        read = 0
+        while pages is None or read < pages:
+            points, offset = await self.res.vectors.scroll(
+                tenant, flt=flt, limit=self.config.sweep_batch, offset=offset, with_vectors=True
+            )
+            read += 1
+            yield points
+            if offset is None:
+                return

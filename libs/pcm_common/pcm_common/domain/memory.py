@@ -79,6 +79,9 @@ class Surprisal(BaseModel):
     usual: str = ""
     family_ids: list[str] = Field(default_factory=list)
     judged_at: datetime | None = None
+    # The grouping rule the family was chosen under (`visibility.GROUPING`); 0: a verdict
+    # from before families kept to one owner, judged again by the sweep.
+    grouping: int = 0
 
 
 class GraphInfo(BaseModel):

@@ -23,6 +23,9 @@ from typing import Any
 from pcm_common.domain.filters import Filter
 
 OWNER_FIELDS = ("user_id", "scope", "workspace", "project")
+# The version of `peers` that stored verdicts were judged under: verdicts of an older one
+# may hold another owner's memories in their family and usual text, and are judged again.
+GROUPING = 1
 
 
 def audience(

@@ -103,6 +103,7 @@ async def run_offline(
     from pcm_common.config import PcmSettings
     from pcm_common.events import MemoryChanged
     from pcm_common.resources import Resources
+    from pcm_common.telemetry import configure_logging
     from pcm_ingest.schemas import MemoryIn
     from pcm_ingest.service import IngestService
     from pcm_ingest.settings import IngestSettings
@@ -113,6 +114,7 @@ async def run_offline(
     from pcm_sweeper.routine_changes import RoutineChanges
     from pcm_sweeper.settings import SweeperSettings
 
+    configure_logging("WARNING", json=False)  # a line per memory would bury the report
     redis = Redis.from_url(redis_url)
     await redis.flushdb()
     await redis.aclose()

@@ -1,0 +1,84 @@
+"""Command line: write one dataset, all four, or check generated files.
+
+    python -m bench.routine_gen --split tune --variant plain --seed 20261204 --out FILE
+    python -m bench.routine_gen --all bench/routine_gen/data
+    python -m bench.routine_gen --check [FILE ...]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+from .check import check_path, check_phrasebooks
+from .generate import DEFAULT_SEED, VARIANTS, build_dataset
+from .phrasings import SPLITS
+
+DATA_DIR = Path(__file__).parent / "data"
+
+
+def file_name(split: str, variant: str) -> str:
+    return f"{split}.{VARIANTS[variant]}.json"
+
+
+def write(split: str, variant: str, seed: int, personas: int, out: Path) -> None:
+    data = build_dataset(split, variant, seed, personas)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(json.dumps(data, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
+    meta = data["meta"]
+    print(f"wrote {out}: {meta['n_memories']} memories, "  # type: ignore[index]
+          f"{meta['n_questions']} questions")  # type: ignore[index]
+
+
+def run_check(paths: list[str]) -> int:
+    problems, counts = check_phrasebooks()
+    print("families per kind:", ", ".join(
+        f"{key} {c['tune']}/{c['heldout']}" for key, c in sorted(counts.items())))
+    for problem in problems:
+        print("PHRASEBOOK PROBLEM", problem)
+    targets = [Path(p) for p in paths] or [
+        DATA_DIR / file_name(split, variant) for split in SPLITS for variant in VARIANTS
+    ]
+    results = [check_path(path) for path in targets]
+    return 0 if all(results) and not problems else 1
+
+
+def parse_args(argv: list[str] | None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(prog="python -m bench.routine_gen", description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--split", choices=SPLITS, default="tune")
+    parser.add_argument("--variant", choices=tuple(VARIANTS), default="plain")
+    parser.add_argument("--seed", type=int, default=DEFAULT_SEED)
+    parser.add_argument("--personas", type=int, default=12)
+    parser.add_argument("--out", type=Path, help="write one dataset to this path")
+    parser.add_argument("--all", type=Path, metavar="DIR",
+                        help="write {tune,heldout}.{outliers,outliers_absence}.json into DIR")
+    parser.add_argument("--check", nargs="*", metavar="FILE",
+                        help="check generated files (default: the four files in data/)")
+    return parser.parse_args(argv)
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parse_args(argv)
+    if args.check is not None:
+        return run_check(args.check)
+    if args.personas < 1:
+        print("--personas must be at least 1", file=sys.stderr)
+        return 2
+    if args.all:
+        for split in SPLITS:
+            for variant in VARIANTS:
+                out = args.all / file_name(split, variant)
+                write(split, variant, args.seed, args.personas, out)
+        return 0
+    if not args.out:
+        print("give --out FILE, --all DIR or --check", file=sys.stderr)
+        return 2
+    write(args.split, args.variant, args.seed, args.personas, args.out)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

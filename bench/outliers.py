@@ -78,12 +78,14 @@ def score(data: dict[str, Any], replays: dict[str, Replay]) -> dict[str, Any]:
     mems = data["memories"]
     by_routine: dict[str, set[str]] = defaultdict(set)
     labels: dict[str, dict[str, Any]] = {}  # stored id -> dataset labels (merged: any)
+    routine_of: dict[str, str | None] = {}  # "persona:stored id" -> its routine (None: misc)
     for m in mems:
         rep = replays[m["persona"]]
         sid = rep.ids.get(m["memory_id"])
         if sid is None:
             continue
         key = f"{m['persona']}:{sid}"
+        routine_of[key] = m["routine_id"]
         if m["routine_id"]:
             by_routine[m["routine_id"]].add(sid)
         lab = labels.setdefault(key, {"outlier": False, "kind": None})
@@ -111,6 +113,7 @@ def score(data: dict[str, Any], replays: dict[str, Replay]) -> dict[str, Any]:
     in_context = [0, 0]
     false_flags = 0
     questions_with_false = 0
+    leaked = off_request = 0
     continuing_wrong = 0  # the question's own routine flagged stopped although it goes on
     stopped_flags_on_continuing = 0  # any stopped flag on a routine that did not stop
     n_questions = 0
@@ -125,7 +128,12 @@ def score(data: dict[str, Any], replays: dict[str, Replay]) -> dict[str, Any]:
         recalled |= {c["memory_id"] for c in out.get("episode_context", [])}
         routine_ids = by_routine.get(q["routine_id"], set())
         nf = 0
+        own = set(rep.ids.values())
         for f in flags:
+            # A flag of another persona's memory crossed users (or tenants); a flag of
+            # another routine (or of a one-off memory) does not concern the request.
+            leaked += f["memory_id"] not in own
+            off_request += routine_of.get(f"{q['persona']}:{f['memory_id']}") != q["routine_id"]
             if f["kind"] == "surprise":
                 flagged = labels.get(f"{q['persona']}:{f['memory_id']}")
                 if flagged is not None and not flagged["outlier"]:
@@ -175,6 +183,9 @@ def score(data: dict[str, Any], replays: dict[str, Replay]) -> dict[str, Any]:
         },
         "false_flags_per_question": round(false_flags / max(n_questions, 1), 4),
         "questions_with_false_flag": questions_with_false,
+        "questions_with_false_flag_share": round(questions_with_false / max(n_questions, 1), 4),
+        "flags_of_other_routines_per_question": round(off_request / max(n_questions, 1), 4),
+        "flags_of_other_personas": leaked,
         "continuing_routines_flagged_stopped": continuing_wrong,
         "stopped_flags_on_other_unlabelled_routines": stopped_flags_on_continuing,
         "judged": {
@@ -381,6 +392,10 @@ def _print(name: str, r: dict[str, Any]) -> None:
         f"  false flags: {j['normal_flagged']}/{j['normal']} judged normal memories "
         f"({j['false_flag_rate']:.2%}); {r['false_flags_per_question']:.3f} per question "
         f"({r['questions_with_false_flag']} questions with one)"
+    )
+    print(
+        f"  flags of other routines: {r['flags_of_other_routines_per_question']:.3f} per "
+        f"question; flags of another persona's memory: {r['flags_of_other_personas']}"
     )
     print(
         f"  continuing routines flagged stopped: {r['continuing_routines_flagged_stopped']} "

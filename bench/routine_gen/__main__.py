@@ -1,8 +1,8 @@
 """Command line: write one dataset, all four, or check generated files.
 
-    python -m bench.routine_gen --split tune --variant plain --seed 20261204 --out FILE
-    python -m bench.routine_gen --all bench/routine_gen/data
-    python -m bench.routine_gen --check [FILE ...]
+python -m bench.routine_gen --split tune --variant plain --seed 20261204 --out FILE
+python -m bench.routine_gen --all bench/routine_gen/data
+python -m bench.routine_gen --check [FILE ...]
 """
 
 from __future__ import annotations
@@ -27,15 +27,16 @@ def write(split: str, variant: str, seed: int, personas: int, out: Path) -> None
     data = build_dataset(split, variant, seed, personas)
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(json.dumps(data, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
-    meta = data["meta"]
-    print(f"wrote {out}: {meta['n_memories']} memories, "  # type: ignore[index]
-          f"{meta['n_questions']} questions")  # type: ignore[index]
+    meta: dict[str, object] = data["meta"]  # type: ignore[assignment]
+    print(f"wrote {out}: {meta['n_memories']} memories, {meta['n_questions']} questions")
 
 
 def run_check(paths: list[str]) -> int:
     problems, counts = check_phrasebooks()
-    print("families per kind:", ", ".join(
-        f"{key} {c['tune']}/{c['heldout']}" for key, c in sorted(counts.items())))
+    print(
+        "families per kind:",
+        ", ".join(f"{key} {c['tune']}/{c['heldout']}" for key, c in sorted(counts.items())),
+    )
     for problem in problems:
         print("PHRASEBOOK PROBLEM", problem)
     targets = [Path(p) for p in paths] or [
@@ -46,17 +47,28 @@ def run_check(paths: list[str]) -> int:
 
 
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
-    parser = argparse.ArgumentParser(prog="python -m bench.routine_gen", description=__doc__,
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        prog="python -m bench.routine_gen",
+        description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     parser.add_argument("--split", choices=SPLITS, default="tune")
     parser.add_argument("--variant", choices=tuple(VARIANTS), default="plain")
     parser.add_argument("--seed", type=int, default=DEFAULT_SEED)
     parser.add_argument("--personas", type=int, default=12)
     parser.add_argument("--out", type=Path, help="write one dataset to this path")
-    parser.add_argument("--all", type=Path, metavar="DIR",
-                        help="write {tune,heldout}.{outliers,outliers_absence}.json into DIR")
-    parser.add_argument("--check", nargs="*", metavar="FILE",
-                        help="check generated files (default: the four files in data/)")
+    parser.add_argument(
+        "--all",
+        type=Path,
+        metavar="DIR",
+        help="write {tune,heldout}.{outliers,outliers_absence}.json into DIR",
+    )
+    parser.add_argument(
+        "--check",
+        nargs="*",
+        metavar="FILE",
+        help="check generated files (default: the four files in data/)",
+    )
     return parser.parse_args(argv)
 
 

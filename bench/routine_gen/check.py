@@ -53,8 +53,11 @@ def sample_fields(kind: K.Kind, profile: K.Profile) -> dict[str, object]:
         elif q.form == "duration":
             fields[q.name] = Duration(83.0)
         elif q.form == "measure":
-            fields[q.name] = Measure(7.25, K.unit_for(q.unit, profile.units),
-                                     K.UNITS.get(q.unit + "_alt", {}).get(profile.units))
+            fields[q.name] = Measure(
+                7.25,
+                K.unit_for(q.unit, profile.units),
+                K.UNITS.get(q.unit + "_alt", {}).get(profile.units),
+            )
         elif q.form == "count":
             fields[q.name] = Count(3, *q.noun)
         elif q.form == "reading":
@@ -102,8 +105,7 @@ def check_phrasebooks() -> tuple[list[str], dict[str, dict[str, int]]]:
                 problems.append(f"{split}: {kind.key} lacks questions or content notes")
             for template in families:
                 problems.extend(check_family(kind, template))
-            strings = [*families, *book.questions.get(kind.key, ()),
-                       *book.notes.get(kind.key, ())]
+            strings = [*families, *book.questions.get(kind.key, ()), *book.notes.get(kind.key, ())]
             for text in strings:
                 if seen.setdefault(text, split) != split:
                     problems.append(f"{kind.key}: {text!r} appears in both splits")
@@ -125,8 +127,9 @@ def heldout_strings() -> list[str]:
     for text in strings:
         pieces.append(text)
         for literal, _, _, _ in string.Formatter().parse(text):
-            pieces.extend(part.strip() for part in re.split(r"[\[\]|]", literal)
-                          if len(part.strip()) >= 16)
+            pieces.extend(
+                part.strip() for part in re.split(r"[\[\]|]", literal) if len(part.strip()) >= 16
+            )
     return pieces
 
 
@@ -152,8 +155,11 @@ def check_ids(data: Record) -> list[str]:
     memory_ids = [m["memory_id"] for m in data["memories"]]
     question_ids = [q["question_id"] for q in data["questions"]]
     routine_ids = [r["routine_id"] for p in data["personas"] for r in p["routines"]]
-    for label, ids in (("memory", memory_ids), ("question", question_ids),
-                       ("routine", routine_ids)):
+    for label, ids in (
+        ("memory", memory_ids),
+        ("question", question_ids),
+        ("routine", routine_ids),
+    ):
         dupes = [i for i, n in Counter(ids).items() if n > 1]
         if dupes:
             problems.append(f"duplicate {label} ids: {dupes[:5]}")
@@ -178,8 +184,9 @@ def check_order(data: Record) -> list[str]:
     return problems
 
 
-def check_routine(routine: Record, entries: list[Record], question: Record | None,
-                  variant: str) -> list[str]:
+def check_routine(
+    routine: Record, entries: list[Record], question: Record | None, variant: str
+) -> list[str]:
     """One routine: length, its outlier, its question and its timing."""
     rid = routine["routine_id"]
     problems = []
@@ -243,8 +250,9 @@ def kind_vocabulary(key: str) -> frozenset[str]:
     return frozenset(vocabulary)
 
 
-def check_question_wording(key: str, rid: str, entries: list[Record],
-                           question: Record) -> list[str]:
+def check_question_wording(
+    key: str, rid: str, entries: list[Record], question: Record
+) -> list[str]:
     """The question must not quote the entries, nor use a word that only the outlier has
     (the routine's own topic words, such as "rent" or "school", are allowed)."""
     texts = [e["text"] for e in entries]
@@ -271,8 +279,11 @@ def check_counts(data: Record) -> list[str]:
     for key, value in meta["expected_counts"].items():
         if counts.get(key, 0) != value:
             problems.append(f"expected_counts[{key}] = {value}, questions say {counts.get(key, 0)}")
-    for key, rows in (("n_memories", "memories"), ("n_questions", "questions"),
-                      ("n_personas", "personas")):
+    for key, rows in (
+        ("n_memories", "memories"),
+        ("n_questions", "questions"),
+        ("n_personas", "personas"),
+    ):
         if meta[key] != len(data[rows]):
             problems.append(f"meta {key} = {meta[key]}, file has {len(data[rows])}")
     stopped_wanted = 2 if meta["variant"] == "outliers_absence" else 0
@@ -309,8 +320,11 @@ def check_dataset(data: Record) -> list[str]:
     for persona in data["personas"]:
         for routine in persona["routines"]:
             rows = sorted(entries[routine["routine_id"]], key=lambda m: m["created_at"])
-            problems.extend(check_routine(routine, rows, questions.get(routine["routine_id"]),
-                                          data["meta"]["variant"]))
+            problems.extend(
+                check_routine(
+                    routine, rows, questions.get(routine["routine_id"]), data["meta"]["variant"]
+                )
+            )
     return problems
 
 
@@ -338,8 +352,10 @@ def check_path(path: Path) -> bool:
     problems = check_dataset(data)
     meta = data["meta"]
     print(f"== {path}  split={meta['split']} variant={meta['variant']} seed={meta['seed']}")
-    print(f"   personas {meta['n_personas']}, memories {meta['n_memories']}, "
-          f"questions {meta['n_questions']}, expected {meta['expected_counts']}")
+    print(
+        f"   personas {meta['n_personas']}, memories {meta['n_memories']}, "
+        f"questions {meta['n_questions']}, expected {meta['expected_counts']}"
+    )
     print(kind_table(data))
     for problem in problems[:40]:
         print("   PROBLEM", problem)

@@ -133,8 +133,9 @@ def due_last_day(kind: K.Kind, anchor: date, offset: int) -> date:
     return day
 
 
-def series_days(kind: K.Kind, last: date, n: int, skip_after: int | None,
-                gaps: list[int]) -> list[date]:
+def series_days(
+    kind: K.Kind, last: date, n: int, skip_after: int | None, gaps: list[int]
+) -> list[date]:
     """n due days ending at ``last``; one due day is missed after index ``skip_after``."""
     days = [last]
     gap_iter = iter(gaps)
@@ -172,8 +173,9 @@ def nice_amount(value: float, style: str, cur: Currency) -> float:
     return value
 
 
-def draw_base(q: K.Quantity, kind: K.Kind, slots: dict[str, str], cur: Currency,
-              rng: random.Random) -> float:
+def draw_base(
+    q: K.Quantity, kind: K.Kind, slots: dict[str, str], cur: Currency, rng: random.Random
+) -> float:
     """A routine's usual value for one quantity."""
     if q.choices_by:
         return float(rng.choice(kind.linked[q.choices_by][slots[q.choices_by]]))
@@ -203,8 +205,9 @@ def round_value(q: K.Quantity, value: float, cur: Currency) -> float:
     return float(round(value))
 
 
-def entry_values(kind: K.Kind, bases: dict[str, float], cur: Currency, rng: random.Random,
-                 factor: float | None) -> dict[str, float]:
+def entry_values(
+    kind: K.Kind, bases: dict[str, float], cur: Currency, rng: random.Random, factor: float | None
+) -> dict[str, float]:
     """The numbers of one entry; ``factor`` moves the main quantity for a value outlier."""
     values: dict[str, float] = {}
     for q in kind.quantities:
@@ -225,8 +228,9 @@ def entry_values(kind: K.Kind, bases: dict[str, float], cur: Currency, rng: rand
     return values
 
 
-def reading_values(q: K.Quantity, bases: dict[str, float], rng: random.Random,
-                   factor: float | None) -> Reading:
+def reading_values(
+    q: K.Quantity, bases: dict[str, float], rng: random.Random, factor: float | None
+) -> Reading:
     high = bases[q.name] * (1 + rng.uniform(-q.spread, q.spread))
     low = bases[q.name + "_low"] * (1 + rng.uniform(-q.spread, q.spread))
     if factor is not None:
@@ -248,8 +252,9 @@ def version_series(n: int, rng: random.Random) -> list[Version]:
     return series
 
 
-def field_objects(kind: K.Kind, values: dict[str, float], slots: dict[str, str],
-                  persona: K.Profile, cur: Currency) -> Fields:
+def field_objects(
+    kind: K.Kind, values: dict[str, float], slots: dict[str, str], persona: K.Profile, cur: Currency
+) -> Fields:
     """Slot and quantity objects a template formats."""
     fields: Fields = {name: Text(value) for name, value in slots.items()}
     for q in kind.quantities:
@@ -324,8 +329,12 @@ def plan_outliers(n_personas: int, rng: random.Random) -> list[tuple[str, ...]]:
     return order
 
 
-def assign_outliers(kinds: list[K.Kind], pattern: tuple[str, ...], rng: random.Random,
-                    load: Counter[tuple[str, str]]) -> dict[str, str]:
+def assign_outliers(
+    kinds: list[K.Kind],
+    pattern: tuple[str, ...],
+    rng: random.Random,
+    load: Counter[tuple[str, str]],
+) -> dict[str, str]:
     """Map routine keys to outlier kinds; category only where the kind has a category slot.
 
     ``load`` counts outliers already planted per (kind, outlier kind) and per kind, so each
@@ -335,8 +344,10 @@ def assign_outliers(kinds: list[K.Kind], pattern: tuple[str, ...], rng: random.R
     assigned: dict[str, str] = {}
     for outlier_kind in sorted(pattern, key=lambda k: k != "category"):
         fits = [kind for kind in free if outlier_kind in kind.outlier_kinds]
-        ranked = sorted(fits, key=lambda kind: (load[kind.key, outlier_kind],
-                                                load[kind.key, "any"], rng.random()))
+        ranked = sorted(
+            fits,
+            key=lambda kind: (load[kind.key, outlier_kind], load[kind.key, "any"], rng.random()),
+        )
         kind = ranked[0]
         free.remove(kind)
         assigned[kind.key] = outlier_kind
@@ -345,8 +356,9 @@ def assign_outliers(kinds: list[K.Kind], pattern: tuple[str, ...], rng: random.R
     return assigned
 
 
-def choose_stopped(normal: list[str], rng: random.Random,
-                   load: Counter[tuple[str, str]]) -> set[str]:
+def choose_stopped(
+    normal: list[str], rng: random.Random, load: Counter[tuple[str, str]]
+) -> set[str]:
     """The normal routines that stop in the absence variant, spread over the kinds."""
     ranked = sorted(normal, key=lambda key: (load[key, "stopped"], rng.random()))
     chosen = set(ranked[:STOPPED_PER_PERSONA])
@@ -397,8 +409,9 @@ def pick_slots(kind: K.Kind, ctx: RoutineContext, rng: random.Random) -> dict[st
     return slots
 
 
-def draw_bases(kind: K.Kind, slots: dict[str, str], cur: Currency,
-               rng: random.Random) -> dict[str, float]:
+def draw_bases(
+    kind: K.Kind, slots: dict[str, str], cur: Currency, rng: random.Random
+) -> dict[str, float]:
     bases: dict[str, float] = {}
     for q in kind.quantities:
         if q.form == "reading":
@@ -411,8 +424,9 @@ def draw_bases(kind: K.Kind, slots: dict[str, str], cur: Currency,
     return bases
 
 
-def plan_routine(kind: K.Kind, ctx: RoutineContext, outlier_kind: str | None,
-                 rng: random.Random) -> RoutinePlan:
+def plan_routine(
+    kind: K.Kind, ctx: RoutineContext, outlier_kind: str | None, rng: random.Random
+) -> RoutinePlan:
     """Slots, length, skip, outlier position, families and usual values of a routine."""
     slots = pick_slots(kind, ctx, rng)
     n = rng.randint(8, 12)
@@ -448,8 +462,13 @@ def family_sequence(n: int, families: list[str], rng: random.Random) -> list[str
     return sequence
 
 
-def outlier_family(kind_of_outlier: str, previous: str, families: list[str],
-                   pool: tuple[str, ...], rng: random.Random) -> str:
+def outlier_family(
+    kind_of_outlier: str,
+    previous: str,
+    families: list[str],
+    pool: tuple[str, ...],
+    rng: random.Random,
+) -> str:
     """The family an outlier entry is written in."""
     unused = [f for f in pool if f not in families]
     if kind_of_outlier == "category" and unused and rng.random() < 0.35:
@@ -463,15 +482,22 @@ def outlier_family(kind_of_outlier: str, previous: str, families: list[str],
     return rng.choice(families)
 
 
-def other_value(kind: K.Kind, slot: str, usual: str, ctx: RoutineContext,
-                rng: random.Random) -> str:
+def other_value(
+    kind: K.Kind, slot: str, usual: str, ctx: RoutineContext, rng: random.Random
+) -> str:
     options = [v for v in kind.slots[slot] if v != usual and v not in ctx.used_names]
     return rng.choice(options or [v for v in kind.slots[slot] if v != usual])
 
 
-def add_special_fields(kind: K.Kind, fields: Fields, plan: RoutinePlan, index: int,
-                       versions: list[Version], factor: float | None,
-                       rng: random.Random) -> None:
+def add_special_fields(
+    kind: K.Kind,
+    fields: Fields,
+    plan: RoutinePlan,
+    index: int,
+    versions: list[Version],
+    factor: float | None,
+    rng: random.Random,
+) -> None:
     """Readings, release versions and document numbers, which are not plain numbers."""
     for q in kind.quantities:
         if q.form == "reading":
@@ -482,8 +508,9 @@ def add_special_fields(kind: K.Kind, fields: Fields, plan: RoutinePlan, index: i
             fields[q.name] = Serial("INV", int(plan.bases[q.name]) + index)
 
 
-def write_entries(kind: K.Kind, ctx: RoutineContext, plan: RoutinePlan,
-                  rng: random.Random) -> list[tuple[str, dict[str, float]]]:
+def write_entries(
+    kind: K.Kind, ctx: RoutineContext, plan: RoutinePlan, rng: random.Random
+) -> list[tuple[str, dict[str, float]]]:
     """The wording and numbers of every entry of a routine, the planted outlier included."""
     pool = ctx.book.families[kind.key]
     sequence = family_sequence(plan.n, plan.families, rng)
@@ -509,8 +536,9 @@ def write_entries(kind: K.Kind, ctx: RoutineContext, plan: RoutinePlan,
     return written
 
 
-def entry_times(kind: K.Kind, days: list[date], rng: random.Random,
-                clocks: list[float]) -> list[datetime]:
+def entry_times(
+    kind: K.Kind, days: list[date], rng: random.Random, clocks: list[float]
+) -> list[datetime]:
     """Timestamps: a routine-specific usual time of day with small jitter.
 
     Kinds that report a time of day (a pickup at 3:25) are stamped a little after it.
@@ -535,8 +563,9 @@ def question_time(last: datetime, rng: random.Random) -> datetime:
     return asked.replace(second=0, microsecond=0)
 
 
-def build_routine(kind: K.Kind, ctx: RoutineContext, outlier_kind: str | None,
-                  stopped: bool, variant: str) -> Routine:
+def build_routine(
+    kind: K.Kind, ctx: RoutineContext, outlier_kind: str | None, stopped: bool, variant: str
+) -> Routine:
     """Plan, word and date one routine; stopped routines end several intervals early."""
     tag = (ctx.seed, ctx.book.split, ctx.persona_id, kind.key)
     plan = plan_routine(kind, ctx, outlier_kind, rng_for(*tag, "plan"))
@@ -561,8 +590,17 @@ def build_routine(kind: K.Kind, ctx: RoutineContext, outlier_kind: str | None,
         for i, ((text, _), when) in enumerate(zip(written, stamps, strict=True))
     ]
     status = "outlier" if outlier_kind else ("stopped" if missed else "normal")
-    return Routine(kind, f"{ctx.persona_id}-{kind.key}", status, outlier_kind,
-                   plan.skip_after is not None, entries, plan.question, asked, missed)
+    return Routine(
+        kind,
+        f"{ctx.persona_id}-{kind.key}",
+        status,
+        outlier_kind,
+        plan.skip_after is not None,
+        entries,
+        plan.question,
+        asked,
+        missed,
+    )
 
 
 # ---------------------------------------------------------------------------- personas
@@ -591,9 +629,16 @@ def misc_memories(ctx: RoutineContext, rng: random.Random) -> list[tuple[str, da
     return list(zip(texts, stamps, strict=True))
 
 
-def build_persona(index: int, profile: K.Profile, kinds: list[K.Kind],
-                  pattern: tuple[str, ...], book: Phrasebook, seed: int, variant: str,
-                  load: Counter[tuple[str, str]]) -> Persona:
+def build_persona(
+    index: int,
+    profile: K.Profile,
+    kinds: list[K.Kind],
+    pattern: tuple[str, ...],
+    book: Phrasebook,
+    seed: int,
+    variant: str,
+    load: Counter[tuple[str, str]],
+) -> Persona:
     persona_id = f"{book.split}-p{index:02d}"
     rng = rng_for(seed, book.split, persona_id, "persona")
     offset = (index % ANCHOR_CYCLE) * PERSONA_SPACING_DAYS + rng.randint(0, 3)
@@ -635,8 +680,9 @@ def build_personas(split: str, variant: str, seed: int, n_personas: int) -> list
     patterns = plan_outliers(n_personas, rng)
     planted: Counter[tuple[str, str]] = Counter()
     return [
-        build_persona(i, profiles[i % len(profiles)], kind_plans[i], patterns[i], book, seed,
-                      variant, planted)
+        build_persona(
+            i, profiles[i % len(profiles)], kind_plans[i], patterns[i], book, seed, variant, planted
+        )
         for i in range(n_personas)
     ]
 
@@ -671,29 +717,33 @@ def memory_records(persona: Persona) -> list[dict[str, object]]:
     records: list[dict[str, object]] = []
     for routine in persona.routines:
         for i, entry in enumerate(routine.entries):
-            records.append({
-                "memory_id": f"{routine.routine_id}-{i:02d}",
-                "persona": persona.persona_id,
-                "text": entry.text,
-                "created_at": iso(entry.when),
-                "routine_id": routine.routine_id,
-                "routine_key": routine.kind.key,
-                "is_outlier": entry.outlier_kind is not None,
-                "outlier_kind": entry.outlier_kind,
-            })
+            records.append(
+                {
+                    "memory_id": f"{routine.routine_id}-{i:02d}",
+                    "persona": persona.persona_id,
+                    "text": entry.text,
+                    "created_at": iso(entry.when),
+                    "routine_id": routine.routine_id,
+                    "routine_key": routine.kind.key,
+                    "is_outlier": entry.outlier_kind is not None,
+                    "outlier_kind": entry.outlier_kind,
+                }
+            )
     order = list(range(len(persona.misc)))
     rng_for(persona.persona_id, "misc-ids").shuffle(order)
     for number, (text, when) in zip(order, persona.misc, strict=True):
-        records.append({
-            "memory_id": f"{persona.persona_id}-misc-{number:02d}",
-            "persona": persona.persona_id,
-            "text": text,
-            "created_at": iso(when),
-            "routine_id": None,
-            "routine_key": None,
-            "is_outlier": False,
-            "outlier_kind": None,
-        })
+        records.append(
+            {
+                "memory_id": f"{persona.persona_id}-misc-{number:02d}",
+                "persona": persona.persona_id,
+                "text": text,
+                "created_at": iso(when),
+                "routine_id": None,
+                "routine_key": None,
+                "is_outlier": False,
+                "outlier_kind": None,
+            }
+        )
     records.sort(key=lambda r: (str(r["created_at"]), str(r["memory_id"])))
     return records
 
@@ -740,8 +790,9 @@ def expected_counts(questions: list[dict[str, object]]) -> dict[str, int]:
     return counts
 
 
-def build_dataset(split: str, variant: str, seed: int = DEFAULT_SEED,
-                  n_personas: int = 12) -> dict[str, object]:
+def build_dataset(
+    split: str, variant: str, seed: int = DEFAULT_SEED, n_personas: int = 12
+) -> dict[str, object]:
     """The whole dataset as a JSON-ready dict in the dev files' layout."""
     personas = build_personas(split, variant, seed, n_personas)
     memories = [m for p in personas for m in memory_records(p)]

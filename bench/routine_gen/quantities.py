@@ -41,8 +41,14 @@ def _group(digits: str, sep: str, indian: bool) -> str:
     return sep.join([*parts, last3])
 
 
-def format_number(value: float, decimals: int, *, comma_decimal: bool = False,
-                  indian: bool = False, grouping: bool = True) -> str:
+def format_number(
+    value: float,
+    decimals: int,
+    *,
+    comma_decimal: bool = False,
+    indian: bool = False,
+    grouping: bool = True,
+) -> str:
     """Fixed-point number with optional grouping; decimal comma for continental style."""
     text = f"{abs(value):.{decimals}f}"
     whole, _, frac = text.partition(".")
@@ -82,8 +88,7 @@ class Money:
     decimals: int
 
     def _num(self, decimals: int, comma: bool) -> str:
-        return format_number(self.value, decimals, comma_decimal=comma,
-                             indian=self.currency.indian)
+        return format_number(self.value, decimals, comma_decimal=comma, indian=self.currency.indian)
 
     def _local(self, decimals: int) -> str:
         cur = self.currency
@@ -121,8 +126,9 @@ def _hours_words(minutes: float) -> str:
     exact = abs(quarters * 15 - minutes) <= 3
     about = "" if exact else "about "
     if whole == 0:
-        return about + ("a quarter of an hour", "half an hour", "three quarters of an hour")[
-            part - 1]
+        return (
+            about + ("a quarter of an hour", "half an hour", "three quarters of an hour")[part - 1]
+        )
     lead = "an hour" if whole == 1 else f"{number_words(whole)} hours"
     if part == 0:
         return about + lead

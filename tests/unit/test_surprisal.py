@@ -282,3 +282,18 @@ def test_distinct_events_for_near_duplicates() -> None:
     base = "Refilled the allergy tablets at QuickCare Pharmacy; copay $15.00."
     assert sp.distinct_events(base, base + " The pharmacist said the dose has been doubled.")
     assert not sp.distinct_events(base, base.replace("Refilled", "Picked up"))
+
+
+def test_routine_voters_are_the_near_members_when_there_are_enough() -> None:
+    """A gym log's family: its own series close, a neighbouring routine's entries far. The
+    near ones decide its routine; one near member alone is too few, and the whole family
+    decides (a new phrasing's first entries)."""
+    from pcm_common.domain.surprisal import ROUTINE_NEAR_MARGIN, routine_voters
+
+    family = [("gym1", 0.91), ("w1", 0.52), ("gym2", 0.86), ("w2", 0.5), ("w3", 0.49)]
+    assert routine_voters(family) == ["gym1", "gym2"]
+    lone = [("b1", 0.93), ("a1", 0.6), ("a2", 0.58)]
+    assert routine_voters(lone) == ["b1", "a1", "a2"]
+    edge = [("x", 0.8), ("y", 0.8 - ROUTINE_NEAR_MARGIN)]
+    assert routine_voters(edge) == ["x", "y"]
+    assert routine_voters([]) == []

@@ -114,17 +114,19 @@ def _routine_item(
     point: ScoredPoint, family: list[ScoredPoint], times: list[list[float]] | None = None
 ) -> tuple[str, list[float], dict[str, list[float]]]:
     """A judged memory as the routine index takes it: its id, its event times and its
-    family's (`times`: those of each member, when read already). A routine is one
-    group's (`visibility.peers`): a member of another group, from a family judged before
-    families kept to the group, does not join it."""
+    family's (`times`: those of each member, when read already), the members that decide
+    its routine only (`surprisal.routine_voters`). A routine is one group's
+    (`visibility.peers`): a member of another group, from a family judged before families
+    kept to the group, does not join it."""
     if times is None:
         times = [event_times(f.payload) for f in family]
     own = {
-        f.id: t
+        f.id: (f.score, t)
         for f, t in zip(family, times, strict=True)
         if visibility.same_group(f.payload, point.payload)
     }
-    return point.id, event_times(point.payload), own
+    voters = sp.routine_voters([(m, c) for m, (c, _) in own.items()])
+    return point.id, event_times(point.payload), {m: own[m][1] for m in voters}
 
 
 class Judging:

@@ -702,6 +702,10 @@ ROUTINE_GAP_FACTOR = 2.5
 # not a routine: six notes a few seconds apart were flagged "stopped" ten seconds later.
 ROUTINE_MIN_GAP_S = 3600.0
 ROUTINE_SHARED = 2  # family members a memory must share with a routine to join it
+# The family members that decide a memory's routine: those nearly as close as its nearest
+# one. A fringe of loosely similar entries of a neighbouring routine (weigh-ins in "kg" next
+# to a gym log in "kg") must not outvote the memory's own series.
+ROUTINE_NEAR_MARGIN = 0.2
 RUN_BREAK = 10.0  # a gap this many median gaps long ends a run of entries
 
 
@@ -749,6 +753,18 @@ def routine_join(
     if own is not None and own not in passing:
         passing.append(own)  # judged again after joining elsewhere: keep its entries together
     return RoutineJoin(target=passing[0], merge=tuple(passing[1:]), adopt=adopt)
+
+
+def routine_voters(family: Sequence[tuple[str, float]]) -> list[str]:
+    """The family members (id, cosine) whose routines decide the memory's (`routine_join`):
+    those within ROUTINE_NEAR_MARGIN of the nearest, when there are at least
+    ROUTINE_SHARED of them; else the whole family (a series' first entries in a new
+    phrasing have only loose neighbours, and those are its routine). Order is kept."""
+    if not family:
+        return []
+    best = max(c for _, c in family)
+    near = [m for m, c in family if c >= best - ROUTINE_NEAR_MARGIN]
+    return near if len(near) >= ROUTINE_SHARED else [m for m, _ in family]
 
 
 def _members(memory_id: str, family: Sequence[str]) -> list[str]:

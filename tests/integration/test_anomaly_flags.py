@@ -13,6 +13,7 @@ import uuid
 from collections.abc import AsyncIterator, Sequence
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
+from typing import Any
 
 import httpx
 import pytest
@@ -258,3 +259,41 @@ async def test_sweep_judges_verdicts_of_the_older_grouping_again(res: Resources)
     assert got["score"] is None  # alone in its group: nothing to compare with
     # Every verdict is of the current rule now: the next sweep has nothing to do.
     assert await judging.sweep("t-legacy", T0 + timedelta(days=201)) == 0
+
+
+async def test_llm_judge_prompt_holds_only_the_same_users_family(res: Resources) -> None:
+    """The model judge (litellm's mock response: no model is called) is shown the memory's
+    own user's earlier entries, never another user's of the same tenant."""
+    from pcm_common.judge.llm import LlmJudge, build_messages
+
+    class Recording(LlmJudge):
+        def __init__(self, *args: Any, **kwargs: Any) -> None:
+            super().__init__(*args, **kwargs)
+            self.prompts: list[str] = []
+
+        async def judge(self, memory: MemoryRecord, family: Sequence[MemoryRecord]) -> Verdict:
+            self.prompts.append(" ".join(m["content"] for m in build_messages(memory, family)))
+            return await super().judge(memory, family)
+
+    reply = '{"score": 0.1, "differs": "", "usual": "as usual", "updates": null}'
+    bill = "Kestrel Telecom took £{} for the phone plan this month."
+    bob = [(bill.format(f"2{i}.40"), T0 + timedelta(days=30 * i)) for i in range(6)]
+    alice = [(bill.format(f"9{i}.15"), T0 + timedelta(days=30 * i + 3)) for i in range(6)]
+    bob_ids = await store(res, "t-llm", bob)
+    alice_ids = await store(res, "t-llm", alice)
+    await res.vectors.set_payload_many(
+        "t-llm",
+        [(m, {"user_id": "bob"}) for m in bob_ids] + [(m, {"user_id": "alice"}) for m in alice_ids],
+    )
+    judge = Recording("openai/gpt-4o-mini", mock_response=reply)
+    judging = Judging(res, judge=judge)
+    events = sorted(zip(bob_ids + alice_ids, bob + alice, strict=True), key=lambda x: x[1][1])
+    for mid, (text, at) in events:
+        await judging.on_written(written("t-llm", mid, text, at))
+    assert judge.prompts  # the later entries of each user had a family to judge against
+    for prompt in judge.prompts:
+        bobs = any(f"2{i}.40" in prompt for i in range(6))
+        alices = any(f"9{i}.15" in prompt for i in range(6))
+        assert bobs != alices, prompt  # one user's amounts per prompt, never both
+    last = (await res.vectors.get("t-llm", [alice_ids[-1]]))[0].payload["surprisal"]
+    assert set(last["family_ids"]) <= set(alice_ids) and last["usual"] == "as usual"

@@ -2,7 +2,7 @@
 simulation, the surprisal and absence flags; JSON into bench-results/, tables into
 docs/benchmarks.md.
 
-Options: ``--only locomo latency latency-100k lifecycle outliers micro`` picks parts
+Options: ``--only locomo latency latency-100k lifecycle outliers routines micro`` picks parts
 (latency-100k, the latency run to 100k memories, and micro, the model and vector
 micro-benchmarks, run only when named); ``--quick`` shrinks every part for a smoke run.
 Anything after ``--`` is passed to every part (e.g. ``-- --variant hybrid:PCM_HYBRID=1``).
@@ -19,7 +19,14 @@ from typing import Any
 from bench import latency, lifecycle, locomo, micro, outliers, report
 from bench.common import log
 
-DEFAULT_PARTS = ("locomo", "latency", "lifecycle", "outliers")
+DEFAULT_PARTS = ("locomo", "latency", "lifecycle", "outliers", "routines")
+# The generated routine sets (bench/routine_gen): the tune part and the part held out of all
+# tuning, replayed in process (the same services, no HTTP) to keep `make bench` short.
+ROUTINE_SETS = [
+    a
+    for split in ("tune", "heldout")
+    for a in ("--file", f"bench/routine_gen/data/{split}.outliers_absence.json")
+]
 QUICK: dict[str, list[str]] = {
     "locomo": ["--limit-conversations", "1"],
     "latency": [
@@ -40,6 +47,7 @@ QUICK: dict[str, list[str]] = {
     ],
     "lifecycle": ["--limit-conversations", "1", "--days", "30", "--ask-every", "10"],
     "outliers": ["--data", "plain"],
+    "routines": [*ROUTINE_SETS[:2], "--offline", "--protocol", "users"],
     "micro": [],
 }
 QUICK["latency-100k"] = [*QUICK["latency"], "--out", "bench-results/latency-100k.json"]
@@ -62,6 +70,7 @@ DEFAULTS: dict[str, list[str]] = {
     ],
     "lifecycle": ["--days", "180", "--modes", "demotion", "deletion", "fresh"],
     "outliers": ["--data", "both"],
+    "routines": [*ROUTINE_SETS, "--offline", "--out", "bench-results/routines.json"],
     "micro": [],
 }
 MAINS: dict[str, Callable[..., dict[str, Any]]] = {
@@ -70,6 +79,7 @@ MAINS: dict[str, Callable[..., dict[str, Any]]] = {
     "latency-100k": latency.main,  # the latency harness, to 100k, into its own file
     "lifecycle": lifecycle.main,
     "outliers": outliers.main,
+    "routines": outliers.main,  # the same replay, on the generated sets
     "micro": micro.main,
 }
 
@@ -92,7 +102,7 @@ def main(argv: Sequence[str] | None = None) -> None:
         t0 = time.perf_counter()
         # The part's own command line, so each table says exactly what produced it.
         own = " ".join(["uv run python -m bench", *raw]).strip()
-        module = part.split("-")[0]
+        module = "outliers" if part == "routines" else part.split("-")[0]
         cmd = f"{own} (runs: uv run python -m bench.{module} {' '.join(part_argv)})"
         MAINS[part](part_argv, command=cmd)
         log(f"{part} done in {time.perf_counter() - t0:.0f} s")

@@ -252,13 +252,18 @@ def outliers_md(d: dict[str, Any]) -> str:
     out = [
         _meta(d) if "date" in d else f"Command: `{d['command']}`.",
         "",
-        f"Judge `{d['judge']}`, through {d['mode']}. Flagged = the planted outlier (or the "
-        "stopped routine) flagged when its everyday question is asked; false flags = judged "
-        "normal memories flagged; in context = the outlier among the recalled memories.",
+        f"Judge `{d['judge']}`, through {d['mode']}, {d.get('order', 'stored-first')} order. "
+        "Rows: data set / protocol (`tenants`: a persona per tenant; `users`: personas as "
+        "users of one tenant). Flagged = the planted outlier (or the stopped routine) flagged "
+        "when its everyday question is asked; false flags = judged normal memories flagged, "
+        "and questions carrying one; continuing = continuing routines flagged stopped; other "
+        "routines = flags per question about another routine of the persona; leaks = flags "
+        "of another persona's memory; in context = the outlier among the recalled memories.",
         "",
     ]
-    head = ["data", "value", "category", "content", "stopped", "false flags", "in context"]
-    head += ["flags ms p50 / p95"]
+    head = ["data", "value", "category", "content", "stopped", "false flags"]
+    head += ["questions with a false flag", "continuing", "other routines", "leaks"]
+    head += ["in context", "flags ms p50 / p95"]
     out += [_row(head), _row(["---"] * len(head))]
 
     def share(x: dict[str, Any]) -> str:
@@ -272,6 +277,10 @@ def outliers_md(d: dict[str, Any]) -> str:
                     f"`{name}`",
                     *(share(f[c]) for c in ("value", "category", "content", "stopped")),
                     f"{j['normal_flagged']}/{j['normal']}",
+                    f"{r['questions_with_false_flag']}/{r['questions']}",
+                    str(r["continuing_routines_flagged_stopped"]),
+                    _f(r.get("flags_of_other_routines_per_question"), 2),
+                    str(r.get("flags_of_other_personas", "–")),
                     share(r["outlier_in_context"]),
                     f"{_f(r['flags_ms_median'], 1)} / {_f(r['flags_ms_p95'], 1)}",
                 ]
@@ -299,6 +308,11 @@ SECTIONS: dict[str, tuple[str, str, Callable[[dict[str, Any]], str]]] = {
     ),
     "lifecycle": ("180-day lifecycle (dev)", "lifecycle.json", lifecycle_md),
     "outliers": ("Surprisal and absence flags (dev routines)", "outliers.json", outliers_md),
+    "routines": (
+        "Surprisal and absence flags (generated routines: tune and held-out phrasings)",
+        "routines.json",
+        outliers_md,
+    ),
     "micro": ("Model and vector-store micro-benchmarks", "micro.json", micro_md),
 }
 

@@ -47,7 +47,14 @@ QUICK: dict[str, list[str]] = {
     ],
     "lifecycle": ["--limit-conversations", "1", "--days", "30", "--ask-every", "10"],
     "outliers": ["--data", "plain"],
-    "routines": [*ROUTINE_SETS[:2], "--offline", "--protocol", "users"],
+    "routines": [
+        *ROUTINE_SETS[:2],
+        "--offline",
+        "--protocol",
+        "users",
+        "--out",
+        "bench-results/routines.json",
+    ],
     "micro": [],
 }
 QUICK["latency-100k"] = [*QUICK["latency"], "--out", "bench-results/latency-100k.json"]

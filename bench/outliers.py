@@ -43,7 +43,7 @@ os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 
 DATA_DIR = Path(__file__).resolve().parents[2] / "shared" / "data"
 FILES = {"plain": "dev.outliers.json", "absence": "dev.outliers_absence.json"}
-OFFLINE_REDIS = "redis://127.0.0.1:6379/4"
+OFFLINE_REDIS = os.environ.get("PCM_BENCH_REDIS", "redis://127.0.0.1:6379/4")
 KINDS = ("value", "category", "content")
 
 
@@ -394,6 +394,13 @@ def main(argv: Sequence[str] | None = None, command: str | None = None) -> dict[
         default="both",
         choices=["absence", "plain", "both"],
     )
+    ap.add_argument(
+        "--file",
+        action="append",
+        type=Path,
+        default=[],
+        help="a data set in the dev format, replayed instead of --data (repeatable)",
+    )
     ap.add_argument("--offline", action="store_true")
     ap.add_argument(
         "--strict-merge",
@@ -440,7 +447,8 @@ def main(argv: Sequence[str] | None = None, command: str | None = None) -> dict[
     if args.offline and args.store and len(variants) > 1:
         raise SystemExit("--store keeps one judged shard: give one --variant with it")
     results: dict[str, Any] = {}
-    datasets = {name: json.loads((DATA_DIR / FILES[name]).read_text()) for name in names}
+    paths = {p.stem: p for p in args.file} or {n: DATA_DIR / FILES[n] for n in names}
+    datasets = {name: json.loads(path.read_text()) for name, path in paths.items()}
     for variant in variants:
         for name, data in datasets.items():
             # One server configuration: results keyed by the data set as before; several

@@ -1,0 +1,259 @@
+"""Category and content changes of a memory against its family, independent of sentence
+shape (whitepaper §3.7): pure functions on parsed tokens (`surprisal.Tok`).
+
+A routine is written in one or several phrasings, so nothing here aligns word order. Each
+text is reduced to a `Profile`: its content words, its slots (the nouns and names that fill
+a role: the object of "at", "with", "to", a direct object, a name) and its clauses. The
+family's consensus is what most members say (a Laplace-smoothed share, so four members
+agreeing is weaker evidence than eleven):
+
+- category: a consensus slot is missing and a slot no member ever used fills the same role
+  ("at Riverside Drugs" where the family says "at QuickCare Pharmacy"), or a new name or
+  place is added to an entry that otherwise says what a member says;
+- content: a clause made mostly of words no member ever used, next to the routine's own
+  statement ("... It lists a second meter at an address I don't recognise.").
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+
+from pcm_common.domain.surprisal import Tok, is_content
+
+# A consensus word: its smoothed share (df + 1) / (n + 2) reaches this. Four of four
+# members give 0.83, three of four 0.67 (not enough), nine of twelve 0.71.
+CONSENSUS = 0.7
+# An added clause: at least this many words no member used, and at least this share of
+# the clause's content words.
+CLAUSE_MIN_NOVEL = 2
+CLAUSE_NOVEL_SHARE = 0.5
+# An addition (a name or place in an otherwise usual entry) needs the entry to contain
+# this share of some member's content words.
+ADDITION_COVER = 0.8
+NAME_ROLE = "name"
+# Roles whose new filler is a new place, person or provider when added to an entry.
+_PLACE_ROLES = frozenset({"at", "in", "with", "from", "to", "by", NAME_ROLE})
+
+
+@dataclass(frozen=True)
+class Profile:
+    """What the change rules read of one text."""
+
+    content: frozenset[str]  # content-word lemmas
+    slots: Mapping[str, str]  # slot lemma -> its role
+    heads: Mapping[str, str]  # slot lemma -> the lemma of its phrase's head
+    words: Mapping[str, str]  # slot lemma -> as written
+    names: frozenset[str]  # slot lemmas that are names
+    clauses: tuple[tuple[frozenset[str], str], ...]  # (content lemmas, words) per clause
+
+
+FIGURE = "#"  # in a clause's lemmas: the clause states a figure
+
+
+def profile(toks: Sequence[Tok], figures: Iterable[str] = ()) -> Profile:
+    """`figures`: the keys of the quantities the text states ("duration", "money:USD");
+    they count as words ("#duration"): a routine that alternates phrasings with no word in
+    common still agrees on what it measures."""
+    slots: dict[str, str] = {}
+    heads: dict[str, str] = {}
+    words: dict[str, str] = {}
+    names: set[str] = set()
+    by_clause: dict[int, list[Tok]] = {}
+    for t in toks:
+        by_clause.setdefault(t.sent, []).append(t)
+        if not is_content(t):
+            continue
+        if t.is_name or (t.pos in {"NOUN", "PROPN"} and t.role):
+            words.setdefault(t.lemma, t.text)
+        if t.is_name:
+            names.add(t.lemma)
+            slots[t.lemma] = NAME_ROLE
+            heads[t.lemma] = t.head or t.lemma
+        elif t.pos in {"NOUN", "PROPN"} and t.role:
+            slots.setdefault(t.lemma, t.role)
+            heads.setdefault(t.lemma, t.head or t.lemma)
+    clauses = tuple(
+        (
+            frozenset(t.lemma for t in ts if is_content(t))
+            | ({FIGURE} if any(t.is_num for t in ts) else set()),
+            " ".join(t.text for t in ts if t.pos not in {"PUNCT", "SPACE"}),
+        )
+        for ts in by_clause.values()
+    )
+    return Profile(
+        content=frozenset(t.lemma for t in toks if is_content(t)) | {FIGURE + f for f in figures},
+        slots=slots,
+        heads=heads,
+        words=words,
+        names=frozenset(names),
+        clauses=clauses,
+    )
+
+
+@dataclass
+class Change:
+    kind: str  # category | content
+    score: float
+    new: str  # what the memory says instead / in addition
+    usual: str  # the family's usual value ("" for a pure addition)
+    share: float  # how consistent the family is on the usual value
+
+
+@dataclass
+class ChangeReport:
+    changes: list[Change] = field(default_factory=list)
+
+
+def smoothed_share(df: int, n: int) -> float:
+    """Laplace's rule of succession: the share of members saying it, shrunk towards 1/2."""
+    return (df + 1) / (n + 2)
+
+
+def _df(family: Sequence[Profile]) -> dict[str, int]:
+    df: dict[str, int] = {}
+    for member in family:
+        for lemma in member.content:
+            df[lemma] = df.get(lemma, 0) + 1
+    return df
+
+
+def _role_of(lemma: str, family: Sequence[Profile]) -> str:
+    roles: dict[str, int] = {}
+    for member in family:
+        if lemma in member.slots:
+            r = member.slots[lemma]
+            roles[r] = roles.get(r, 0) + 1
+    return max(roles, key=lambda r: roles[r]) if roles else ""
+
+
+def detect_changes(memory: Profile, family: Sequence[Profile]) -> ChangeReport:
+    report = ChangeReport()
+    n = len(family)
+    if not n:
+        return report
+    df = _df(family)
+    consensus = {w for w, k in df.items() if smoothed_share(k, n) >= CONSENSUS}
+    if not consensus or not consensus & memory.content:
+        return report  # no routine to depart from, or the memory is not an entry of it
+    added = _added_clauses(memory, df, consensus)
+    report.changes += [c for c, _ in added]
+    in_added: set[str] = set().union(*(lemmas for _, lemmas in added))
+    novel = {w: r for w, r in memory.slots.items() if df.get(w, 0) == 0 and w not in in_added}
+    swap = _substitution(memory, family, df, consensus, novel, n)
+    if swap is not None:
+        report.changes.append(swap)
+    elif (add := _addition(memory, family, novel)) is not None:
+        report.changes.append(add)
+    return report
+
+
+def _added_clauses(
+    memory: Profile, df: Mapping[str, int], consensus: set[str]
+) -> list[tuple[Change, frozenset[str]]]:
+    """Clauses of mostly new words beside a clause that states the routine, each with
+    its new words."""
+    if len(memory.clauses) < 2:
+        return []
+    out: list[tuple[Change, frozenset[str]]] = []
+    figures_agreed = any(w.startswith(FIGURE) for w in memory.content & consensus)
+    for i, (lemmas, words) in enumerate(memory.clauses):
+        if not _is_added(i, lemmas, df):
+            continue
+        rest = set().union(*(c for j, (c, _) in enumerate(memory.clauses) if j != i))
+        if not (rest & consensus or (FIGURE in rest and figures_agreed)):
+            continue  # the routine's own statement is not beside it
+        new = frozenset(w for w in lemmas if df.get(w, 0) == 0 and w != FIGURE)
+        share = len(new) / max(len(lemmas), 1)
+        change = Change(
+            kind="content", score=min(1.0, 0.7 + 0.3 * share), new=words, usual="", share=share
+        )
+        out.append((change, new))
+    return out
+
+
+def _is_added(i: int, lemmas: frozenset[str], df: Mapping[str, int]) -> bool:
+    """Mostly words no member used; or, after the first clause, a clause without a figure
+    made only of such words ("He asked me twice what day it was")."""
+    words = lemmas - {FIGURE}
+    new = [w for w in words if df.get(w, 0) == 0]
+    if len(new) >= CLAUSE_MIN_NOVEL and len(new) >= CLAUSE_NOVEL_SHARE * len(words):
+        return True
+    return i > 0 and FIGURE not in lemmas and bool(new) and len(new) == len(words)
+
+
+def _compatible(role_new: str, role_old: str) -> bool:
+    return role_new == role_old or NAME_ROLE in (role_new, role_old)
+
+
+def _substitution(
+    memory: Profile,
+    family: Sequence[Profile],
+    df: Mapping[str, int],
+    consensus: set[str],
+    novel: Mapping[str, str],
+    n: int,
+) -> Change | None:
+    """A consensus slot the memory lacks, replaced by a slot no member used, in the same
+    role. A common noun counts only as the head of its phrase ("hotel gym" for "river path",
+    not "bathroom scale" for "scale")."""
+    missing = [w for w in consensus if w not in memory.content and _role_of(w, family)]
+    if not missing or not novel:
+        return None
+    best: tuple[float, str, str] | None = None
+    for old in missing:
+        role_old = _role_of(old, family)
+        for new, role_new in novel.items():
+            if new not in memory.names and memory.heads.get(new, new) != new:
+                if df.get(memory.heads.get(new, new), 0) > 0:
+                    continue
+            if not _compatible(role_new, role_old):
+                continue
+            share = smoothed_share(df[old], n)
+            if best is None or share > best[0]:
+                best = (share, new, old)
+    if best is None:
+        return None
+    share, new, old = best
+    usual = _phrase_of(old, family)
+    return Change(
+        kind="category",
+        score=min(1.0, 0.7 + (share - CONSENSUS)),
+        new=_slot_phrase(new, memory),
+        usual=usual,
+        share=df[old] / n,
+    )
+
+
+def _addition(
+    memory: Profile, family: Sequence[Profile], novel: Mapping[str, str]
+) -> Change | None:
+    """A new name, or a new place or companion phrase, in an entry that otherwise contains
+    what some member says."""
+    cover = max(
+        (len(m.content & memory.content) / len(m.content) for m in family if m.content),
+        default=0.0,
+    )
+    if cover < ADDITION_COVER:
+        return None
+    for new, role in novel.items():
+        head = memory.heads.get(new, new)
+        if role not in _PLACE_ROLES or (new not in memory.names and head not in novel):
+            continue
+        return Change(
+            kind="category", score=0.75, new=_slot_phrase(new, memory), usual="", share=1.0
+        )
+    return None
+
+
+def _phrase_of(lemma: str, family: Sequence[Profile]) -> str:
+    for member in family:
+        if lemma in member.slots:
+            return _slot_phrase(lemma, member)
+    return lemma
+
+
+def _slot_phrase(lemma: str, p: Profile) -> str:
+    """The slot's words: the lemmas sharing its head, in the text's order."""
+    head = p.heads.get(lemma, lemma)
+    return " ".join(p.words.get(w, w) for w, h in p.heads.items() if h == head) or lemma

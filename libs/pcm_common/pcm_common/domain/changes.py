@@ -143,7 +143,7 @@ def detect_changes(memory: Profile, family: Sequence[Profile]) -> ChangeReport:
     swap = _substitution(memory, family, df, consensus, novel, n)
     if swap is not None:
         report.changes.append(swap)
-    elif (add := _addition(memory, family, novel)) is not None:
+    elif (add := _addition(memory, family, novel, consensus)) is not None:
         report.changes.append(add)
     return report
 
@@ -158,8 +158,8 @@ def _added_clauses(
     out: list[tuple[Change, frozenset[str]]] = []
     figures_agreed = any(w.startswith(FIGURE) for w in memory.content & consensus)
     for i, (lemmas, words) in enumerate(memory.clauses):
-        if not _is_added(i, lemmas, df):
-            continue
+        if lemmas & consensus or not _is_added(i, lemmas, df):
+            continue  # a clause with the routine's own words restates it, if differently
         rest = set().union(*(c for j, (c, _) in enumerate(memory.clauses) if j != i))
         if not (rest & consensus or (FIGURE in rest and figures_agreed)):
             continue  # the routine's own statement is not beside it
@@ -226,17 +226,21 @@ def _substitution(
 
 
 def _addition(
-    memory: Profile, family: Sequence[Profile], novel: Mapping[str, str]
+    memory: Profile, family: Sequence[Profile], novel: Mapping[str, str], consensus: set[str]
 ) -> Change | None:
     """A new name, or a new place or companion phrase, in an entry that otherwise contains
-    what some member says."""
+    what some member says, in a role the family never varies (a family that meets a
+    different friend each time makes a new friend no news)."""
     cover = max(
         (len(m.content & memory.content) / len(m.content) for m in family if m.content),
         default=0.0,
     )
     if cover < ADDITION_COVER:
         return None
+    varying = {r for m in family for w, r in m.slots.items() if w not in consensus}
     for new, role in novel.items():
+        if role in varying:
+            continue
         head = memory.heads.get(new, new)
         if role not in _PLACE_ROLES or (new not in memory.names and head not in novel):
             continue

@@ -113,7 +113,14 @@ _NUMBER_WORDS = {
     "half": 0.5,
     "couple": 2,
 }
-UNIT_WORDS = frozenset(UNITS) | _FAHRENHEIT | {"am", "pm", "o'clock", "x"}
+# Words that only qualify a figure: a phrasing may add or drop them freely.
+UNIT_WORDS = (
+    frozenset(UNITS)
+    | _FAHRENHEIT
+    | {"am", "pm", "o'clock", "x"}
+    | {c.lower() for c in CURRENCY_CODES}
+    | frozenset(_CURRENCY_WORDS)
+)
 
 _CUR_SYM = r"[$€£¥₹]"
 _CODES = "|".join(sorted(CURRENCY_CODES))

@@ -332,7 +332,11 @@ def judge_texts(text: str, family: Sequence[str]) -> Verdict:
         return Verdict(score=0.0, usual=f"in line with {n} earlier entries")
     best = max(candidates, key=lambda v: v.score)
     # Several independent departures are more surprising than one; the others are noted.
-    others = [v for v in candidates if v is not best and v.score >= sp.FLAG_MIN_SCORE]
+    others = [
+        v
+        for v in candidates
+        if v is not best and v.score >= sp.FLAG_MIN_SCORE and v.differs != best.differs
+    ]
     if others:
         best = best.model_copy(
             update={

@@ -182,6 +182,19 @@ def _is_added(i: int, lemmas: frozenset[str], df: Mapping[str, int]) -> bool:
     return i > 0 and FIGURE not in lemmas and bool(new) and len(new) == len(words)
 
 
+def words(p: Profile) -> frozenset[str]:
+    """The text's content words without its figures' kinds."""
+    return frozenset(w for w in p.content if not w.startswith(FIGURE))
+
+
+def _vouched(lemma: str, memory: Profile, family: Sequence[Profile]) -> bool:
+    """Whether a member that says `lemma` shares a word with the memory: the memory is an
+    entry of the routine that says it, not of another routine that got into the family
+    (a grocery bill among pharmacy copays is no "different pharmacy")."""
+    mine = words(memory)
+    return any(lemma in m.content and words(m) & mine for m in family)
+
+
 def _compatible(role_new: str, role_old: str) -> bool:
     return role_new == role_old or NAME_ROLE in (role_new, role_old)
 
@@ -197,7 +210,11 @@ def _substitution(
     """A consensus slot the memory lacks, replaced by a slot no member used, in the same
     role. A common noun counts only as the head of its phrase ("hotel gym" for "river path",
     not "bathroom scale" for "scale")."""
-    missing = [w for w in consensus if w not in memory.content and _role_of(w, family)]
+    missing = [
+        w
+        for w in consensus
+        if w not in memory.content and _role_of(w, family) and _vouched(w, memory, family)
+    ]
     if not missing or not novel:
         return None
     best: tuple[float, str, str] | None = None

@@ -349,15 +349,15 @@ def judge_texts(text: str, family: Sequence[str]) -> Verdict:
 
 def _comparable(a: changes.Profile, b: changes.Profile) -> bool:
     """Whether two texts' figures may measure the same thing: they share a word, or state
-    figures of exactly the same kinds. The family is already the memory's nearest texts;
-    this keeps a grocery bill from being compared with a pharmacy copay that lies near it,
-    while a routine's other phrasings ("Scale: 84 kg", "Weighed in at 84 kg") still count."""
-    fig = changes.FIGURE
-    words_a = {w for w in a.content if not w.startswith(fig)}
+    figures of exactly the same kinds and `b` names nothing that `a` does not. The family
+    is already the memory's nearest texts; this keeps a grocery bill from being compared
+    with a pharmacy copay that lies near it, while a routine's other phrasings ("Scale:
+    84 kg", "Weighed in at 84 kg") still count."""
+    words_a = changes.words(a)
     if words_a & b.content:
         return True
     figures_a = a.content - words_a
-    return bool(figures_a) and figures_a == {w for w in b.content if w.startswith(fig)}
+    return bool(figures_a) and figures_a == b.content - changes.words(b) and b.names <= a.names
 
 
 def family_texts(memory: MemoryRecord, family: Sequence[Earlier]) -> list[str]:

@@ -128,10 +128,11 @@ def evaluate(name: str, fn: Callable[[str], Gold], corpus: list[tuple[str, Gold]
         found += len(r)
         gold += len(g)
         right += _match(r, g)
-    p = right / max(found, 1)
-    r = right / max(gold, 1)
+    precision = right / max(found, 1)
+    recall = right / max(gold, 1)
     print(
-        f"{name:<14} precision {p:.2f}  recall {r:.2f}  ({right}/{gold}, {found} found)  {ms:.3f} ms/phrase"
+        f"{name:<14} precision {precision:.2f}  recall {recall:.2f}  "
+        f"({right}/{gold}, {found} found)  {ms:.3f} ms/phrase"
     )
 
 

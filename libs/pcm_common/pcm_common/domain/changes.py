@@ -18,6 +18,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import NamedTuple
 
 from pcm_common.domain.surprisal import Tok, is_content
 
@@ -32,8 +33,17 @@ CLAUSE_NOVEL_SHARE = 0.5
 # this share of some member's content words.
 ADDITION_COVER = 0.8
 NAME_ROLE = "name"
+# Fewer members of the memory's own routine than this: no consensus to speak of.
+MIN_MEMBERS = 3
 # Roles whose new filler is a new place, person or provider when added to an entry.
 _PLACE_ROLES = frozenset({"at", "in", "with", "from", "to", "by", NAME_ROLE})
+
+
+class Clause(NamedTuple):
+    lemmas: frozenset[str]  # content lemmas
+    text: str
+    figure: bool  # states a figure
+    verb: bool  # has a content verb
 
 
 @dataclass(frozen=True)
@@ -45,10 +55,10 @@ class Profile:
     heads: Mapping[str, str]  # slot lemma -> the lemma of its phrase's head
     words: Mapping[str, str]  # slot lemma -> as written
     names: frozenset[str]  # slot lemmas that are names
-    clauses: tuple[tuple[frozenset[str], str], ...]  # (content lemmas, words) per clause
+    clauses: tuple[Clause, ...]
 
 
-FIGURE = "#"  # in a clause's lemmas: the clause states a figure
+FIGURE = "#"  # prefix of a figure's kind among a text's words
 
 
 def profile(toks: Sequence[Tok], figures: Iterable[str] = ()) -> Profile:
@@ -74,10 +84,11 @@ def profile(toks: Sequence[Tok], figures: Iterable[str] = ()) -> Profile:
             slots.setdefault(t.lemma, t.role)
             heads.setdefault(t.lemma, t.head or t.lemma)
     clauses = tuple(
-        (
-            frozenset(t.lemma for t in ts if is_content(t))
-            | ({FIGURE} if any(t.is_num for t in ts) else set()),
+        Clause(
+            frozenset(t.lemma for t in ts if is_content(t)),
             " ".join(t.text for t in ts if t.pos not in {"PUNCT", "SPACE"}),
+            any(t.is_num for t in ts),
+            any(t.pos == "VERB" and is_content(t) for t in ts),
         )
         for ts in by_clause.values()
     )
@@ -127,23 +138,46 @@ def _role_of(lemma: str, family: Sequence[Profile]) -> str:
     return max(roles, key=lambda r: roles[r]) if roles else ""
 
 
+def routine_members(memory: Profile, family: Sequence[Profile]) -> list[Profile]:
+    """The members of the memory's own routine: those sharing a word with it, and, when
+    they are few, those stating the same kinds of figures and naming nothing the memory
+    does not ("Scale: 84 kg" beside "Weighed in at 84 kg"). A family may hold entries of
+    a neighbouring routine (a pharmacy copay near a grocery bill); their consensus is not
+    the memory's."""
+    mine = words(memory)
+    own = [m for m in family if words(m) & mine]
+    if len(own) >= MIN_MEMBERS:
+        return own
+    figures = memory.content - mine
+    return own + [
+        m
+        for m in family
+        if figures
+        and not words(m) & mine
+        and m.content - words(m) == figures
+        and m.names <= memory.names
+    ]
+
+
 def detect_changes(memory: Profile, family: Sequence[Profile]) -> ChangeReport:
     report = ChangeReport()
-    n = len(family)
-    if not n:
+    own = routine_members(memory, family)
+    n = len(own)
+    if n < MIN_MEMBERS:
         return report
-    df = _df(family)
-    consensus = {w for w, k in df.items() if smoothed_share(k, n) >= CONSENSUS}
+    df = _df(family)  # a word any member used is not new
+    df_own = _df(own)
+    consensus = {w for w, k in df_own.items() if smoothed_share(k, n) >= CONSENSUS}
     if not consensus or not consensus & memory.content:
         return report  # no routine to depart from, or the memory is not an entry of it
     added = _added_clauses(memory, df, consensus)
     report.changes += [c for c, _ in added]
     in_added: set[str] = set().union(*(lemmas for _, lemmas in added))
     novel = {w: r for w, r in memory.slots.items() if df.get(w, 0) == 0 and w not in in_added}
-    swap = _substitution(memory, family, df, consensus, novel, n)
+    swap = _substitution(memory, own, df_own, consensus, novel, n)
     if swap is not None:
         report.changes.append(swap)
-    elif (add := _addition(memory, family, novel, consensus)) is not None:
+    elif (add := _addition(memory, own, novel, consensus)) is not None:
         report.changes.append(add)
     return report
 
@@ -157,42 +191,40 @@ def _added_clauses(
         return []
     out: list[tuple[Change, frozenset[str]]] = []
     figures_agreed = any(w.startswith(FIGURE) for w in memory.content & consensus)
-    for i, (lemmas, words) in enumerate(memory.clauses):
-        if lemmas & consensus or not _is_added(i, lemmas, df):
-            continue  # a clause with the routine's own words restates it, if differently
-        rest = set().union(*(c for j, (c, _) in enumerate(memory.clauses) if j != i))
-        if not (rest & consensus or (FIGURE in rest and figures_agreed)):
+    for i, clause in enumerate(memory.clauses):
+        if clause.figure and clause.lemmas & consensus:
+            continue  # the routine's own statement, however phrased
+        if not _is_added(i, clause, df):
+            continue
+        rest = [c for j, c in enumerate(memory.clauses) if j != i]
+        if not any(c.lemmas & consensus or (c.figure and figures_agreed) for c in rest):
             continue  # the routine's own statement is not beside it
-        new = frozenset(w for w in lemmas if df.get(w, 0) == 0 and w != FIGURE)
-        share = len(new) / max(len(lemmas), 1)
+        new = frozenset(w for w in clause.lemmas if df.get(w, 0) == 0)
+        share = len(new) / max(len(clause.lemmas), 1)
         change = Change(
-            kind="content", score=min(1.0, 0.7 + 0.3 * share), new=words, usual="", share=share
+            kind="content",
+            score=min(1.0, 0.7 + 0.3 * share),
+            new=clause.text,
+            usual="",
+            share=share,
         )
         out.append((change, new))
     return out
 
 
-def _is_added(i: int, lemmas: frozenset[str], df: Mapping[str, int]) -> bool:
-    """Mostly words no member used; or, after the first clause, a clause without a figure
-    made only of such words ("He asked me twice what day it was")."""
-    words = lemmas - {FIGURE}
-    new = [w for w in words if df.get(w, 0) == 0]
-    if len(new) >= CLAUSE_MIN_NOVEL and len(new) >= CLAUSE_NOVEL_SHARE * len(words):
+def _is_added(i: int, clause: Clause, df: Mapping[str, int]) -> bool:
+    """Mostly words no member used; or, after the first clause, a clause with a verb and
+    no figure made only of such words ("He asked me twice what day it was")."""
+    new = [w for w in clause.lemmas if df.get(w, 0) == 0]
+    if len(new) >= CLAUSE_MIN_NOVEL and len(new) >= CLAUSE_NOVEL_SHARE * len(clause.lemmas):
         return True
-    return i > 0 and FIGURE not in lemmas and bool(new) and len(new) == len(words)
+    only_new = bool(new) and len(new) == len(clause.lemmas)
+    return i > 0 and clause.verb and not clause.figure and only_new
 
 
 def words(p: Profile) -> frozenset[str]:
     """The text's content words without its figures' kinds."""
     return frozenset(w for w in p.content if not w.startswith(FIGURE))
-
-
-def _vouched(lemma: str, memory: Profile, family: Sequence[Profile]) -> bool:
-    """Whether a member that says `lemma` shares a word with the memory: the memory is an
-    entry of the routine that says it, not of another routine that got into the family
-    (a grocery bill among pharmacy copays is no "different pharmacy")."""
-    mine = words(memory)
-    return any(lemma in m.content and words(m) & mine for m in family)
 
 
 def _compatible(role_new: str, role_old: str) -> bool:
@@ -201,30 +233,26 @@ def _compatible(role_new: str, role_old: str) -> bool:
 
 def _substitution(
     memory: Profile,
-    family: Sequence[Profile],
+    own: Sequence[Profile],
     df: Mapping[str, int],
     consensus: set[str],
     novel: Mapping[str, str],
     n: int,
 ) -> Change | None:
-    """A consensus slot the memory lacks, replaced by a slot no member used, in the same
-    role. A common noun counts only as the head of its phrase ("hotel gym" for "river path",
-    not "bathroom scale" for "scale")."""
-    missing = [
-        w
-        for w in consensus
-        if w not in memory.content and _role_of(w, family) and _vouched(w, memory, family)
-    ]
-    if not missing or not novel:
+    """A consensus slot the memory lacks, replaced by a slot no member used: in the same
+    role, or in an entry that says exactly what a member says but for the two. A common
+    noun counts only as the head of its phrase ("hotel gym" for "river path", not
+    "bathroom scale" for "scale")."""
+    missing = [w for w in consensus if w not in memory.content and _role_of(w, own)]
+    fillers = {w: r for w, r in novel.items() if _fills(w, memory, df)}
+    if not missing or not fillers:
         return None
+    same_rest = _same_but_for(memory, own, set(missing), set(fillers))
     best: tuple[float, str, str] | None = None
     for old in missing:
-        role_old = _role_of(old, family)
-        for new, role_new in novel.items():
-            if new not in memory.names and memory.heads.get(new, new) != new:
-                if df.get(memory.heads.get(new, new), 0) > 0:
-                    continue
-            if not _compatible(role_new, role_old):
+        role_old = _role_of(old, own)
+        for new, role_new in fillers.items():
+            if not (same_rest or _compatible(role_new, role_old)):
                 continue
             share = smoothed_share(df[old], n)
             if best is None or share > best[0]:
@@ -232,14 +260,28 @@ def _substitution(
     if best is None:
         return None
     share, new, old = best
-    usual = _phrase_of(old, family)
     return Change(
         kind="category",
         score=min(1.0, 0.7 + (share - CONSENSUS)),
         new=_slot_phrase(new, memory),
-        usual=usual,
+        usual=_phrase_of(old, own),
         share=df[old] / n,
     )
+
+
+def _fills(lemma: str, memory: Profile, df: Mapping[str, int]) -> bool:
+    """A name, or the head of a phrase (or a word qualifying a new head)."""
+    head = memory.heads.get(lemma, lemma)
+    return lemma in memory.names or head == lemma or df.get(head, 0) == 0
+
+
+def _same_but_for(
+    memory: Profile, own: Sequence[Profile], missing: set[str], novel: set[str]
+) -> bool:
+    """Whether some member says exactly the memory's other words ("Sensor log (loft)"
+    against "Sensor log (wine cellar)")."""
+    rest = words(memory) - novel
+    return bool(rest) and any(words(m) - missing == rest for m in own)
 
 
 def _addition(

@@ -17,7 +17,7 @@ part of a reading. Values are in the kind's base unit (seconds, metres, kilogram
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
+from collections.abc import Collection, Iterator, Sequence
 from typing import NamedTuple
 
 
@@ -57,7 +57,7 @@ _UNIT_TABLE: tuple[tuple[str, str, float], ...] = (
     ("pint pints", "volume", 0.568),
     ("kcal cal cals calorie calories", "energy", 1.0),
     ("kwh", "electricity", 1.0),
-    ("bpm", "heart_rate", 1.0),
+    ("bpm beats/min", "heart_rate", 1.0),
     ("mmhg", "pressure", 1.0),
     ("mg/dl", "glucose", 1.0),
     ("mmol/l", "glucose", 18.0),
@@ -86,6 +86,8 @@ _CURRENCY_WORDS = {
     "euros": "EUR",
     "quid": "GBP",
     "yen": "JPY",
+    "kr": "KR",  # Swedish, Norwegian or Danish: written alike, compared alike
+    "rs": "INR",
 }
 
 _NUMBER_WORDS = {
@@ -127,6 +129,7 @@ _CODES = "|".join(sorted(CURRENCY_CODES))
 _NUM = r"\d+(?:[.,'\u202f]\d+)*"
 _UNIT_RE = (
     r"°\s?[CF]|º[CF]|mg/dl|mmol/l|km/h|kwh|mmhg|per[- ]cent|%"
+    r"|beats?\s(?:per|a|an)\s(?:minute|min)"
     r"|[a-zA-Zµ]+(?:'[a-z]+)?"
 )
 _SCAN = re.compile(
@@ -155,8 +158,17 @@ _WORD_NUM = re.compile(
     r"(?P<half2>\s+and\s+a\s+half)?",
     re.IGNORECASE,
 )
+_WORD_COUNT = re.compile(
+    r"\b(?P<w>two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|fifteen|twenty|"
+    r"thirty|forty|fifty)\s+(?P<noun>[a-z]{3,}s)\b",
+    re.IGNORECASE,
+)
 _TIME_PREFIX = re.compile(r"\b(?:at|by|from|until|till|around|before|after|since)\s+$", re.I)
 _YEAR_MIN, _YEAR_MAX = 1900, 2100
+_DOT_THOUSANDS = re.compile(r"\d{1,3}\.\d{3}")
+# A bare figure whose unit letter has two readings: "1.6k" (thousand, or km) and "28m"
+# (minutes, or metres). `resolve` picks the reading the figure's family uses.
+AMBIGUOUS = {"k": ("money", "distance"), "m": ("duration", "distance")}
 _ORDINALS = frozenset({"st", "nd", "rd", "th"})
 _NOT_COUNTED = frozenset(
     "and the for with from into onto over under about after before this that then than "
@@ -195,6 +207,8 @@ def _currency(pre: str | None, post: str | None, unit: str) -> str | None:
 
 def _unit(unit: str, after_duration: bool) -> tuple[str, float] | None:
     u = unit.lower().replace(" ", "")
+    if u.startswith("beat"):
+        return UNITS["bpm"]
     if u == _AMBIGUOUS_M:
         return UNITS["min"] if after_duration else ("distance", 1.0)
     if u in UNITS:
@@ -307,6 +321,8 @@ def _with_unit(
     cur = _currency(m.group("pre"), m.group("post"), unit)
     if cur is not None:
         mult = 1000.0 if ul == "k" else 1.0
+        if _DOT_THOUSANDS.fullmatch(m.group("num")):
+            value *= 1000  # "1.028 kr": amounts have cents, not thousandths
         return [Quantity(f"money:{cur}", value * mult, raw)]
     if ul in _ORDINALS:
         return []
@@ -316,6 +332,9 @@ def _with_unit(
     if ul in _FAHRENHEIT:
         return [Quantity("temperature", (value - 32) * 5 / 9, raw)]
     after_duration = last is not None and last.key == "duration"
+    attached = m.group("unit") is not None and m.start("unit") == m.end("num")
+    if ul in AMBIGUOUS and attached and not after_duration:
+        return [Quantity(f"number:{ul}", value, raw)]
     found = _unit(ul, after_duration) if ul else None
     if found is not None:
         kind, mult = found
@@ -344,6 +363,11 @@ def _word_quantities(text: str) -> Iterator[tuple[int, Quantity]]:
         found = _unit(m.group("unit"), False)
         if found is not None:
             yield m.start(), Quantity(found[0], n * found[1], m.group(0))
+    for m in _WORD_COUNT.finditer(text):  # "six pages"
+        noun = m.group("noun").lower()
+        if noun not in UNITS:
+            key = f"count:{_count_noun(noun)}"
+            yield m.start(), Quantity(key, float(_NUMBER_WORDS[m.group("w").lower()]), m.group(0))
 
 
 def _merge_compound(qs: list[tuple[int, int, Quantity]], text: str) -> list[Quantity]:
@@ -381,3 +405,28 @@ def parse_quantities(text: str) -> list[Quantity]:
             found.append((start, start + len(q.text), q))
     found.sort(key=lambda t: t[0])
     return _merge_compound(found, text)
+
+
+def resolve(quantities: Sequence[Quantity], usual: Collection[str]) -> list[Quantity]:
+    """The text's figures with bare ones read as its family states them (`usual`: the
+    keys most family members state): "21.45" among "£22.08" entries is money, "1.6k"
+    among rents is 1,600 of money and among runs 1.6 km, "28m" among calls is minutes.
+    One bare number takes the family's currency, and only when the text names none."""
+    have = {q.key for q in quantities}
+    currencies = [k for k in usual if k.startswith("money:")]
+    money = currencies[0] if len(currencies) == 1 and not have & set(currencies) else None
+    out: list[Quantity] = []
+    for q in quantities:
+        if q.key == "number" and money is not None:
+            out.append(q._replace(key=money))
+            money = None
+        elif q.key == "number:k":
+            key = currencies[0] if currencies else "distance"
+            out.append(q._replace(key=key, value=q.value * 1000))
+        elif q.key == "number:m":
+            metres = "distance" in usual and "duration" not in usual
+            out.append(q._replace(key="distance" if metres else "duration",
+                                  value=q.value * (1.0 if metres else 60.0)))  # fmt: skip
+        else:
+            out.append(q)
+    return out

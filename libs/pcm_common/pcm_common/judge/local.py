@@ -13,6 +13,7 @@ from typing import Any
 from pcm_common.domain import changes
 from pcm_common.domain import surprisal as sp
 from pcm_common.domain.memory import MemoryRecord
+from pcm_common.domain.quantities import resolve
 from pcm_common.judge import Earlier, Judge, Verdict, features
 from pcm_common.text import brief
 
@@ -291,8 +292,10 @@ def judge_texts(text: str, family: Sequence[str]) -> Verdict:
     mine, *members = _PARSER.derived([text, *family])
     # Value outliers: each stated quantity against the same quantity in the comparable
     # family members.
-    peers = [m.quantities for m in members if _comparable(mine.profile, m.profile)]
-    devs = sp.value_deviations(mine.quantities, peers)
+    raw = [m.quantities for m in members if _comparable(mine.profile, m.profile)]
+    common = usual_keys([mine.quantities, *raw])
+    peers = [resolve(p, common) for p in raw]
+    devs = sp.value_deviations(resolve(mine.quantities, common), peers)
     for d in devs:
         usual = (
             f"usually {sp.describe_value(d.median, d.kind)} "
@@ -345,6 +348,15 @@ def judge_texts(text: str, family: Sequence[str]) -> Verdict:
             }
         )
     return best
+
+
+def usual_keys(texts: Sequence[Sequence[sp.Quantity]]) -> set[str]:
+    """The quantity keys at least half of the texts state."""
+    counts: dict[str, int] = {}
+    for qs in texts:
+        for key in {q.key for q in qs}:
+            counts[key] = counts.get(key, 0) + 1
+    return {k for k, c in counts.items() if 2 * c >= len(texts)}
 
 
 def _comparable(a: changes.Profile, b: changes.Profile) -> bool:

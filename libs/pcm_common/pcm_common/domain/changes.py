@@ -139,24 +139,32 @@ def _role_of(lemma: str, family: Sequence[Profile]) -> str:
 
 
 def routine_members(memory: Profile, family: Sequence[Profile]) -> list[Profile]:
-    """The members of the memory's own routine: those sharing a word with it, and, when
-    they are few, those stating the same kinds of figures and naming nothing the memory
-    does not ("Scale: 84 kg" beside "Weighed in at 84 kg"). A family may hold entries of
-    a neighbouring routine (a pharmacy copay near a grocery bill); their consensus is not
-    the memory's."""
-    mine = words(memory)
-    own = [m for m in family if words(m) & mine]
-    if len(own) >= MIN_MEMBERS:
-        return own
-    figures = memory.content - mine
-    return own + [
-        m
-        for m in family
-        if figures
-        and not words(m) & mine
-        and m.content - words(m) == figures
-        and m.names <= memory.names
-    ]
+    """The members of the memory's own routine: those sharing a word with it or, in turn,
+    with such a member (one phrasing shares "bill" with the memory, another shares the
+    provider's name with that one). A family may hold entries of a neighbouring routine
+    (a pharmacy copay near a grocery bill) that share nothing; their consensus is not the
+    memory's. When no member shares a word with the memory, those stating the same kinds
+    of figures; when few do, also those that state the same kinds and name nothing the
+    memory does not ("Scale: 84 kg" beside "Weighed in at 84 kg")."""
+    reached = words(memory)
+    own: list[Profile] = []
+    left = list(family)
+    grew = True
+    while grew:
+        grew = False
+        for m in list(left):
+            if words(m) & reached:
+                own.append(m)
+                left.remove(m)
+                reached = reached | words(m)
+                grew = True
+    figures = memory.content - words(memory)
+    if not own:
+        return [m for m in family if figures and m.content - words(m) == figures]
+    if len(own) < MIN_MEMBERS:  # a phrasing with no word in common, naming nothing else
+        own += [m for m in left if figures and m.content - words(m) == figures
+                and m.names <= memory.names]  # fmt: skip
+    return own
 
 
 def detect_changes(memory: Profile, family: Sequence[Profile]) -> ChangeReport:

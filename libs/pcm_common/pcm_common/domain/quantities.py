@@ -35,6 +35,7 @@ class Quantity(NamedTuple):
 
 # unit word -> (kind, multiplier to the kind's base unit)
 _UNIT_TABLE: tuple[tuple[str, str, float], ...] = (
+    ("ms msec millisecond milliseconds", "duration", 0.001),
     ("s sec secs second seconds", "duration", 1.0),
     ("m min mins minute minutes", "duration", 60.0),
     ("h hr hrs hour hours", "duration", 3600.0),
@@ -57,6 +58,10 @@ _UNIT_TABLE: tuple[tuple[str, str, float], ...] = (
     ("pint pints", "volume", 0.568),
     ("kcal cal cals calorie calories", "energy", 1.0),
     ("kwh", "electricity", 1.0),
+    ("kb", "data", 0.001),
+    ("mb", "data", 1.0),
+    ("gb", "data", 1000.0),
+    ("tb", "data", 1e6),
     ("bpm beats/min", "heart_rate", 1.0),
     ("mmhg", "pressure", 1.0),
     ("mg/dl", "glucose", 1.0),
@@ -341,7 +346,8 @@ def _with_unit(
         return [Quantity(kind, value * mult, raw)]
     if _YEAR_MIN <= value <= _YEAR_MAX and num_is_plain(m.group("num")):
         return []  # a year
-    countable = ul.isalpha() and len(ul) > 2 and ul not in _NOT_COUNTED
+    # "3 coffees" counts coffees; "60.3 hum" counts nothing (counts are whole).
+    countable = ul.isalpha() and len(ul) > 2 and ul not in _NOT_COUNTED and value.is_integer()
     key = f"count:{_count_noun(ul)}" if countable else "number"
     shown = f"{raw} {unit}" if countable else raw
     return [Quantity(key, value, shown)]
@@ -409,17 +415,20 @@ def parse_quantities(text: str) -> list[Quantity]:
 
 def resolve(quantities: Sequence[Quantity], usual: Collection[str]) -> list[Quantity]:
     """The text's figures with bare ones read as its family states them (`usual`: the
-    keys most family members state): "21.45" among "£22.08" entries is money, "1.6k"
-    among rents is 1,600 of money and among runs 1.6 km, "28m" among calls is minutes.
-    One bare number takes the family's currency, and only when the text names none."""
+    keys its family states): "21.45" among "£22.08" entries is money, "RHR 57" among
+    "59 bpm" entries a heart rate, "1.6k" among rents 1,600 of money and among runs
+    1.6 km, "28m" among calls minutes. The first bare number takes the one usual kind
+    the text does not state, if there is exactly one."""
     have = {q.key for q in quantities}
+    lacking = [k for k in usual if k not in have and not k.startswith(("number", "count"))]
+    bare = sum(q.key == "number" for q in quantities)
+    target = lacking[0] if len(lacking) == 1 and bare == 1 else None
     currencies = [k for k in usual if k.startswith("money:")]
-    money = currencies[0] if len(currencies) == 1 and not have & set(currencies) else None
     out: list[Quantity] = []
     for q in quantities:
-        if q.key == "number" and money is not None:
-            out.append(q._replace(key=money))
-            money = None
+        if q.key == "number" and target is not None:
+            out.append(q._replace(key=target))
+            target = None
         elif q.key == "number:k":
             key = currencies[0] if currencies else "distance"
             out.append(q._replace(key=key, value=q.value * 1000))
@@ -430,3 +439,26 @@ def resolve(quantities: Sequence[Quantity], usual: Collection[str]) -> list[Quan
         else:
             out.append(q)
     return out
+
+
+_FIRST_NUMBER = re.compile(r"\d+(?:[.,'\u202f]\d+)*")
+
+
+def written_number(text: str) -> float | None:
+    """The first number in a figure as written ("1.5 hours" -> 1.5)."""
+    m = _FIRST_NUMBER.search(text)
+    return to_number(m.group(0)) if m else None
+
+
+def written_step(text: str) -> float:
+    """The resolution a figure is written in, in its written unit: "5 min" -> 1,
+    "7.5 h" -> 0.1, "$15.00" -> 0.01."""
+    m = _FIRST_NUMBER.search(text)
+    if not m:
+        return 1.0
+    num = m.group(0)
+    last = max(num.rfind("."), num.rfind(","))
+    decimals = len(num) - last - 1 if last >= 0 else 0
+    if decimals == 3 or decimals == 0:  # "2,100" groups thousands
+        return 1.0
+    return 10.0**-decimals

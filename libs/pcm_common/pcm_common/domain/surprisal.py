@@ -13,6 +13,7 @@ NLP pipeline: the local judge parses with spaCy and hands the tokens in.
 
 from __future__ import annotations
 
+import functools
 import itertools
 import math
 import re
@@ -21,7 +22,13 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import NamedTuple
 
-from pcm_common.domain.quantities import UNIT_WORDS, Quantity, parse_quantities
+from pcm_common.domain.quantities import (
+    UNIT_WORDS,
+    Quantity,
+    parse_quantities,
+    written_number,
+    written_step,
+)
 
 __all__ = ["UNIT_WORDS", "Quantity", "parse_quantities"]
 
@@ -112,17 +119,48 @@ class ValueDeviation:
     score: float
 
 
-# A deviation is surprising at Z_FLAG robust z-scores (log scale for positive amounts, so
-# "half the usual" and "twice the usual" weigh alike), raised for small families: with
-# n values the spread itself is uncertain (a Student-t-like widening). The scale never
-# drops below REL_FLOOR (about 1%), so an always-identical amount may change a little.
-Z_FLAG = 5.0
+# A deviation is surprising when a new draw from the family's spread would lie this far
+# out with probability below TAIL_P: the Student-t quantile with n - 1 degrees of freedom,
+# so a routine's fourth or fifth entry needs a far larger departure than its twelfth (the
+# spread of a few values is itself uncertain). Deviations are on a log scale for positive
+# amounts ("half" and "twice the usual" weigh alike). The scale never drops below
+# REL_FLOOR (about 1%) nor below half the step the figures are written in ("5 min": 1 of
+# 5), so an always-identical amount may change a little.
+TAIL_P = 1e-4
 REL_FLOOR = 0.01
 MIN_VALUES = 4
 
 
+@functools.lru_cache(maxsize=64)
+def t_quantile(p: float, df: int) -> float:
+    """The upper `p` quantile of Student's t with `df` degrees of freedom (bisection on
+    its tail, integrated numerically: only small df are ever asked)."""
+    log_c = math.lgamma((df + 1) / 2) - math.lgamma(df / 2) - 0.5 * math.log(df * math.pi)
+
+    def tail(x: float) -> float:
+        # The upper tail past x, with t = x / sqrt(1 - u^2) mapping [x, inf) onto [0, 1).
+        steps = 600
+        total = 0.0
+        for i in range(steps):
+            u = (i + 0.5) / steps
+            t = x / math.sqrt(1 - u * u) if x > 0 else 0.0
+            dt = x * u / (1 - u * u) ** 1.5 / steps
+            total += math.exp(log_c - (df + 1) / 2 * math.log1p(t * t / df)) * dt
+        return total
+
+    lo, hi = 0.0, 1e4
+    for _ in range(60):
+        mid = (lo + hi) / 2
+        if tail(mid) > p:
+            lo = mid
+        else:
+            hi = mid
+    return (lo + hi) / 2
+
+
 def z_threshold(n: int) -> float:
-    return Z_FLAG * (1.0 + 3.0 / max(n - 1, 1))
+    """The deviation (in scales) that flags a value against `n` family values."""
+    return t_quantile(TAIL_P, max(n - 1, 1))
 
 
 def value_deviations(
@@ -134,7 +172,12 @@ def value_deviations(
     not compared with a pharmacy copay just because both are dollar amounts."""
     fam_keyed = [keyed(f) for f in family]
     out: list[ValueDeviation] = []
+    # Several unitless numbers in one text pair with the family's only by position,
+    # which phrasings do not keep ("temp 60.3 hum 60", "60% at 15.2°"): left out.
+    bare = sum(q.key == "number" for q in memory)
     for key, q in keyed(memory).items():
+        if q.key == "number" and bare > 1:
+            continue
         values = [fk[key].value for fk in fam_keyed if key in fk]
         if len(values) < MIN_VALUES:
             continue
@@ -146,17 +189,18 @@ def value_deviations(
         med = statistics.median(xs)
         mad = statistics.median(abs(v - med) for v in xs)
         q1, _, q3 = statistics.quantiles(xs, n=4, method="inclusive")
-        floor = REL_FLOOR if use_log else (15.0 if circular else REL_FLOOR * abs(med))
+        floor = _floor(q, values, family_steps(family, key), use_log, circular, med)
         # MAD alone underestimates the spread of a small or two-valued family (calls of
         # 34-36 and 44-48 min); the IQR catches that, the floor covers constant amounts.
         scale = max(1.4826 * mad, (q3 - q1) / 1.349, floor, 1e-9)
         diff = abs(x - med)
         if circular:
             diff = min(diff, 1440.0 - diff)  # 23:50 is close to 00:10
-        z = diff / scale
+        # A prediction for one new value: the centre's own uncertainty widens it.
+        z = diff / scale / math.sqrt(1 + 1 / len(values))
         if min(values) <= q.value <= max(values) and not circular:
             # Seen before: a value inside the family's own range is not an outlier.
-            z = min(z, Z_FLAG * 0.5)
+            z = min(z, 0.5 * z_threshold(len(values)))
         lin_med = statistics.median(values)
         rel = abs(q.value - lin_med) / abs(lin_med) if lin_med else math.inf
         out.append(
@@ -173,6 +217,38 @@ def value_deviations(
             )
         )
     return out
+
+
+def family_steps(family: Sequence[Sequence[Quantity]], key: tuple[str, int]) -> list[float]:
+    """The relative step each member's figure for `key` is written in."""
+    out: list[float] = []
+    for f in family:
+        k = keyed(f).get(key)
+        if k is not None and k.value:
+            out.append(written_step(k.text) / abs(k.value) * _unit_scale(k))
+    return out
+
+
+def _unit_scale(q: Quantity) -> float:
+    """Base units per written unit, from the figure as written and its value."""
+    num = written_number(q.text)
+    return abs(q.value) / num if num else 1.0
+
+
+def _floor(
+    q: Quantity,
+    values: Sequence[float],
+    steps: Sequence[float],
+    use_log: bool,
+    circular: bool,
+    med: float,
+) -> float:
+    if circular:
+        return 15.0
+    step = statistics.median(steps) / 2 if steps else 0.0
+    if use_log:
+        return max(REL_FLOOR, step)
+    return max(REL_FLOOR, step) * abs(med)
 
 
 def z_score(z: float, n: int) -> float:

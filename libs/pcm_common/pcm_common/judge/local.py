@@ -294,6 +294,9 @@ def judge_texts(text: str, family: Sequence[str]) -> Verdict:
     # family members.
     raw = [m.quantities for m in members if _comparable(mine.profile, m.profile)]
     common = usual_keys([mine.quantities, *raw])
+    currencies = {q.key for qs in [mine.quantities, *raw] for q in qs if q.kind == "money"}
+    if len(currencies) == 1:
+        common |= currencies
     peers = [resolve(p, common) for p in raw]
     devs = sp.value_deviations(resolve(mine.quantities, common), peers)
     for d in devs:
@@ -360,16 +363,15 @@ def usual_keys(texts: Sequence[Sequence[sp.Quantity]]) -> set[str]:
 
 
 def _comparable(a: changes.Profile, b: changes.Profile) -> bool:
-    """Whether two texts' figures may measure the same thing: they share a word, or state
-    figures of exactly the same kinds and `b` names nothing that `a` does not. The family
-    is already the memory's nearest texts; this keeps a grocery bill from being compared
-    with a pharmacy copay that lies near it, while a routine's other phrasings ("Scale:
-    84 kg", "Weighed in at 84 kg") still count."""
+    """Whether `b`'s figures may measure what `a`'s do: the texts share a word, or `b`
+    states a figure of a kind `a` states and names nothing `a` does not. The family is
+    already the memory's nearest texts; this keeps a grocery bill from being compared with
+    a pharmacy copay that lies near it, while a routine's other phrasings ("Scale: 84 kg",
+    "Weighed in at 84 kg") still count."""
     words_a = changes.words(a)
     if words_a & b.content:
         return True
-    figures_a = a.content - words_a
-    return bool(figures_a) and figures_a == b.content - changes.words(b) and b.names <= a.names
+    return bool((a.content - words_a) & b.content) and b.names <= a.names
 
 
 def family_texts(memory: MemoryRecord, family: Sequence[Earlier]) -> list[str]:

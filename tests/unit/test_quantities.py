@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from pcm_common.domain.quantities import parse_quantities, to_number
+from pcm_common.domain.quantities import parse_quantities, resolve, to_number, written_step
 
 H, MIN, KM = 3600.0, 60.0, 1000.0
 
@@ -46,7 +46,15 @@ H, MIN, KM = 3600.0, 60.0, 1000.0
         ("battery at 45%", [("percent", 45.0)]),
         ("down 3 percent", [("percent", 3.0)]),
         # durations in their many forms
-        ("Ran 10k in 1h20", [("distance", 10 * KM), ("duration", 80 * MIN)]),
+        ("Ran 10 km in 1h20", [("distance", 10 * KM), ("duration", 80 * MIN)]),
+        # a bare "k" or "m" has two readings: left to the family (`resolve`)
+        ("Ran 10k", [("number:k", 10.0)]),
+        ("call w/ Dad 28m", [("number:m", 28.0)]),
+        ("60.3 hum 60", [("number", 60.3), ("number", 60.0)]),
+        ("13.9GB of data", [("data", 13900.0)]),
+        ("1.028 kr at the shop", [("money:KR", 1028.0)]),
+        ("resting 56 beats a minute", [("heart_rate", 56.0)]),
+        ("six pages this week", [("count:page", 6.0)]),
         ("ride took 1:20:05", [("duration", 4805.0)]),
         ("swim 45:10", [("duration", 45 * MIN + 10)]),
         ("1 hr 20 mins on the phone", [("duration", 80 * MIN)]),
@@ -114,3 +122,29 @@ def test_linear_time_on_long_inputs() -> None:
     long = time.perf_counter() - t0
     assert long < 60 * max(short, 1e-4)  # 20x the text, far from quadratic
     assert parse_quantities("1" * 5000 + "x" * 5000) is not None
+
+
+@pytest.mark.parametrize(
+    ("text", "usual", "expected"),
+    [
+        ("mobile 21.45 (Nimbus)", {"money:GBP"}, [("money:GBP", 21.45)]),
+        ("rent 1.6k to Parkside", {"money:EUR"}, [("money:EUR", 1600.0)]),
+        ("Ran 10k", {"distance", "duration"}, [("distance", 10 * KM)]),
+        ("call w/ Dad 28m", {"duration"}, [("duration", 28 * MIN)]),
+        ("RHR 57", {"heart_rate"}, [("heart_rate", 57.0)]),
+        # two bare numbers pair with nothing; a text naming its currency keeps it
+        ("temp 60.3 hum 60", {"temperature"}, [("number", 60.3), ("number", 60.0)]),
+        ("paid $21.45", {"money:GBP"}, [("money:USD", 21.45)]),
+    ],
+)
+def test_bare_figures_read_as_the_family_states_them(
+    text: str, usual: set[str], expected: list[tuple[str, float]]
+) -> None:
+    assert [(q.key, q.value) for q in resolve(parse_quantities(text), usual)] == expected
+
+
+@pytest.mark.parametrize(
+    ("text", "step"), [("5 min", 1.0), ("7.5 h", 0.1), ("$15.00", 0.01), ("2,100", 1.0)]
+)
+def test_written_step(text: str, step: float) -> None:
+    assert written_step(text) == step

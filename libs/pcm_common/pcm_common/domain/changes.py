@@ -43,7 +43,7 @@ class Clause(NamedTuple):
     lemmas: frozenset[str]  # content lemmas
     text: str
     figure: bool  # states a figure
-    verb: bool  # has a content verb
+    predicate: bool  # says something: a content verb or adjective
 
 
 @dataclass(frozen=True)
@@ -88,7 +88,7 @@ def profile(toks: Sequence[Tok], figures: Iterable[str] = ()) -> Profile:
             frozenset(t.lemma for t in ts if is_content(t)),
             " ".join(t.text for t in ts if t.pos not in {"PUNCT", "SPACE"}),
             any(t.is_num for t in ts),
-            any(t.pos == "VERB" and is_content(t) for t in ts),
+            any(t.pos in {"VERB", "ADJ"} and is_content(t) for t in ts),
         )
         for ts in by_clause.values()
     )
@@ -143,9 +143,9 @@ def routine_members(memory: Profile, family: Sequence[Profile]) -> list[Profile]
     with such a member (one phrasing shares "bill" with the memory, another shares the
     provider's name with that one). A family may hold entries of a neighbouring routine
     (a pharmacy copay near a grocery bill) that share nothing; their consensus is not the
-    memory's. When no member shares a word with the memory, those stating the same kinds
-    of figures; when few do, also those that state the same kinds and name nothing the
-    memory does not ("Scale: 84 kg" beside "Weighed in at 84 kg")."""
+    memory's. When few members share a word, also those that state the same kinds of
+    figures as the memory (or some of them) and name nothing it does not ("Scale: 84 kg"
+    beside "Weighed in at 84 kg")."""
     reached = words(memory)
     own: list[Profile] = []
     left = list(family)
@@ -159,10 +159,8 @@ def routine_members(memory: Profile, family: Sequence[Profile]) -> list[Profile]
                 reached = reached | words(m)
                 grew = True
     figures = memory.content - words(memory)
-    if not own:
-        return [m for m in family if figures and m.content - words(m) == figures]
     if len(own) < MIN_MEMBERS:  # a phrasing with no word in common, naming nothing else
-        own += [m for m in left if figures and m.content - words(m) == figures
+        own += [m for m in left if m.content - words(m) and m.content - words(m) <= figures
                 and m.names <= memory.names]  # fmt: skip
     return own
 
@@ -176,8 +174,8 @@ def detect_changes(memory: Profile, family: Sequence[Profile]) -> ChangeReport:
     df = _df(family)  # a word any member used is not new
     df_own = _df(own)
     consensus = {w for w, k in df_own.items() if smoothed_share(k, n) >= CONSENSUS}
-    if not consensus or not consensus & memory.content:
-        return report  # no routine to depart from, or the memory is not an entry of it
+    if not consensus:
+        return report  # no routine to depart from
     added = _added_clauses(memory, df, consensus)
     report.changes += [c for c, _ in added]
     in_added: set[str] = set().union(*(lemmas for _, lemmas in added))
@@ -221,13 +219,14 @@ def _added_clauses(
 
 
 def _is_added(i: int, clause: Clause, df: Mapping[str, int]) -> bool:
-    """Mostly words no member used; or, after the first clause, a clause with a verb and
-    no figure made only of such words ("He asked me twice what day it was")."""
+    """Mostly words no member used; or, after the first clause, a clause that says
+    something, with no figure, made only of such words ("He asked me twice what day it
+    was", "I've been really thirsty all week")."""
     new = [w for w in clause.lemmas if df.get(w, 0) == 0]
     if len(new) >= CLAUSE_MIN_NOVEL and len(new) >= CLAUSE_NOVEL_SHARE * len(clause.lemmas):
         return True
     only_new = bool(new) and len(new) == len(clause.lemmas)
-    return i > 0 and clause.verb and not clause.figure and only_new
+    return i > 0 and clause.predicate and not clause.figure and only_new
 
 
 def words(p: Profile) -> frozenset[str]:
@@ -271,8 +270,8 @@ def _substitution(
     return Change(
         kind="category",
         score=min(1.0, 0.7 + (share - CONSENSUS)),
-        new=_slot_phrase(new, memory),
-        usual=_phrase_of(old, own),
+        new=_slot_phrase(new, memory, set(fillers)),
+        usual=_phrase_of(old, own, set(missing)),
         share=df[old] / n,
     )
 
@@ -312,19 +311,24 @@ def _addition(
         if role not in _PLACE_ROLES or (new not in memory.names and head not in novel):
             continue
         return Change(
-            kind="category", score=0.75, new=_slot_phrase(new, memory), usual="", share=1.0
+            kind="category",
+            score=0.75,
+            new=_slot_phrase(new, memory, set(novel)),
+            usual="",
+            share=1.0,
         )
     return None
 
 
-def _phrase_of(lemma: str, family: Sequence[Profile]) -> str:
+def _phrase_of(lemma: str, family: Sequence[Profile], among: set[str]) -> str:
     for member in family:
         if lemma in member.slots:
-            return _slot_phrase(lemma, member)
+            return _slot_phrase(lemma, member, among)
     return lemma
 
 
-def _slot_phrase(lemma: str, p: Profile) -> str:
-    """The slot's words: the lemmas sharing its head, in the text's order."""
+def _slot_phrase(lemma: str, p: Profile, among: set[str]) -> str:
+    """The slot's words: those of `among` sharing its head, in the text's order."""
     head = p.heads.get(lemma, lemma)
-    return " ".join(p.words.get(w, w) for w, h in p.heads.items() if h == head) or lemma
+    same = [p.words.get(w, w) for w, h in p.heads.items() if w in among and h == head]
+    return " ".join(same) or p.words.get(lemma, lemma)

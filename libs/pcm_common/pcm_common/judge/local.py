@@ -68,17 +68,19 @@ _NAME_LABELS = frozenset(
 _PHRASE_DEPS = frozenset({"compound", "poss", "amod", "nmod", "appos", "flat", "conj", "nn"})
 # A verb attached with one of these starts a clause of its own.
 _CLAUSE_DEPS = frozenset({"conj", "ccomp", "advcl", "parataxis"})
+_CLAUSE_MARKS = frozenset({";", "(", "[", "—", "–", "-", "--"})
 _ROLE_OF_DEP = {"dobj": "obj", "obj": "obj", "nsubj": "subj", "nsubjpass": "subj", "ROOT": "root"}
 
 
 def _clause_starts(doc: Any) -> set[int]:
     """Token positions where a clause begins: each sentence, each clause verb's left edge
-    ("..., we talked", "because my chest felt tight"), and after a semicolon."""
+    ("..., we talked", "because my chest felt tight"), and after a semicolon, a dash or
+    an opening bracket."""
     starts = {sent.start for sent in doc.sents}
     for t in doc:
         if t.pos_ in {"VERB", "AUX"} and t.dep_ in _CLAUSE_DEPS:
             starts.add(t.left_edge.i)
-        elif t.text == ";" and t.i + 1 < len(doc):
+        elif t.text in _CLAUSE_MARKS and t.i + 1 < len(doc):
             starts.add(t.i + 1)
     return starts
 

@@ -16,7 +16,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 
-from pcm_common.domain.quantities import parse_quantities
+from pcm_common.domain.quantities import parse_quantities, resolve
 
 H, MIN, KM = 3600.0, 60.0, 1000.0
 Gold = list[tuple[str, float]]
@@ -83,7 +83,7 @@ _Q3_FACTORS = {
 
 def ours(text: str) -> Gold:
     out: Gold = []
-    for q in parse_quantities(text):
+    for q in resolve(parse_quantities(text), ()):  # no family: bare "k" reads as km
         kind = q.kind if q.kind not in {"number"} else "count"
         out.append((kind, q.value))
     return out

@@ -119,3 +119,33 @@ def test_a_new_modifier_of_a_known_thing_is_no_new_place() -> None:
     memory = [_t("bathroom", "NOUN", role="on", head="scale"),
               _t("scale", "NOUN", role="on"), _num("84")]  # fmt: skip
     assert ch.detect_changes(ch.profile(memory, ["weight"]), family).changes == []
+
+
+def _shop(store: str) -> list[Tok]:
+    return [_t("Weekly", "ADJ"), _t("shop", "NOUN", role="root"), _t("at", "ADP"),
+            _name(store, "at"), _num("63.20")]  # fmt: skip
+
+
+def _copay(pharmacy: str) -> list[Tok]:
+    return [_t("Refilled", "VERB"), _t("tablets", "NOUN", role="obj"), _t("at", "ADP"),
+            _name(pharmacy, "at"), _t("copay", "NOUN", role="appos"), _num("10.00")]  # fmt: skip
+
+
+def test_a_neighbouring_routine_in_the_family_sets_no_consensus() -> None:
+    """A grocery bill whose family is mostly pharmacy copays (both dollar amounts): the
+    copays share no word with it, so their pharmacy is not its usual store."""
+    money = ["money:USD"]
+    family = [ch.profile(_shop("ValueFoods"), money)] + [
+        ch.profile(_copay("Riverside"), money) for _ in range(5)
+    ]
+    memory = ch.profile(_shop("ValueFoods"), money)
+    assert ch.routine_members(memory, family) == family[:1]
+    assert ch.detect_changes(memory, family).changes == []
+
+
+def test_members_found_through_each_other() -> None:
+    """One phrasing shares a word with the memory, another only with that phrasing."""
+    a = ch.profile([_t("bill", "NOUN", role="root"), _name("Solace", "from")], ["money:GBP"])
+    b = ch.profile([_t("charged", "VERB"), _name("Solace", "subj")], ["money:GBP"])
+    memory = ch.profile([_t("bill", "NOUN", role="root"), _name("Verdant", "from")], ["money:GBP"])
+    assert len(ch.routine_members(memory, [b, a, b, a])) == 4

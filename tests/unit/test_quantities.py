@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from pcm_common.domain.quantities import parse_quantities, resolve, to_number, written_step
+from pcm_common.domain.quantities import parse_quantities, relative_step, resolve, to_number
 
 H, MIN, KM = 3600.0, 60.0, 1000.0
 
@@ -144,7 +144,14 @@ def test_bare_figures_read_as_the_family_states_them(
 
 
 @pytest.mark.parametrize(
-    ("text", "step"), [("5 min", 1.0), ("7.5 h", 0.1), ("$15.00", 0.01), ("2,100", 1.0)]
+    ("text", "step"),
+    [
+        ("5 min", 0.2),
+        ("7.5 h", 0.1 / 7.5),
+        ("$15.00", 0.01 / 15),
+        ("2,100", None),
+        ("1.028 kr", None),
+    ],
 )
-def test_written_step(text: str, step: float) -> None:
-    assert written_step(text) == step
+def test_relative_step(text: str, step: float | None) -> None:
+    assert relative_step(text) == (pytest.approx(step) if step is not None else None)

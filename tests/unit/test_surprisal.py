@@ -193,3 +193,29 @@ def test_distinct_events_for_near_duplicates() -> None:
     base = "Refilled the allergy tablets at QuickCare Pharmacy; copay $15.00."
     assert sp.distinct_events(base, base + " The pharmacist said the dose has been doubled.")
     assert not sp.distinct_events(base, base.replace("Refilled", "Picked up"))
+
+
+def test_t_quantile_matches_students_table() -> None:
+    # one-sided 0.1% points of Student's t (standard tables)
+    for df, q in ((3, 10.215), (4, 7.173), (9, 4.297), (30, 3.385)):
+        assert abs(sp.t_quantile(1e-3, df) - q) < 0.01
+
+
+def test_an_early_entry_needs_a_larger_departure_than_a_late_one() -> None:
+    """The same +20% after four tight entries is noise, after eleven it is news."""
+    tight = [1028.0, 1054.0, 1044.0, 1033.0, 1040.0, 1036.0, 1049.0, 1031.0, 1045.0, 1038.0]
+    memory = sp.parse_quantities("$1,250.00")
+    early = sp.value_deviations(memory, [sp.parse_quantities(f"${v:,.2f}") for v in tight[:4]])
+    late = sp.value_deviations(memory, [sp.parse_quantities(f"${v:,.2f}") for v in tight])
+    assert early[0].score < sp.FLAG_MIN_SCORE <= late[0].score
+    far = sp.value_deviations(sp.parse_quantities("$205.00"), [
+        sp.parse_quantities(f"${v:,.2f}") for v in tight[:4]
+    ])  # fmt: skip
+    assert far[0].score >= sp.FLAG_MIN_SCORE
+
+
+def test_a_figure_written_in_whole_units_may_move_by_one() -> None:
+    family = [sp.parse_quantities("ack 5 min") for _ in range(8)]
+    (one_more,) = sp.value_deviations(sp.parse_quantities("ack 6 min"), family)
+    (ten_times,) = sp.value_deviations(sp.parse_quantities("ack 50 min"), family)
+    assert one_more.score < sp.FLAG_MIN_SCORE <= ten_times.score

@@ -444,21 +444,17 @@ def resolve(quantities: Sequence[Quantity], usual: Collection[str]) -> list[Quan
 _FIRST_NUMBER = re.compile(r"\d+(?:[.,'\u202f]\d+)*")
 
 
-def written_number(text: str) -> float | None:
-    """The first number in a figure as written ("1.5 hours" -> 1.5)."""
-    m = _FIRST_NUMBER.search(text)
-    return to_number(m.group(0)) if m else None
-
-
-def written_step(text: str) -> float:
-    """The resolution a figure is written in, in its written unit: "5 min" -> 1,
-    "7.5 h" -> 0.1, "$15.00" -> 0.01."""
+def relative_step(text: str) -> float | None:
+    """The resolution a figure is written in, relative to it: "5 min" -> 0.2, "7.5 h" ->
+    0.013, "$15.00" -> 0.0007. None when its last group has three digits ("1,028",
+    "1.028"): thousands or thousandths, no resolution to read."""
     m = _FIRST_NUMBER.search(text)
     if not m:
-        return 1.0
+        return None
     num = m.group(0)
     last = max(num.rfind("."), num.rfind(","))
     decimals = len(num) - last - 1 if last >= 0 else 0
-    if decimals == 3 or decimals == 0:  # "2,100" groups thousands
-        return 1.0
-    return 10.0**-decimals
+    value = to_number(num)
+    if decimals == 3 or not value:
+        return None
+    return 10.0**-decimals / value

@@ -26,8 +26,7 @@ from pcm_common.domain.quantities import (
     UNIT_WORDS,
     Quantity,
     parse_quantities,
-    written_number,
-    written_step,
+    relative_step,
 )
 
 __all__ = ["UNIT_WORDS", "Quantity", "parse_quantities"]
@@ -126,9 +125,21 @@ class ValueDeviation:
 # amounts ("half" and "twice the usual" weigh alike). The scale never drops below
 # REL_FLOOR (about 1%) nor below half the step the figures are written in ("5 min": 1 of
 # 5), so an always-identical amount may change a little.
-TAIL_P = 1e-4
+TAIL_P = 1e-3
 REL_FLOOR = 0.01
 MIN_VALUES = 4
+# A prior on a routine's relative spread, worth PRIOR_WEIGHT values: four entries that
+# happen to agree within 1% do not prove that the fifth must (a weekly shop of 1,028-1,054
+# and then 1,258), while a dozen agreeing entries outweigh it.
+PRIOR_SPREAD = 0.03
+PRIOR_WEIGHT = 1.0
+
+
+def shrunk_scale(scale: float, n: int) -> float:
+    """The log-scale spread of `n` values pooled with the prior's (a conjugate-style
+    weighted mean of variances)."""
+    pooled = ((n - 1) * scale**2 + PRIOR_WEIGHT * PRIOR_SPREAD**2) / (n - 1 + PRIOR_WEIGHT)
+    return math.sqrt(pooled)
 
 
 @functools.lru_cache(maxsize=64)
@@ -193,6 +204,8 @@ def value_deviations(
         # MAD alone underestimates the spread of a small or two-valued family (calls of
         # 34-36 and 44-48 min); the IQR catches that, the floor covers constant amounts.
         scale = max(1.4826 * mad, (q3 - q1) / 1.349, floor, 1e-9)
+        if use_log:
+            scale = shrunk_scale(scale, len(values))
         diff = abs(x - med)
         if circular:
             diff = min(diff, 1440.0 - diff)  # 23:50 is close to 00:10
@@ -220,19 +233,14 @@ def value_deviations(
 
 
 def family_steps(family: Sequence[Sequence[Quantity]], key: tuple[str, int]) -> list[float]:
-    """The relative step each member's figure for `key` is written in."""
+    """The relative step each member's figure for `key` is written in, where readable."""
     out: list[float] = []
     for f in family:
         k = keyed(f).get(key)
-        if k is not None and k.value:
-            out.append(written_step(k.text) / abs(k.value) * _unit_scale(k))
+        step = relative_step(k.text) if k is not None else None
+        if step is not None:
+            out.append(step)
     return out
-
-
-def _unit_scale(q: Quantity) -> float:
-    """Base units per written unit, from the figure as written and its value."""
-    num = written_number(q.text)
-    return abs(q.value) / num if num else 1.0
 
 
 def _floor(

@@ -186,3 +186,62 @@ def test_an_update_the_prompt_did_not_show_is_ignored(updates: str, expected: in
     assert parse_verdict(reply, family).updates == expected
     with pytest.raises(ValueError):
         parse_verdict('{"score": 0.1, "differs": "", "usual": "", "updates": 0}', family)
+
+
+# Routines written in phrasings unlike the dev set's: two alternating sentence shapes per
+# routine, figures in other forms (readings, hyphenated and abbreviated units, decimal
+# commas, another currency).
+NEW_SHAPES: dict[str, list[str]] = {
+    "bp": ["BP this morning 128/82.", "Blood pressure: 126/80 mmHg."],
+    "loop": ["Did a 5-km loop around the park in 27:40.", "Park loop, 5.1 km, 28 mins."],
+    "sleep": ["Slept 7.5 hrs.", "7 hrs 40 mins of sleep."],
+    "water": ["Water bill from Thames Water: £42.10.", "Paid £41.80 to Thames Water for water."],
+    "coffee": [
+        "Coffee with Ana at Café Nero, 45 mins.",
+        "Met Ana for coffee at Café Nero (50 min).",
+    ],
+    "shop": ["Weekly groceries at Aldi: 63,20 €.", "Aldi shop came to 61,75 €."],
+}
+
+
+def _alternating(key: str, n: int = 6) -> list[str]:
+    shapes = NEW_SHAPES[key]
+    return [shapes[i % 2] for i in range(n)][::-1]  # nearest first
+
+
+@pytest.mark.parametrize(
+    ("key", "text", "kind"),
+    [
+        ("bp", "Blood pressure: 168/104 mmHg.", "value"),
+        ("loop", "Did a 5-km loop around the park in 58:10.", "value"),
+        ("sleep", "Slept 3 hrs.", "value"),
+        ("water", "Paid £168.40 to Thames Water for water.", "value"),
+        ("coffee", "Ana and I grabbed coffee at Blue Bottle, 45 mins.", "category"),
+        ("coffee", "Met Lucia for coffee at Café Nero (50 min).", "category"),
+        ("shop", "Weekly groceries at Lidl: 63,00 €.", "category"),
+        (
+            "shop",
+            "Weekly groceries at Aldi: 64,00 €. The cashier said my card was declined.",
+            "content",
+        ),
+    ],
+)
+def test_outliers_in_new_phrasings(key: str, text: str, kind: str) -> None:
+    v = judge_texts(text, _alternating(key))
+    assert v.score >= 0.7 and v.kind == kind, v
+
+
+@pytest.mark.parametrize(
+    ("key", "text"),
+    [
+        ("bp", "Checked my BP, 127/82."),
+        ("loop", "Ran the park loop (5k) in 27m30s."),
+        ("sleep", "7h35 of sleep last night."),
+        ("sleep", "Slept 7-8 hours."),
+        ("water", "Thames Water took GBP 42.70 for the water bill."),
+        ("coffee", "Grabbed coffee with Ana at Café Nero for about 50 min."),
+        ("shop", "Groceries from Aldi, 62,50 € in total."),
+    ],
+)
+def test_usual_entries_in_a_third_phrasing_are_not_flagged(key: str, text: str) -> None:
+    assert judge_texts(text, _alternating(key)).score < 0.7

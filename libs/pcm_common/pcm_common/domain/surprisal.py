@@ -13,14 +13,23 @@ NLP pipeline: the local judge parses with spaCy and hands the tokens in.
 
 from __future__ import annotations
 
+import functools
 import itertools
 import math
 import re
 import statistics
-from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import NamedTuple
+
+from pcm_common.domain.quantities import (
+    UNIT_WORDS,
+    Quantity,
+    parse_quantities,
+    relative_step,
+)
+
+__all__ = ["UNIT_WORDS", "Quantity", "parse_quantities"]
 
 # ---- families -------------------------------------------------------------------------
 
@@ -83,116 +92,16 @@ def family_complete(
 
 # ---- quantities -----------------------------------------------------------------------
 
-# Multipliers to one base unit per kind: seconds, metres, kilograms.
-_UNITS: dict[str, tuple[str, float]] = {}
-for _names, _kind, _mult in (
-    ("s sec secs second seconds", "duration", 1.0),
-    ("min mins minute minutes", "duration", 60.0),
-    ("h hr hrs hour hours", "duration", 3600.0),
-    ("day days", "duration", 86400.0),
-    ("week weeks", "duration", 604800.0),
-    ("km kms kilometre kilometres kilometer kilometers k", "distance", 1000.0),
-    ("mi mile miles", "distance", 1609.344),
-    ("m metre metres meter meters", "distance", 1.0),
-    ("kg kgs kilo kilos kilogram kilograms", "weight", 1.0),
-    ("lb lbs pound pounds", "weight", 0.45359237),
-    ("g gram grams", "weight", 0.001),
-    ("l litre litres liter liters", "volume", 1.0),
-    ("ml", "volume", 0.001),
-    ("kcal cal calories", "energy", 1.0),
-    ("bpm", "rate", 1.0),
-    ("steps", "count:step", 1.0),
-):
-    for _n in _names.split():
-        _UNITS[_n] = (_kind, _mult)
-
-UNIT_WORDS = frozenset(_UNITS) | {"%", "percent", "am", "pm", "o'clock"}
-
-_QUANTITY = re.compile(
-    r"(?P<cur>[$€£¥]\s?)?"
-    r"(?<![\w.:/-])(?P<num>\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d+(?:\.\d+)?(?::\d{2}){0,2})(?![\d/-]|[.:]\d)"
-    r"(?:\s?(?P<unit>%|[a-zA-Z]+(?:'[a-z]+)?))?"
-)
-_FUNCTION_WORDS = frozenset(
-    "and the for with from into onto over under about after before this that then than "
-    "was were are had has have per each times".split()
-)
-_TIME_PREFIX = re.compile(r"\b(?:at|by|from|until|till|around|before|after)\s+$", re.I)
-_DATE_LIKE = re.compile(r"\d+[/-]\d+")
-
-
-class Quantity(NamedTuple):
-    """A stated figure."""
-
-    kind: str  # money | duration | distance | weight | time_of_day | percent | count:<noun>
-    value: float  # in the kind's base unit (seconds, metres, kg, minutes after midnight)
-    text: str
-
-
-def _colon_value(num: str) -> list[int]:
-    return [int(p) for p in num.split(":")]
-
-
-def parse_quantities(text: str) -> list[Quantity]:
-    """The comparable quantities a text states, in order. Dates, years and ordinals are
-    skipped: they say when, not how much."""
-    out: list[Quantity] = []
-    for m in _QUANTITY.finditer(text):
-        num, cur, unit = m.group("num"), m.group("cur"), (m.group("unit") or "")
-        unit_l = unit.lower()
-        start = m.start("num")
-        if _DATE_LIKE.fullmatch(text[max(0, start - 3) : m.end("num") + 3].strip(" ,.()")):
-            continue
-        if unit_l in {"st", "nd", "rd", "th"}:
-            continue
-        # Shown as stated, with the unit only when it is one ("$15.00", "45 min").
-        raw = (cur or "").strip() + num + (f" {unit}" if unit_l in UNIT_WORDS else "")
-        if ":" in num:
-            parts = _colon_value(num)
-            before = text[max(0, start - 12) : start]
-            if unit_l in {"am", "pm"} or _TIME_PREFIX.search(before):
-                ampm = unit_l in {"am", "pm"}
-                h = parts[0] % 12 + (12 if unit_l == "pm" else 0) if ampm else parts[0]
-                out.append(Quantity("time_of_day", h * 60.0 + parts[1], raw))
-            elif len(parts) == 3:
-                out.append(Quantity("duration", parts[0] * 3600.0 + parts[1] * 60 + parts[2], raw))
-            else:  # "finished in 45:15": minutes and seconds
-                out.append(Quantity("duration", parts[0] * 60.0 + parts[1], raw))
-            continue
-        value = float(num.replace(",", ""))
-        if cur:
-            mult = 1000.0 if unit_l == "k" else 1.0
-            out.append(Quantity("money", value * mult, raw))
-            continue
-        if unit_l in {"am", "pm"}:
-            hour = value % 12 + (12 if unit_l == "pm" else 0)
-            out.append(Quantity("time_of_day", hour * 60.0, raw))
-            continue
-        if unit_l in {"%", "percent"}:
-            out.append(Quantity("percent", value, raw))
-            continue
-        if unit_l in _UNITS:
-            kind, mult = _UNITS[unit_l]
-            out.append(Quantity(kind, value * mult, raw))
-            continue
-        if 1900 <= value <= 2100 and "." not in num and "," not in num:
-            continue  # a year
-        # "12 coffees" counts coffees; "3 for" or "5 and" count nothing in particular.
-        countable = unit_l.isalpha() and len(unit_l) > 2 and unit_l not in _FUNCTION_WORDS
-        noun = unit_l.rstrip("s") if countable else ""
-        out.append(Quantity(f"count:{noun}" if noun else "number", value, raw))
-    return out
-
 
 def keyed(quantities: Sequence[Quantity]) -> dict[tuple[str, int], Quantity]:
-    """(kind, n-th of that kind) -> quantity: the key that makes two texts' figures
-    comparable ("8.0 km in 45:15" and "7.7 km, time 44:18")."""
+    """(key, n-th with that key) -> quantity: figures compare by what they measure, in
+    whatever order a phrasing states them ("8.0 km in 45:15", "45:15 for 8 km")."""
     seen: dict[str, int] = {}
     out: dict[tuple[str, int], Quantity] = {}
     for q in quantities:
-        i = seen.get(q.kind, 0)
-        seen[q.kind] = i + 1
-        out[(q.kind, i)] = q
+        i = seen.get(q.key, 0)
+        seen[q.key] = i + 1
+        out[(q.key, i)] = q
     return out
 
 
@@ -209,17 +118,60 @@ class ValueDeviation:
     score: float
 
 
-# A deviation is surprising at Z_FLAG robust z-scores (log scale for positive amounts, so
-# "half the usual" and "twice the usual" weigh alike), raised for small families: with
-# n values the spread itself is uncertain (a Student-t-like widening). The scale never
-# drops below REL_FLOOR (about 1%), so an always-identical amount may change a little.
-Z_FLAG = 5.0
+# A deviation is surprising when a new draw from the family's spread would lie this far
+# out with probability below TAIL_P: the Student-t quantile with n - 1 degrees of freedom,
+# so a routine's fourth or fifth entry needs a far larger departure than its twelfth (the
+# spread of a few values is itself uncertain). Deviations are on a log scale for positive
+# amounts ("half" and "twice the usual" weigh alike). The scale never drops below
+# REL_FLOOR (about 1%) nor below half the step the figures are written in ("5 min": 1 of
+# 5), so an always-identical amount may change a little.
+TAIL_P = 1e-3
 REL_FLOOR = 0.01
 MIN_VALUES = 4
+# A prior on a routine's relative spread, worth PRIOR_WEIGHT values: four entries that
+# happen to agree within 1% do not prove that the fifth must (a weekly shop of 1,028-1,054
+# and then 1,258), while a dozen agreeing entries outweigh it.
+PRIOR_SPREAD = 0.03
+PRIOR_WEIGHT = 1.0
+
+
+def shrunk_scale(scale: float, n: int) -> float:
+    """The log-scale spread of `n` values pooled with the prior's (a conjugate-style
+    weighted mean of variances)."""
+    pooled = ((n - 1) * scale**2 + PRIOR_WEIGHT * PRIOR_SPREAD**2) / (n - 1 + PRIOR_WEIGHT)
+    return math.sqrt(pooled)
+
+
+@functools.lru_cache(maxsize=64)
+def t_quantile(p: float, df: int) -> float:
+    """The upper `p` quantile of Student's t with `df` degrees of freedom (bisection on
+    its tail, integrated numerically: only small df are ever asked)."""
+    log_c = math.lgamma((df + 1) / 2) - math.lgamma(df / 2) - 0.5 * math.log(df * math.pi)
+
+    def tail(x: float) -> float:
+        # The upper tail past x, with t = x / sqrt(1 - u^2) mapping [x, inf) onto [0, 1).
+        steps = 600
+        total = 0.0
+        for i in range(steps):
+            u = (i + 0.5) / steps
+            t = x / math.sqrt(1 - u * u) if x > 0 else 0.0
+            dt = x * u / (1 - u * u) ** 1.5 / steps
+            total += math.exp(log_c - (df + 1) / 2 * math.log1p(t * t / df)) * dt
+        return total
+
+    lo, hi = 0.0, 1e4
+    for _ in range(60):
+        mid = (lo + hi) / 2
+        if tail(mid) > p:
+            lo = mid
+        else:
+            hi = mid
+    return (lo + hi) / 2
 
 
 def z_threshold(n: int) -> float:
-    return Z_FLAG * (1.0 + 3.0 / max(n - 1, 1))
+    """The deviation (in scales) that flags a value against `n` family values."""
+    return t_quantile(TAIL_P, max(n - 1, 1))
 
 
 def value_deviations(
@@ -231,7 +183,12 @@ def value_deviations(
     not compared with a pharmacy copay just because both are dollar amounts."""
     fam_keyed = [keyed(f) for f in family]
     out: list[ValueDeviation] = []
+    # Several unitless numbers in one text pair with the family's only by position,
+    # which phrasings do not keep ("temp 60.3 hum 60", "60% at 15.2°"): left out.
+    bare = sum(q.key == "number" for q in memory)
     for key, q in keyed(memory).items():
+        if q.key == "number" and bare > 1:
+            continue
         values = [fk[key].value for fk in fam_keyed if key in fk]
         if len(values) < MIN_VALUES:
             continue
@@ -243,17 +200,20 @@ def value_deviations(
         med = statistics.median(xs)
         mad = statistics.median(abs(v - med) for v in xs)
         q1, _, q3 = statistics.quantiles(xs, n=4, method="inclusive")
-        floor = REL_FLOOR if use_log else (15.0 if circular else REL_FLOOR * abs(med))
+        floor = _floor(q, values, family_steps(family, key), use_log, circular, med)
         # MAD alone underestimates the spread of a small or two-valued family (calls of
         # 34-36 and 44-48 min); the IQR catches that, the floor covers constant amounts.
         scale = max(1.4826 * mad, (q3 - q1) / 1.349, floor, 1e-9)
+        if use_log:
+            scale = shrunk_scale(scale, len(values))
         diff = abs(x - med)
         if circular:
             diff = min(diff, 1440.0 - diff)  # 23:50 is close to 00:10
-        z = diff / scale
+        # A prediction for one new value: the centre's own uncertainty widens it.
+        z = diff / scale / math.sqrt(1 + 1 / len(values))
         if min(values) <= q.value <= max(values) and not circular:
             # Seen before: a value inside the family's own range is not an outlier.
-            z = min(z, Z_FLAG * 0.5)
+            z = min(z, 0.5 * z_threshold(len(values)))
         lin_med = statistics.median(values)
         rel = abs(q.value - lin_med) / abs(lin_med) if lin_med else math.inf
         out.append(
@@ -270,6 +230,33 @@ def value_deviations(
             )
         )
     return out
+
+
+def family_steps(family: Sequence[Sequence[Quantity]], key: tuple[str, int]) -> list[float]:
+    """The relative step each member's figure for `key` is written in, where readable."""
+    out: list[float] = []
+    for f in family:
+        k = keyed(f).get(key)
+        step = relative_step(k.text) if k is not None else None
+        if step is not None:
+            out.append(step)
+    return out
+
+
+def _floor(
+    q: Quantity,
+    values: Sequence[float],
+    steps: Sequence[float],
+    use_log: bool,
+    circular: bool,
+    med: float,
+) -> float:
+    if circular:
+        return 15.0
+    step = statistics.median(steps) / 2 if steps else 0.0
+    if use_log:
+        return max(REL_FLOOR, step)
+    return max(REL_FLOOR, step) * abs(med)
 
 
 def z_score(z: float, n: int) -> float:
@@ -315,17 +302,20 @@ class Tok(NamedTuple):
     is_stop: bool = False
     is_num: bool = False  # a figure or part of one
     is_time: bool = False  # part of a date/time expression ("this morning", "weekly")
+    is_name: bool = False  # part of a name (a named entity, or a proper noun mid-sentence)
+    role: str = ""  # for a noun: what its phrase fills ("at", "with", "obj", "subj")
+    head: str = ""  # for a noun: the lemma of its phrase's head
 
 
 # A token's fields as a plain tuple. The garbage collector stops tracking a plain tuple of
 # strings, ints and bools after its first collection, but never a `Tok` (a subclass): the
 # judge's ~15 cached tokens per memory text made most of what each ingested memory added
 # to the heap that every full collection walks.
-TokRow = tuple[str, str, str, int, bool, bool, bool]
+TokRow = tuple[str, str, str, int, bool, bool, bool, bool, str, str]
 
 
 def tok_rows(toks: Iterable[Tok]) -> tuple[TokRow, ...]:
-    return tuple((t.text, t.lemma, t.pos, t.sent, t.is_stop, t.is_num, t.is_time) for t in toks)
+    return tuple(tuple(t) for t in toks)  # type: ignore[misc]
 
 
 def from_rows(rows: Iterable[TokRow]) -> list[Tok]:
@@ -346,344 +336,12 @@ def is_minor(t: Tok) -> bool:
         or t.is_time
         or t.lemma in UNIT_WORDS
         or not any(c.isalpha() for c in t.lemma)
+        or any(c.isdigit() for c in t.lemma)  # "1h20", "5k": a figure with its unit
     )
 
 
 def is_content(t: Tok) -> bool:
     return t.pos in CONTENT_POS and not is_minor(t)
-
-
-def measure_words(toks: Sequence[Tok]) -> frozenset[str]:
-    """The content words and units that `comparable` compares."""
-    return frozenset(t.lemma for t in toks if is_content(t) or t.lemma in _UNITS)
-
-
-def comparable(a: Sequence[Tok], b: Sequence[Tok]) -> bool:
-    """Whether two texts' figures measure the same thing: they share at least half of the
-    smaller text's content words and units ("Weighed in at 84 kg" / "Scale: 84 kg")."""
-    return comparable_words(measure_words(a), measure_words(b))
-
-
-def comparable_words(wa: frozenset[str], wb: frozenset[str]) -> bool:
-    """`comparable` on the texts' `measure_words`."""
-    if not wa or not wb:
-        return False
-    return len(wa & wb) >= 0.5 * min(len(wa), len(wb))
-
-
-def signature(toks: Sequence[Tok]) -> list[str]:
-    """Alignment symbols: lemmas, figures collapsed to '#', units to their kind."""
-    out: list[str] = []
-    for t in toks:
-        if t.pos in {"PUNCT", "SPACE"} or (t.pos == "SYM" and not t.is_num):
-            continue
-        if t.is_num or t.pos == "NUM":
-            if out and out[-1] == "#":
-                continue
-            out.append("#")
-        elif t.lemma in _UNITS:
-            out.append("<" + _UNITS[t.lemma][0] + ">")
-        else:
-            out.append(t.lemma)
-    return out
-
-
-def _visible(toks: Sequence[Tok]) -> list[Tok]:
-    """The tokens `signature` keeps, in the same order (one per symbol)."""
-    return [toks[i] for i in _visible_at(toks)]
-
-
-def _visible_at(toks: Sequence[Tok]) -> list[int]:
-    """The positions of `_visible`'s tokens."""
-    out: list[int] = []
-    prev_num = False
-    for i, t in enumerate(toks):
-        if t.pos in {"PUNCT", "SPACE"} or (t.pos == "SYM" and not t.is_num):
-            continue
-        num = t.is_num or t.pos == "NUM"
-        if num and prev_num:
-            continue
-        out.append(i)
-        prev_num = num
-    return out
-
-
-@dataclass(frozen=True, eq=False)
-class TokView:
-    """A text's tokens with what the change rules derive from that text alone. A routine's
-    entries are in the family of each later entry, so a judge that keeps one view per text
-    derives these once instead of once per judgement (`detect_changes_in`). The tokens
-    are kept as `TokRow`s (untracked by the garbage collector) and rebuilt where the
-    rules read them: for the judged memory and its best-aligned member only."""
-
-    rows: tuple[TokRow, ...]
-    measures: frozenset[str]  # `measure_words`
-    content: frozenset[str]  # lemmas of the content words (`is_content`)
-    sig: tuple[str, ...]  # `signature`
-    sig_set: frozenset[str]  # the symbols of `sig`
-    sig_repeats: Mapping[str, int]  # those occurring more than once -> how often
-    vis_at: tuple[int, ...]  # `_visible_at`
-
-    @property
-    def toks(self) -> list[Tok]:
-        return from_rows(self.rows)
-
-    @property
-    def vis(self) -> list[Tok]:
-        """`_visible`."""
-        rows = self.rows
-        return [Tok._make(rows[i]) for i in self.vis_at]
-
-    @classmethod
-    def of(cls, toks: Sequence[Tok], rows: tuple[TokRow, ...] | None = None) -> TokView:
-        """The view of `toks` (`rows`: theirs, when at hand)."""
-        sig = tuple(signature(toks))
-        return cls(
-            rows=tok_rows(toks) if rows is None else rows,
-            measures=measure_words(toks),
-            content=frozenset(t.lemma for t in toks if is_content(t)),
-            sig=sig,
-            sig_set=frozenset(sig),
-            sig_repeats={x: n for x, n in Counter(sig).items() if n > 1},
-            vis_at=tuple(_visible_at(toks)),
-        )
-
-
-Block = tuple[int, int, int]  # (i, j, n): a[i:i + n] == b[j:j + n]
-
-
-def matching_blocks(a: Sequence[str], b: Sequence[str]) -> list[Block]:
-    """`difflib.SequenceMatcher(None, a, b, autojunk=False).get_matching_blocks()`, as plain
-    tuples: the longest common run (the earliest in `a`, then in `b`), recursively on both
-    sides of it, adjacent runs joined, ending with (len(a), len(b), 0). The same steps
-    without the matcher's objects and junk handling (none here) cost ~35% less."""
-    b2j: dict[str, list[int]] = {}
-    for j, x in enumerate(b):
-        b2j.setdefault(x, []).append(j)
-    nothing: list[int] = []
-    found: list[Block] = []
-    queue = [(0, len(a), 0, len(b))]
-    while queue:
-        alo, ahi, blo, bhi = queue.pop()
-        besti, bestj, bestsize = alo, blo, 0
-        j2len: dict[int, int] = {}  # j -> length of the run ending at a[i - 1], b[j]
-        for i in range(alo, ahi):
-            get = j2len.get
-            new: dict[int, int] = {}
-            for j in b2j.get(a[i], nothing):
-                if j < blo:
-                    continue
-                if j >= bhi:
-                    break
-                k = new[j] = get(j - 1, 0) + 1
-                if k > bestsize:
-                    besti, bestj, bestsize = i - k + 1, j - k + 1, k
-            j2len = new
-        if bestsize:
-            found.append((besti, bestj, bestsize))
-            if alo < besti and blo < bestj:
-                queue.append((alo, besti, blo, bestj))
-            if besti + bestsize < ahi and bestj + bestsize < bhi:
-                queue.append((besti + bestsize, ahi, bestj + bestsize, bhi))
-    found.sort()
-    out: list[Block] = []
-    i1 = j1 = k1 = 0
-    for i2, j2, k2 in found:
-        if i1 + k1 == i2 and j1 + k1 == j2:
-            k1 += k2
-        else:
-            if k1:
-                out.append((i1, j1, k1))
-            i1, j1, k1 = i2, j2, k2
-    if k1:
-        out.append((i1, j1, k1))
-    out.append((len(a), len(b), 0))
-    return out
-
-
-def opcodes(blocks: Sequence[Block]) -> list[tuple[str, int, int, int, int]]:
-    """`SequenceMatcher.get_opcodes()` from its `matching_blocks`."""
-    i = j = 0
-    out: list[tuple[str, int, int, int, int]] = []
-    for ai, bj, size in blocks:
-        tag = "replace" if i < ai and j < bj else "delete" if i < ai else "insert" if j < bj else ""
-        if tag:
-            out.append((tag, i, ai, j, bj))
-        i, j = ai + size, bj + size
-        if size:
-            out.append(("equal", ai, i, bj, j))
-    return out
-
-
-def _shared(a: TokView, b: TokView) -> int:
-    """Symbols two signatures share, with multiplicity: no alignment matches more. Most
-    symbols occur once, so a set intersection and a correction for the few repeated."""
-    n = len(a.sig_set & b.sig_set)
-    for x, nb in b.sig_repeats.items():
-        na = a.sig_repeats.get(x, 0)
-        if na:
-            n += min(na, nb) - 1
-    return n
-
-
-@dataclass
-class Change:
-    kind: str  # category | content
-    score: float
-    new: str  # what the memory says instead / in addition
-    usual: str  # the family's usual value ("" for a pure addition)
-    share: float  # how consistent the family is on the usual value
-
-
-@dataclass
-class ChangeReport:
-    changes: list[Change] = field(default_factory=list)
-    best_ratio: float = 0.0
-
-
-# An entry in the usual template: most of the best-aligned family member's symbols are
-# found again in order. New templates (rephrasings) align far worse than this.
-MIN_COVER_SUBST = 0.5
-MIN_COVER_ADD = 0.75
-# The usual template must be the family's: at least this share of the members align with
-# the memory (cover >= MIN_COVER_SUBST). In a routine most entries share one or a few
-# phrasings; a family of loosely similar chat lines does not, and one short line that a
-# longer message happens to contain is no template. Dev data: at 0.2 every planted
-# category/content outlier is still flagged (16/16 each, 0/326 false) while the LoCoMo
-# chat turns of conv-26 go from 553 surprise flags in 150 recalls (365 prompt tokens each)
-# to none; 0.25 loses one category outlier, 0.1 still flags 144 chat turns.
-TEMPLATE_SHARE = 0.2
-# A slot value counts as the family's usual one when at least this share states it.
-MIN_SLOT_SHARE = 0.5
-
-
-def _phrase(toks: Sequence[Tok]) -> str:
-    return " ".join(t.text for t in toks if t.pos not in {"PUNCT", "SPACE"}).strip()
-
-
-def detect_changes(memory: Sequence[Tok], family: Sequence[Sequence[Tok]]) -> ChangeReport:
-    """Category and content changes of `memory` against its family.
-
-    The memory is aligned with the family member written in the most similar template
-    (figures masked). A change is reported only where the rest of the text matches that
-    member, and only with words no family member ever used: a rephrasing changes many
-    symbols at once and rarely introduces a new noun in an otherwise identical sentence.
-    """
-    return detect_changes_in(TokView.of(memory), [TokView.of(f) for f in family])
-
-
-def detect_changes_in(memory: TokView, family: Sequence[TokView]) -> ChangeReport:
-    """`detect_changes` on the texts' views. A view given more than once (one text for
-    several events) is aligned once."""
-    report = ChangeReport()
-    if not family:
-        return report
-    n = len(family)
-    df: dict[str, int] = {}
-    for member in family:
-        for lemma in member.content:
-            df[lemma] = df.get(lemma, 0) + 1
-    sig_m = memory.sig
-    best_cover, bi = -1.0, -1
-    best_blocks: list[Block] = []
-    covers: dict[tuple[str, ...], float] = {}  # member signature -> its cover
-    in_template = 0
-    for i, member in enumerate(family):
-        sig_b = member.sig
-        if not sig_b or not sig_m:
-            continue
-        cover = covers.get(sig_b, -1.0)
-        blocks: list[Block] = []
-        if cover < 0.0:
-            if sig_b == sig_m:  # the same figure-masked template: aligns whole
-                blocks = [(0, 0, len(sig_b)), (len(sig_m), len(sig_b), 0)]
-                cover = 1.0
-            else:
-                bound = _shared(memory, member) / len(sig_b)
-                if bound <= best_cover and (
-                    bound < MIN_COVER_SUBST or in_template >= TEMPLATE_SHARE * n
-                ):
-                    continue  # it can neither be the best (ties keep the first) nor count
-                blocks = matching_blocks(sig_m, sig_b)
-                cover = sum(k for _, _, k in blocks) / len(sig_b)
-            covers[sig_b] = cover
-        in_template += cover >= MIN_COVER_SUBST
-        # A signature seen before never beats its first occurrence (ties keep the first).
-        if cover > best_cover:
-            best_cover, bi, best_blocks = cover, i, blocks
-        if best_cover >= 1.0 and in_template >= TEMPLATE_SHARE * n:
-            break  # neither the best alignment nor the template test can change any more
-    cover = best_cover
-    report.best_ratio = max(cover, 0.0)
-    if bi < 0 or in_template < TEMPLATE_SHARE * n:
-        return report
-    toks_m = memory.toks
-    vis_m = [toks_m[i] for i in memory.vis_at]
-    vis_b = family[bi].vis
-    lemmas_m = {t.lemma for t in toks_m}
-    novel_sents: dict[int, list[Tok]] = {}
-    for op, i1, i2, j1, j2 in opcodes(best_blocks):
-        if op == "equal":
-            continue
-        new_toks = vis_m[i1:i2]
-        old_toks = vis_b[j1:j2]
-        novel = [t for t in new_toks if is_content(t) and df.get(t.lemma, 0) == 0]
-        if not novel:
-            continue
-        novel_slots = [t for t in novel if t.pos in SLOT_POS]
-        old_slots = [
-            t for t in old_toks if t.pos in SLOT_POS and not is_minor(t) and t.lemma not in lemmas_m
-        ]
-        # A clause of its own: a whole new sentence, or several novel content words
-        # including a verb or adjective.
-        new_sents = {t.sent for t in new_toks} - {t.sent for t in vis_m[:i1] + vis_m[i2:]}
-        clause = bool(new_sents) or (
-            len(novel) >= 3 and any(t.pos in {"VERB", "ADJ"} for t in novel)
-        )
-        if old_slots and novel_slots and not clause and cover >= MIN_COVER_SUBST:
-            share = max(df.get(t.lemma, 0) for t in old_slots) / n
-            if share >= MIN_SLOT_SHARE:
-                report.changes.append(
-                    Change(
-                        kind="category",
-                        score=min(1.0, 0.7 + 0.3 * (share - MIN_SLOT_SHARE) / MIN_SLOT_SHARE),
-                        new=_phrase([t for t in new_toks if not is_minor(t) or t.pos == "PROPN"]),
-                        usual=_phrase([t for t in old_toks if not is_minor(t)]),
-                        share=share,
-                    )
-                )
-            continue
-        if cover < MIN_COVER_ADD:
-            continue
-        if old_slots and not clause:
-            continue  # a swap against an inconsistent family: not surprising
-        if clause:
-            for t in novel:
-                novel_sents.setdefault(t.sent, []).append(t)
-        elif novel_slots:
-            report.changes.append(
-                Change(
-                    kind="category",
-                    score=0.75,
-                    new=_phrase([t for t in new_toks if not is_minor(t) or t.pos == "PROPN"]),
-                    usual="",
-                    share=1.0,
-                )
-            )
-    for sent, toks in novel_sents.items():
-        sent_toks = [t for t in toks_m if t.sent == sent]
-        content = [t for t in sent_toks if is_content(t)]
-        share = len(toks) / max(len(content), 1)
-        report.changes.append(
-            Change(
-                kind="content",
-                score=min(1.0, 0.7 + 0.3 * share),
-                new=_phrase(sent_toks),
-                usual="",
-                share=share,
-            )
-        )
-    return report
 
 
 # ---- absence --------------------------------------------------------------------------

@@ -19,14 +19,22 @@ import json
 from pcm_common.domain.surprisal import Tok
 
 FEATURES_FIELD = "judge_toks"
-VERSION = 1
+VERSION = 2
 # The judge parses this many leading characters of a text.
 PARSED_CHARS = 2000
 
 
 def encode(toks: list[Tok]) -> str:
     rows = [
-        [t.text, t.lemma, t.pos, t.sent, int(t.is_stop) | int(t.is_num) << 1 | int(t.is_time) << 2]
+        [
+            t.text,
+            t.lemma,
+            t.pos,
+            t.sent,
+            int(t.is_stop) | int(t.is_num) << 1 | int(t.is_time) << 2 | int(t.is_name) << 3,
+            t.role,
+            t.head,
+        ]
         for t in toks
     ]
     return json.dumps({"v": VERSION, "toks": rows}, ensure_ascii=False, separators=(",", ":"))
@@ -50,8 +58,11 @@ def decode(stored: object, text: str) -> list[Tok] | None:
                 is_stop=bool(flags & 1),
                 is_num=bool(flags & 2),
                 is_time=bool(flags & 4),
+                is_name=bool(flags & 8),
+                role=str(role),
+                head=str(head),
             )
-            for w, lemma, pos, sent, flags in data["toks"]
+            for w, lemma, pos, sent, flags, role, head in data["toks"]
         ]
     except (ValueError, TypeError, KeyError):
         return None

@@ -10,8 +10,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from pcm_common.domain import changes
 from pcm_common.domain import surprisal as sp
 from pcm_common.domain.memory import MemoryRecord
+from pcm_common.domain.quantities import resolve
 from pcm_common.judge import Earlier, Judge, Verdict, features
 from pcm_common.text import brief
 
@@ -57,22 +59,74 @@ def _initial_verb(t: Any, lemmatizer: Any) -> str | None:
     return lemma if lemma != t.text.lower() else None
 
 
+# Entity labels that name a person, place, organisation or product.
+_NAME_LABELS = frozenset(
+    {"PERSON", "ORG", "GPE", "LOC", "FAC", "PRODUCT", "NORP", "EVENT", "WORK_OF_ART"}
+)
+# Dependencies that attach a word to the phrase it qualifies: a slot's role is its
+# phrase's.
+_PHRASE_DEPS = frozenset({"compound", "poss", "amod", "nmod", "appos", "flat", "conj", "nn"})
+# A verb attached with one of these starts a clause of its own.
+_CLAUSE_DEPS = frozenset({"conj", "ccomp", "advcl", "parataxis"})
+_CLAUSE_MARKS = frozenset({";", "(", "[", "—", "–", "-", "--"})
+_ROLE_OF_DEP = {"dobj": "obj", "obj": "obj", "nsubj": "subj", "nsubjpass": "subj", "ROOT": "root"}
+
+
+def _clause_starts(doc: Any) -> set[int]:
+    """Token positions where a clause begins: each sentence, each clause verb's left edge
+    ("..., we talked", "because my chest felt tight"), and after a semicolon, a dash or
+    an opening bracket."""
+    starts = {sent.start for sent in doc.sents}
+    for t in doc:
+        if t.pos_ in {"VERB", "AUX"} and t.dep_ in _CLAUSE_DEPS:
+            starts.add(t.left_edge.i)
+        elif t.text in _CLAUSE_MARKS and t.i + 1 < len(doc):
+            starts.add(t.i + 1)
+    return starts
+
+
+def _slot(t: Any) -> tuple[str, str]:
+    """A noun's role (the preposition of its phrase, "obj", "subj", ...) and the lemma of
+    its phrase's head."""
+    h = t
+    for _ in range(8):  # phrases are shallow; a bound keeps a malformed tree harmless
+        if h.dep_ not in _PHRASE_DEPS or h.head is h:
+            break
+        h = h.head
+    if h.dep_ == "pobj":
+        role = h.head.lemma_.lower()
+    else:
+        role = _ROLE_OF_DEP.get(h.dep_, h.dep_)
+    return role, h.lemma_.lower()
+
+
 def _toks(doc: Any, lemmatizer: Any = None) -> list[sp.Tok]:
     out: list[sp.Tok] = []
-    for si, sent in enumerate(doc.sents):
+    starts = _clause_starts(doc)
+    clause = -1
+    for sent in doc.sents:
         for t in sent:
+            clause += t.i in starts
             verb = _initial_verb(t, lemmatizer) if t.i == sent.start else None
+            pos = "VERB" if verb else t.pos_
+            is_num = bool(t.like_num) or t.pos_ == "NUM" or t.ent_type_ == "MONEY"
+            # NER's DATE/TIME spans ("this morning", "weekly", "about 40 minutes") vary
+            # freely between phrasings of the same routine.
+            is_time = t.ent_type_ in _TIME_LABELS and not verb
+            named = t.ent_type_ in _NAME_LABELS or (pos == "PROPN" and t.i != sent.start)
+            role, head = _slot(t) if pos in {"NOUN", "PROPN"} else ("", "")
             out.append(
                 sp.Tok(
                     text=t.text,
                     lemma=verb or t.lemma_.lower(),
-                    pos="VERB" if verb else t.pos_,
-                    sent=si,
+                    pos=pos,
+                    sent=max(clause, 0),
                     is_stop=bool(t.is_stop),
-                    is_num=bool(t.like_num) or t.pos_ == "NUM" or t.ent_type_ == "MONEY",
-                    # NER's DATE/TIME spans ("this morning", "weekly", "about 40 minutes")
-                    # vary freely between phrasings of the same routine.
-                    is_time=t.ent_type_ in _TIME_LABELS and not verb,
+                    is_num=is_num,
+                    is_time=is_time,
+                    is_name=named and not is_num and not is_time and not verb,
+                    role=role,
+                    head=head,
                 )
             )
     return out
@@ -84,12 +138,14 @@ class _Derived:
     a judgement compares up to 12 members that were compared the same way in earlier
     judgements (the same routine entries over and over)."""
 
-    view: sp.TokView
+    profile: changes.Profile
     quantities: tuple[sp.Quantity, ...]  # a tuple of tuples: not tracked by the collector
 
 
 def _derive(text: str, rows: tuple[sp.TokRow, ...]) -> _Derived:
-    return _Derived(sp.TokView.of(sp.from_rows(rows), rows), tuple(sp.parse_quantities(text)))
+    quantities = tuple(sp.parse_quantities(text))
+    profile = changes.profile(sp.from_rows(rows), (q.key for q in quantities))
+    return _Derived(profile, quantities)
 
 
 @dataclass(slots=True)
@@ -238,10 +294,13 @@ def judge_texts(text: str, family: Sequence[str]) -> Verdict:
     mine, *members = _PARSER.derived([text, *family])
     # Value outliers: each stated quantity against the same quantity in the comparable
     # family members.
-    peers = [
-        m.quantities for m in members if sp.comparable_words(mine.view.measures, m.view.measures)
-    ]
-    devs = sp.value_deviations(mine.quantities, peers)
+    raw = [m.quantities for m in members if _comparable(mine.profile, m.profile)]
+    common = usual_keys([mine.quantities, *raw])
+    currencies = {q.key for qs in [mine.quantities, *raw] for q in qs if q.kind == "money"}
+    if len(currencies) == 1:
+        common |= currencies
+    peers = [resolve(p, common) for p in raw]
+    devs = sp.value_deviations(resolve(mine.quantities, common), peers)
     for d in devs:
         usual = (
             f"usually {sp.describe_value(d.median, d.kind)} "
@@ -258,7 +317,7 @@ def judge_texts(text: str, family: Sequence[str]) -> Verdict:
             )
         )
 
-    report = sp.detect_changes_in(mine.view, [m.view for m in members])
+    report = changes.detect_changes(mine.profile, [m.profile for m in members])
     for c in report.changes:
         if c.kind == "category":
             differs = f"'{c.new}' instead of '{c.usual}'" if c.usual else f"new: '{c.new}'"
@@ -281,7 +340,11 @@ def judge_texts(text: str, family: Sequence[str]) -> Verdict:
         return Verdict(score=0.0, usual=f"in line with {n} earlier entries")
     best = max(candidates, key=lambda v: v.score)
     # Several independent departures are more surprising than one; the others are noted.
-    others = [v for v in candidates if v is not best and v.score >= sp.FLAG_MIN_SCORE]
+    others = [
+        v
+        for v in candidates
+        if v is not best and v.score >= sp.FLAG_MIN_SCORE and v.differs != best.differs
+    ]
     if others:
         best = best.model_copy(
             update={
@@ -290,6 +353,28 @@ def judge_texts(text: str, family: Sequence[str]) -> Verdict:
             }
         )
     return best
+
+
+def usual_keys(texts: Sequence[Sequence[sp.Quantity]]) -> set[str]:
+    """The quantity keys at least a third of the texts state: a routine written in three
+    phrasings, one of which leaves its figure bare ("RHR 57"), still has its kind."""
+    counts: dict[str, int] = {}
+    for qs in texts:
+        for key in {q.key for q in qs}:
+            counts[key] = counts.get(key, 0) + 1
+    return {k for k, c in counts.items() if 3 * c >= len(texts)}
+
+
+def _comparable(a: changes.Profile, b: changes.Profile) -> bool:
+    """Whether `b`'s figures may measure what `a`'s do: the texts share a word, or `b`
+    states a figure of a kind `a` states and names nothing `a` does not. The family is
+    already the memory's nearest texts; this keeps a grocery bill from being compared with
+    a pharmacy copay that lies near it, while a routine's other phrasings ("Scale: 84 kg",
+    "Weighed in at 84 kg") still count."""
+    words_a = changes.words(a)
+    if words_a & b.content:
+        return True
+    return bool((a.content - words_a) & b.content) and b.names <= a.names
 
 
 def family_texts(memory: MemoryRecord, family: Sequence[Earlier]) -> list[str]:

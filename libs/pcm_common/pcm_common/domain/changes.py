@@ -1,0 +1,334 @@
+"""Category and content changes of a memory against its family, independent of sentence
+shape (whitepaper §3.7): pure functions on parsed tokens (`surprisal.Tok`).
+
+A routine is written in one or several phrasings, so nothing here aligns word order. Each
+text is reduced to a `Profile`: its content words, its slots (the nouns and names that fill
+a role: the object of "at", "with", "to", a direct object, a name) and its clauses. The
+family's consensus is what most members say (a Laplace-smoothed share, so four members
+agreeing is weaker evidence than eleven):
+
+- category: a consensus slot is missing and a slot no member ever used fills the same role
+  ("at Riverside Drugs" where the family says "at QuickCare Pharmacy"), or a new name or
+  place is added to an entry that otherwise says what a member says;
+- content: a clause made mostly of words no member ever used, next to the routine's own
+  statement ("... It lists a second meter at an address I don't recognise.").
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import NamedTuple
+
+from pcm_common.domain.surprisal import Tok, is_content
+
+# A consensus word: its smoothed share (df + 1) / (n + 2) reaches this. Four of four
+# members give 0.83, three of four 0.67 (not enough), nine of twelve 0.71.
+CONSENSUS = 0.7
+# An added clause: at least this many words no member used, and at least this share of
+# the clause's content words.
+CLAUSE_MIN_NOVEL = 2
+CLAUSE_NOVEL_SHARE = 0.5
+# An addition (a name or place in an otherwise usual entry) needs the entry to contain
+# this share of some member's content words.
+ADDITION_COVER = 0.8
+NAME_ROLE = "name"
+# Fewer members of the memory's own routine than this: no consensus to speak of.
+MIN_MEMBERS = 3
+# Roles whose new filler is a new place, person or provider when added to an entry.
+_PLACE_ROLES = frozenset({"at", "in", "with", "from", "to", "by", NAME_ROLE})
+
+
+class Clause(NamedTuple):
+    lemmas: frozenset[str]  # content lemmas
+    text: str
+    figure: bool  # states a figure
+    predicate: bool  # says something: a content verb or adjective
+
+
+@dataclass(frozen=True)
+class Profile:
+    """What the change rules read of one text."""
+
+    content: frozenset[str]  # content-word lemmas
+    slots: Mapping[str, str]  # slot lemma -> its role
+    heads: Mapping[str, str]  # slot lemma -> the lemma of its phrase's head
+    words: Mapping[str, str]  # slot lemma -> as written
+    names: frozenset[str]  # slot lemmas that are names
+    clauses: tuple[Clause, ...]
+
+
+FIGURE = "#"  # prefix of a figure's kind among a text's words
+
+
+def profile(toks: Sequence[Tok], figures: Iterable[str] = ()) -> Profile:
+    """`figures`: the keys of the quantities the text states ("duration", "money:USD");
+    they count as words ("#duration"): a routine that alternates phrasings with no word in
+    common still agrees on what it measures."""
+    slots: dict[str, str] = {}
+    heads: dict[str, str] = {}
+    words: dict[str, str] = {}
+    names: set[str] = set()
+    by_clause: dict[int, list[Tok]] = {}
+    for t in toks:
+        by_clause.setdefault(t.sent, []).append(t)
+        if not is_content(t):
+            continue
+        if t.is_name or (t.pos in {"NOUN", "PROPN"} and t.role):
+            words.setdefault(t.lemma, t.text)
+        if t.is_name:
+            names.add(t.lemma)
+            slots[t.lemma] = NAME_ROLE
+            heads[t.lemma] = t.head or t.lemma
+        elif t.pos in {"NOUN", "PROPN"} and t.role:
+            slots.setdefault(t.lemma, t.role)
+            heads.setdefault(t.lemma, t.head or t.lemma)
+    clauses = tuple(
+        Clause(
+            frozenset(t.lemma for t in ts if is_content(t)),
+            " ".join(t.text for t in ts if t.pos not in {"PUNCT", "SPACE"}),
+            any(t.is_num for t in ts),
+            any(t.pos in {"VERB", "ADJ"} and is_content(t) for t in ts),
+        )
+        for ts in by_clause.values()
+    )
+    return Profile(
+        content=frozenset(t.lemma for t in toks if is_content(t)) | {FIGURE + f for f in figures},
+        slots=slots,
+        heads=heads,
+        words=words,
+        names=frozenset(names),
+        clauses=clauses,
+    )
+
+
+@dataclass
+class Change:
+    kind: str  # category | content
+    score: float
+    new: str  # what the memory says instead / in addition
+    usual: str  # the family's usual value ("" for a pure addition)
+    share: float  # how consistent the family is on the usual value
+
+
+@dataclass
+class ChangeReport:
+    changes: list[Change] = field(default_factory=list)
+
+
+def smoothed_share(df: int, n: int) -> float:
+    """Laplace's rule of succession: the share of members saying it, shrunk towards 1/2."""
+    return (df + 1) / (n + 2)
+
+
+def _df(family: Sequence[Profile]) -> dict[str, int]:
+    df: dict[str, int] = {}
+    for member in family:
+        for lemma in member.content:
+            df[lemma] = df.get(lemma, 0) + 1
+    return df
+
+
+def _role_of(lemma: str, family: Sequence[Profile]) -> str:
+    roles: dict[str, int] = {}
+    for member in family:
+        if lemma in member.slots:
+            r = member.slots[lemma]
+            roles[r] = roles.get(r, 0) + 1
+    return max(roles, key=lambda r: roles[r]) if roles else ""
+
+
+def routine_members(memory: Profile, family: Sequence[Profile]) -> list[Profile]:
+    """The members of the memory's own routine: those sharing a word with it or, in turn,
+    with such a member (one phrasing shares "bill" with the memory, another shares the
+    provider's name with that one). A family may hold entries of a neighbouring routine
+    (a pharmacy copay near a grocery bill) that share nothing; their consensus is not the
+    memory's. When few members share a word, also those that state the same kinds of
+    figures as the memory (or some of them) and name nothing it does not ("Scale: 84 kg"
+    beside "Weighed in at 84 kg")."""
+    reached = words(memory)
+    own: list[Profile] = []
+    left = list(family)
+    grew = True
+    while grew:
+        grew = False
+        for m in list(left):
+            if words(m) & reached:
+                own.append(m)
+                left.remove(m)
+                reached = reached | words(m)
+                grew = True
+    figures = memory.content - words(memory)
+    if len(own) < MIN_MEMBERS:  # a phrasing with no word in common, naming nothing else
+        own += [m for m in left if m.content - words(m) and m.content - words(m) <= figures
+                and m.names <= memory.names]  # fmt: skip
+    return own
+
+
+def detect_changes(memory: Profile, family: Sequence[Profile]) -> ChangeReport:
+    report = ChangeReport()
+    own = routine_members(memory, family)
+    n = len(own)
+    if n < MIN_MEMBERS:
+        return report
+    df = _df(family)  # a word any member used is not new
+    df_own = _df(own)
+    consensus = {w for w, k in df_own.items() if smoothed_share(k, n) >= CONSENSUS}
+    if not consensus:
+        return report  # no routine to depart from
+    added = _added_clauses(memory, df, consensus)
+    report.changes += [c for c, _ in added]
+    in_added: set[str] = set().union(*(lemmas for _, lemmas in added))
+    novel = {w: r for w, r in memory.slots.items() if df.get(w, 0) == 0 and w not in in_added}
+    swap = _substitution(memory, own, df_own, consensus, novel, n)
+    if swap is not None:
+        report.changes.append(swap)
+    elif (add := _addition(memory, own, novel, consensus)) is not None:
+        report.changes.append(add)
+    return report
+
+
+def _added_clauses(
+    memory: Profile, df: Mapping[str, int], consensus: set[str]
+) -> list[tuple[Change, frozenset[str]]]:
+    """Clauses of mostly new words beside a clause that states the routine, each with
+    its new words."""
+    if len(memory.clauses) < 2:
+        return []
+    out: list[tuple[Change, frozenset[str]]] = []
+    figures_agreed = any(w.startswith(FIGURE) for w in memory.content & consensus)
+    for i, clause in enumerate(memory.clauses):
+        if clause.figure and clause.lemmas & consensus:
+            continue  # the routine's own statement, however phrased
+        if not _is_added(i, clause, df):
+            continue
+        rest = [c for j, c in enumerate(memory.clauses) if j != i]
+        if not any(c.lemmas & consensus or (c.figure and figures_agreed) for c in rest):
+            continue  # the routine's own statement is not beside it
+        new = frozenset(w for w in clause.lemmas if df.get(w, 0) == 0)
+        share = len(new) / max(len(clause.lemmas), 1)
+        change = Change(
+            kind="content",
+            score=min(1.0, 0.7 + 0.3 * share),
+            new=clause.text,
+            usual="",
+            share=share,
+        )
+        out.append((change, new))
+    return out
+
+
+def _is_added(i: int, clause: Clause, df: Mapping[str, int]) -> bool:
+    """Mostly words no member used; or, after the first clause, a clause that says
+    something, with no figure, made only of such words ("He asked me twice what day it
+    was", "I've been really thirsty all week")."""
+    new = [w for w in clause.lemmas if df.get(w, 0) == 0]
+    if len(new) >= CLAUSE_MIN_NOVEL and len(new) >= CLAUSE_NOVEL_SHARE * len(clause.lemmas):
+        return True
+    only_new = bool(new) and len(new) == len(clause.lemmas)
+    return i > 0 and clause.predicate and not clause.figure and only_new
+
+
+def words(p: Profile) -> frozenset[str]:
+    """The text's content words without its figures' kinds."""
+    return frozenset(w for w in p.content if not w.startswith(FIGURE))
+
+
+def _compatible(role_new: str, role_old: str) -> bool:
+    return role_new == role_old or NAME_ROLE in (role_new, role_old)
+
+
+def _substitution(
+    memory: Profile,
+    own: Sequence[Profile],
+    df: Mapping[str, int],
+    consensus: set[str],
+    novel: Mapping[str, str],
+    n: int,
+) -> Change | None:
+    """A consensus slot the memory lacks, replaced by a slot no member used: in the same
+    role, or in an entry that says exactly what a member says but for the two. A common
+    noun counts only as the head of its phrase ("hotel gym" for "river path", not
+    "bathroom scale" for "scale")."""
+    missing = [w for w in consensus if w not in memory.content and _role_of(w, own)]
+    fillers = {w: r for w, r in novel.items() if _fills(w, memory, df)}
+    if not missing or not fillers:
+        return None
+    same_rest = _same_but_for(memory, own, set(missing), set(fillers))
+    best: tuple[float, str, str] | None = None
+    for old in missing:
+        role_old = _role_of(old, own)
+        for new, role_new in fillers.items():
+            if not (same_rest or _compatible(role_new, role_old)):
+                continue
+            share = smoothed_share(df[old], n)
+            if best is None or share > best[0]:
+                best = (share, new, old)
+    if best is None:
+        return None
+    share, new, old = best
+    return Change(
+        kind="category",
+        score=min(1.0, 0.7 + (share - CONSENSUS)),
+        new=_slot_phrase(new, memory, set(fillers)),
+        usual=_phrase_of(old, own, set(missing)),
+        share=df[old] / n,
+    )
+
+
+def _fills(lemma: str, memory: Profile, df: Mapping[str, int]) -> bool:
+    """A name, or the head of a phrase (or a word qualifying a new head)."""
+    head = memory.heads.get(lemma, lemma)
+    return lemma in memory.names or head == lemma or df.get(head, 0) == 0
+
+
+def _same_but_for(
+    memory: Profile, own: Sequence[Profile], missing: set[str], novel: set[str]
+) -> bool:
+    """Whether some member says exactly the memory's other words ("Sensor log (loft)"
+    against "Sensor log (wine cellar)")."""
+    rest = words(memory) - novel
+    return bool(rest) and any(words(m) - missing == rest for m in own)
+
+
+def _addition(
+    memory: Profile, family: Sequence[Profile], novel: Mapping[str, str], consensus: set[str]
+) -> Change | None:
+    """A new name, or a new place or companion phrase, in an entry that otherwise contains
+    what some member says, in a role the family never varies (a family that meets a
+    different friend each time makes a new friend no news)."""
+    cover = max(
+        (len(m.content & memory.content) / len(m.content) for m in family if m.content),
+        default=0.0,
+    )
+    if cover < ADDITION_COVER:
+        return None
+    varying = {r for m in family for w, r in m.slots.items() if w not in consensus}
+    for new, role in novel.items():
+        if role in varying:
+            continue
+        head = memory.heads.get(new, new)
+        if role not in _PLACE_ROLES or (new not in memory.names and head not in novel):
+            continue
+        return Change(
+            kind="category",
+            score=0.75,
+            new=_slot_phrase(new, memory, set(novel)),
+            usual="",
+            share=1.0,
+        )
+    return None
+
+
+def _phrase_of(lemma: str, family: Sequence[Profile], among: set[str]) -> str:
+    for member in family:
+        if lemma in member.slots:
+            return _slot_phrase(lemma, member, among)
+    return lemma
+
+
+def _slot_phrase(lemma: str, p: Profile, among: set[str]) -> str:
+    """The slot's words: those of `among` sharing its head, in the text's order."""
+    head = p.heads.get(lemma, lemma)
+    same = [p.words.get(w, w) for w, h in p.heads.items() if w in among and h == head]
+    return " ".join(same) or p.words.get(lemma, lemma)

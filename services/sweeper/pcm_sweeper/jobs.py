@@ -34,6 +34,7 @@ from pcm_common.domain.strength import should_demote
 from pcm_common.events import STREAM_CHANGED, STREAM_WRITTEN, MemoryChanged, MemoryWritten
 from pcm_common.keylocks import release
 from pcm_common.models.sparse import encode_document
+from pcm_common.outbox import publish_owed
 from pcm_common.resources import TENANTS_KEY, Resources
 from pcm_common.stores.vectors import Filter, ScoredPoint, VectorPoint, usable_vector
 from pcm_common.telemetry import get_logger
@@ -81,7 +82,7 @@ class Jobs:
             "governance": settings.governance_interval_s,
             "strength_fold": settings.strength_fold_interval_s,
         }
-        self._task: asyncio.Task[None] | None = None
+        self._tasks: list[asyncio.Task[None]] = []
 
     async def tenants(self) -> list[str]:
         raw = await self.res.redis.smembers(TENANTS_KEY)
@@ -144,13 +145,24 @@ class Jobs:
         return done
 
     def start(self) -> None:
-        self._task = asyncio.create_task(self._loop())
+        self._tasks = [asyncio.create_task(self._loop()), asyncio.create_task(self._outbox())]
 
     async def stop(self) -> None:
-        if self._task:
-            self._task.cancel()
+        for task in self._tasks:
+            task.cancel()
             with contextlib.suppress(asyncio.CancelledError):
-                await self._task
+                await task
+        self._tasks = []
+
+    async def _outbox(self) -> None:
+        """Events owed by writes whose publish failed (`pcm_common.outbox`), on a shorter
+        beat than the scheduler's: their memories wait for the graph meanwhile."""
+        while True:
+            await asyncio.sleep(self.settings.outbox_interval_s)
+            try:
+                await publish_owed(self.res, self.settings.outbox_grace_s)
+            except Exception as exc:  # Redis away: the notes wait for the next beat
+                log.warning("outbox_failed", error=repr(exc)[:200])
 
     async def _loop(self) -> None:
         while True:

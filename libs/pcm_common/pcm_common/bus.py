@@ -20,7 +20,9 @@ from typing import Any, TypeVar
 from faststream.redis import RedisBroker, StreamSub
 from pydantic import BaseModel
 from redis.asyncio import Redis
+from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import ResponseError
+from redis.exceptions import TimeoutError as RedisTimeoutError
 
 from pcm_common.backlog import group_backlogs, parse_id, pipeline_status
 from pcm_common.config import PcmSettings
@@ -91,8 +93,24 @@ class Bus:
         sent together, in order (a batch of 500 was 500 sequential round trips)."""
         if not events:
             return
+        await self._publish_on(self.redis, stream, events)
+
+    async def publish_fresh(self, stream: str, events: Sequence[BaseModel]) -> None:
+        """`publish_many`, tried once more on a new connection when the first try fails
+        to reach Redis: a pooled connection a restarted Redis closed fails on first use."""
+        try:
+            await self.publish_many(stream, events)
+        except (RedisConnectionError, RedisTimeoutError) as exc:
+            log.warning("publish_retried", stream=stream, error=repr(exc)[:200])
+            fresh = Redis.from_url(self.settings.redis_url)
+            try:
+                await self._publish_on(fresh, stream, events)
+            finally:
+                await fresh.aclose()
+
+    async def _publish_on(self, client: Redis, stream: str, events: Sequence[BaseModel]) -> None:
         await self.connect()
-        async with self.redis.pipeline(transaction=False) as pipe:
+        async with client.pipeline(transaction=False) as pipe:
             for event in events:
                 await self.broker.publish(
                     event.model_dump(mode="json"),

@@ -48,3 +48,14 @@ async def test_job_clocks_before_1970_are_refused(client_a: httpx.AsyncClient) -
     for name in JOBS_WITH_DATES:
         r = await client_a.post(f"/v1/jobs/{name}", json={"now": "0001-01-01T00:00:00Z"})
         assert r.status_code == 422 and r.json()["error"] == "invalid_request", (name, r.text)
+
+
+async def test_job_clocks_past_the_future_limit_are_refused(client_a: httpx.AsyncClient) -> None:
+    r = await client_a.post("/v1/memories", json={"text": "Future probe: Ola waters the ferns."})
+    mid = r.json()["id"]
+    for name in JOBS_WITH_DATES:
+        r = await client_a.post(f"/v1/jobs/{name}", json={"now": "9999-12-31T00:00:00Z"})
+        assert r.status_code == 422 and r.json()["error"] == "invalid_request", (name, r.text)
+    assert (await client_a.get(f"/v1/memories/{mid}")).json()["state"] == "active"
+    r = await client_a.post("/v1/jobs/demotion", json={"now": "2000-01-01T00:00:00Z"})
+    assert r.status_code == 200, r.text  # the past is a simulation's to choose

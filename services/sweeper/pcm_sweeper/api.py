@@ -10,7 +10,7 @@ from fastapi import APIRouter, Depends, Request
 from pydantic import BaseModel, ConfigDict
 
 from pcm_common.domain.clock import as_utc
-from pcm_common.http import ApiError, Tenant
+from pcm_common.http import ApiError, Tenant, refuse_future
 from pcm_sweeper.jobs import Jobs
 
 router = APIRouter(prefix="/v1", tags=["jobs"])
@@ -46,6 +46,8 @@ async def run_job(
     at = as_utc(body.now) if body is not None and body.now else None
     if at is not None and at < EARLIEST:
         raise ApiError(422, "invalid_request", "now is earlier than 1970-01-01")
+    # The rule of writes and recalls: a job at a far-future `now` archived every memory.
+    refuse_future(at, jobs.settings.max_future_s, "now")
     changed = await jobs.run(name, at, tenant=tenant)
     if changed is None:
         raise ApiError(409, "job_running", "this job is already running for the tenant")

@@ -17,6 +17,7 @@ from collections import defaultdict
 from collections.abc import Awaitable, Callable
 from datetime import datetime, timedelta
 
+from pcm_common import tombstones
 from pcm_common.bus import trim_dead_letters, trim_processed
 from pcm_common.domain import affect
 from pcm_common.domain import consolidation as cons
@@ -280,6 +281,7 @@ class Jobs:
 
         stale = [rid for rid in records if rid not in wanted]
         if stale:
+            await tombstones.record(self.res.redis, tenant, stale)
             await self.res.vectors.delete(tenant, stale)
             for rid in stale:
                 await self.res.bus.publish(

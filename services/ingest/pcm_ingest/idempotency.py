@@ -49,7 +49,8 @@ class WritePlan:
     replay: bool  # a retry taking over from a request that left no answer
 
     def memory_id(self, tenant: str, index: int) -> str:
-        return str(uuid.uuid5(_IDS, f"{tenant}\n{self.key}\n{index}"))
+        # The claim's clock too: the same key claimed afresh after 24 h makes new memories.
+        return str(uuid.uuid5(_IDS, f"{tenant}\n{self.key}\n{self.now.isoformat()}\n{index}"))
 
 
 @dataclass(frozen=True)

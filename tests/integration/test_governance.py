@@ -162,10 +162,11 @@ async def test_retention_deletes_what_expired_but_never_a_pin(
     assert (await client_b.get(f"/v1/memories/{theirs.json()['id']}")).status_code == 200
     r = await client_a.post("/v1/jobs/governance", json={"now": NOW.isoformat()})
     assert r.json()["changed"] == 0  # idempotent
-    # A simulated clock cannot run this job ahead of real time: nothing more expires.
+    # A simulated clock cannot run this job ahead of real time: refused as a write's or a
+    # recall's would be (issue 33 D), and nothing more expires.
     later = (NOW + timedelta(days=400)).isoformat()
     r = await client_a.post("/v1/jobs/governance", json={"now": later})
-    assert r.json()["changed"] == 0
+    assert r.status_code == 422 and r.json()["error"] == "invalid_request"
     await client_b.delete(f"/v1/memories/{theirs.json()['id']}")
 
 

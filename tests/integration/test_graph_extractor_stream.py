@@ -230,6 +230,7 @@ def _vec(dim: int) -> list[float]:
 
 @pytest.mark.timeout(600)
 async def test_killing_neo4j_during_ingest_loses_nothing(redis: Redis, tmp_path: Path) -> None:
+    from pcm_common import tombstones
     from pcm_sweeper.graph_repair import remove_orphan_facts, republish_unextracted
     from pcm_sweeper.handlers import SweeperHandlers
     from pcm_sweeper.settings import SweeperSettings
@@ -314,9 +315,12 @@ async def test_killing_neo4j_during_ingest_loses_nothing(redis: Redis, tmp_path:
             {(e.type, e.key) for r in recs for e in (await res.extractor.extract(r.text)).entities}
         )
 
-        # Orphans: memories deleted from the vector store without an event.
+        # Orphans: absence from the vector store is no evidence (issue 33 E); memories
+        # deleted with a tombstone whose delete event was lost lose their facts.
         gone = ids[:3]
         await res.vectors.delete(tenant, gone)
+        assert await remove_orphan_facts(res, tenant) == 0
+        await tombstones.record(res.redis, tenant, gone)
         assert await remove_orphan_facts(res, tenant) == 3
         assert await res.graph.existing_memories(tenant, ids) == set(ids[3:])
         assert await remove_orphan_facts(res, tenant) == 0

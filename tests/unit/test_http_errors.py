@@ -1,14 +1,18 @@
 """Errors every service answers alike (`pcm_common.http.install`): Redis unreachable is a
-JSON 503 with Retry-After, not a bare 500 or a dropped connection."""
+JSON 503 with Retry-After, any other error a JSON 500, never a dropped connection."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 import httpx
-from fastapi import FastAPI
+from fastapi import BackgroundTasks, FastAPI
+from pydantic import BaseModel
 from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import TimeoutError as RedisTimeoutError
 
 from pcm_common.http import install
+from tests.http_wire import connection, request, serving
 
 
 def app_raising(exc: Exception) -> FastAPI:
@@ -46,3 +50,61 @@ async def test_a_body_nested_past_the_decoder_is_malformed_json() -> None:
             "/v1/echo", content=deep, headers={"content-type": "application/json"}
         )
     assert r.status_code == 400 and r.json()["error"] == "malformed_json", r.text
+
+
+async def test_an_unexpected_error_is_a_json_500_on_a_connection_that_stays_open() -> None:
+    app = app_raising(RuntimeError("boom"))
+
+    @app.get("/v1/later")
+    async def later(background: BackgroundTasks) -> dict[str, str]:
+        async def fail() -> None:
+            raise RuntimeError("after the response")
+
+        background.add_task(fail)  # as a recall's publish on a dead connection
+        return {"ok": "yes"}
+
+    async with serving(app) as url, connection(url) as conn:
+        r = await conn.send(request("POST", "/v1/thing", b"{}"))
+        assert r.status == 500 and r.json()["error"] == "internal_error"
+        assert r.headers.get("connection") != "close"
+        r = await conn.send(request("GET", "/v1/later"))
+        assert r.status == 200 and r.json() == {"ok": "yes"}
+        for _ in range(2):  # the same connection still answers after both
+            assert (await conn.send(request("GET", "/v1/nothing"))).status == 404
+
+
+async def test_nul_in_a_path_or_query_is_refused() -> None:
+    transport = httpx.ASGITransport(app=app_raising(RuntimeError("unreached")))
+    async with httpx.AsyncClient(transport=transport, base_url="http://t") as client:
+        for url in ("/v1/thing?user_id=a%00b", "/v1/th%00ing"):
+            r = await client.post(url, json={})
+            assert r.status_code == 422 and r.json()["error"] == "invalid_request", url
+
+
+async def test_a_failed_publish_is_tried_again_on_a_fresh_connection() -> None:
+    from pcm_common.bus import Bus
+    from pcm_common.config import PcmSettings
+    from pcm_common.events import MemoryChanged
+    from tests.conftest import TEST_REDIS
+
+    url = f"{TEST_REDIS}/14"
+    bus = Bus(PcmSettings(redis_url=url))
+    first = bus.publish_many
+    calls = 0
+
+    async def dead(stream: str, events: Sequence[BaseModel]) -> None:
+        nonlocal calls
+        calls += 1
+        raise RedisConnectionError("Connection closed by server.")
+
+    bus.publish_many = dead  # type: ignore[method-assign]
+    try:
+        await bus.redis.delete("test.fresh")
+        await bus.publish_fresh(
+            "test.fresh", [MemoryChanged(tenant="t", memory_id="m", change="pinned")]
+        )
+        assert calls == 1 and await bus.redis.xlen("test.fresh") == 1
+    finally:
+        bus.publish_many = first  # type: ignore[method-assign]
+        await bus.redis.delete("test.fresh")
+        await bus.stop()

@@ -20,17 +20,23 @@ from typing import Any, TypeVar
 from faststream.redis import RedisBroker, StreamSub
 from pydantic import BaseModel
 from redis.asyncio import Redis
+from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import ResponseError
+from redis.exceptions import TimeoutError as RedisTimeoutError
 
+from pcm_common.backlog import group_backlogs, parse_id, pipeline_status
 from pcm_common.config import PcmSettings
 from pcm_common.events import PIPELINE_GROUPS, STREAM_DLQ, DeadLetter
 from pcm_common.stream_batches import BatchConsumer, BatchHandler, Outcome, each_outcome
-from pcm_common.telemetry import EVENTS_DEAD, STREAM_LAG, get_logger
+from pcm_common.telemetry import EVENTS_DEAD, get_logger
 
 E = TypeVar("E", bound=BaseModel)
 Handler = Callable[[E], Awaitable[None]]
 
 log = get_logger("bus")
+
+# Where callers have always found them.
+__all__ = ["Bus", "group_backlogs", "pipeline_status", "trim_dead_letters", "trim_processed"]
 
 # How long stopping waits for handlers in progress before cancelling them.
 GRACEFUL_TIMEOUT_S = 15.0
@@ -87,8 +93,24 @@ class Bus:
         sent together, in order (a batch of 500 was 500 sequential round trips)."""
         if not events:
             return
+        await self._publish_on(self.redis, stream, events)
+
+    async def publish_fresh(self, stream: str, events: Sequence[BaseModel]) -> None:
+        """`publish_many`, tried once more on a new connection when the first try fails
+        to reach Redis: a pooled connection a restarted Redis closed fails on first use."""
+        try:
+            await self.publish_many(stream, events)
+        except (RedisConnectionError, RedisTimeoutError) as exc:
+            log.warning("publish_retried", stream=stream, error=repr(exc)[:200])
+            fresh = Redis.from_url(self.settings.redis_url)
+            try:
+                await self._publish_on(fresh, stream, events)
+            finally:
+                await fresh.aclose()
+
+    async def _publish_on(self, client: Redis, stream: str, events: Sequence[BaseModel]) -> None:
         await self.connect()
-        async with self.redis.pipeline(transaction=False) as pipe:
+        async with client.pipeline(transaction=False) as pipe:
             for event in events:
                 await self.broker.publish(
                     event.model_dump(mode="json"),
@@ -189,62 +211,6 @@ async def ensure_groups(redis: Redis) -> None:
                     raise
 
 
-async def pipeline_status(redis: Redis) -> dict[str, Any]:
-    """Entries written but not yet processed by every pipeline group (lag + pending).
-
-    One pipelined round trip for every stream: benchmarks and `pcm wait` poll this every
-    few milliseconds while the pipeline works, and eight sequential round trips per poll
-    cost the process holding the consumers ~0.6 ms of CPU each time."""
-    streams_of = list(PIPELINE_GROUPS)
-    async with redis.pipeline(transaction=False) as pipe:
-        for stream in streams_of:
-            pipe.xinfo_groups(stream)
-            pipe.xlen(stream)
-        replies = await pipe.execute(raise_on_error=False)
-    total = 0
-    streams: dict[str, Any] = {}
-    for n, stream in enumerate(streams_of):
-        groups_reply, length_reply = replies[2 * n], replies[2 * n + 1]
-        for reply in (groups_reply, length_reply):
-            # A stream not created yet answers XINFO with an error; anything else is real.
-            if isinstance(reply, Exception) and not isinstance(reply, ResponseError):
-                raise reply
-        infos = (
-            {} if isinstance(groups_reply, Exception) else {_s(i["name"]): i for i in groups_reply}
-        )
-        length = 0 if isinstance(length_reply, Exception) else int(length_reply)
-        per_group: dict[str, Any] = {}
-        for group in PIPELINE_GROUPS[stream]:
-            info = infos.get(group)
-            if info is None:
-                lag, pending = length, 0
-            else:
-                pending = int(info.get("pending") or 0)
-                raw_lag = info.get("lag")
-                lag = int(raw_lag) if raw_lag is not None else length
-            per_group[group] = {"lag": lag, "pending": pending}
-            STREAM_LAG.labels(stream, group).set(lag + pending)
-            total += lag + pending
-        streams[stream] = {"length": length, "groups": per_group}
-    return {"pending": total, "streams": streams}
-
-
-def group_backlogs(status: Mapping[str, Any]) -> dict[str, int]:
-    """Entries each consumer group still has to process (lag + pending), from a
-    `pipeline_status` answer (or its JSON, `/v1/pipeline`)."""
-    out: dict[str, int] = {}
-    for stream in (status.get("streams") or {}).values():
-        for group, counts in (stream.get("groups") or {}).items():
-            out[group] = out.get(group, 0) + int(counts.get("lag") or 0)
-            out[group] += int(counts.get("pending") or 0)
-    return out
-
-
-def _id(raw: Any) -> tuple[int, int]:
-    ms, _, seq = _s(raw).partition("-")
-    return int(ms), int(seq or 0)
-
-
 async def trim_processed(
     redis: Redis, groups_of: Mapping[str, Sequence[str]] | None = None
 ) -> dict[str, int]:
@@ -266,11 +232,11 @@ async def trim_processed(
         point: tuple[int, int] | None = None
         for group in wanted:
             info = infos[group]
-            at = _id(info["last-delivered-id"])
+            at = parse_id(info["last-delivered-id"])
             if int(info.get("pending") or 0):
                 summary = await redis.xpending(stream, group)
                 if summary.get("min"):
-                    at = min(at, _id(summary["min"]))
+                    at = min(at, parse_id(summary["min"]))
             point = at if point is None else min(point, at)
         if point is None or point == (0, 0):
             continue

@@ -15,6 +15,7 @@ from pcm_common.domain.memory import Scope, Source, State
 from pcm_common.events import STREAM_CHANGED, MemoryChanged
 from pcm_common.resources import Resources
 from pcm_common.telemetry import get_logger
+from pcm_common.tombstones import record
 
 log = get_logger("forgetting")
 
@@ -31,6 +32,8 @@ class Forgetter:
         found = await self.res.vectors.get(
             tenant, [memory_id], fields=(*GROUP_FIELDS, "supersedes", "superseded_by", "state")
         )
+        if found:  # graph repair removes facts only of memories with a tombstone
+            await record(self.res.redis, tenant, [memory_id])
         deleted = await self.res.vectors.delete(tenant, [memory_id])
         if not deleted:
             return False
@@ -93,6 +96,7 @@ class Forgetter:
             "sources", []
         ):
             return
+        await record(self.res.redis, tenant, [rid])
         if await self.res.vectors.delete(tenant, [rid]):
             await self.res.bus.publish(
                 STREAM_CHANGED, MemoryChanged(tenant=tenant, memory_id=rid, change="deleted")

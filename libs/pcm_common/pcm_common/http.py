@@ -101,10 +101,14 @@ def install(app: FastAPI, service: str) -> None:
 
 
 class LimitAndTime:
-    """Body-size limit and request latency metric, as plain ASGI. Starlette's
-    `BaseHTTPMiddleware` ran every request through an extra task and memory streams (~1 ms
-    of CPU per request on the session-8 machine). A body over `MAX_BODY_BYTES` is refused
-    from its declared length, or, sent without one (chunked), once it has grown past it."""
+    """Body-size limit, request latency metric and the last word on errors, as plain ASGI.
+    Starlette's `BaseHTTPMiddleware` ran every request through an extra task and memory
+    streams (~1 ms of CPU per request on the session-8 machine). A body over
+    `MAX_BODY_BYTES` is refused from its declared length, or, sent without one (chunked),
+    once it has grown past it. A NUL in the path or query is refused (422). An unexpected
+    error is a JSON 500 (`internal_error`) and one raised after the response was sent (a
+    background task's) is logged: raised on to the server, either closed the connection
+    without `Connection: close`, and the client's next request on it failed."""
 
     def __init__(self, app: ASGIApp, service: str, max_bytes: int = MAX_BODY_BYTES) -> None:
         self.app = app
@@ -119,8 +123,13 @@ class LimitAndTime:
         if length is not None and (not length.isdigit() or int(length) > self.max_bytes):
             await self._refuse(scope, receive, send)
             return
+        if _has_nul(scope):
+            body = {"error": "invalid_request", "detail": "NUL (%00) in the path or query"}
+            await JSONResponse(body, 422)(scope, receive, send)
+            return
         started = time.perf_counter()
         status = 500
+        sent = ""  # "", "started", "done": how far the response went
         seen = 0
 
         async def counted() -> Message:
@@ -135,13 +144,23 @@ class LimitAndTime:
             return message
 
         async def send_status(message: Message) -> None:
-            nonlocal status
+            nonlocal status, sent
             if message["type"] == "http.response.start":
-                status = message["status"]
+                status, sent = message["status"], "started"
+            elif message["type"] == "http.response.body" and not message.get("more_body"):
+                sent = "done"
             await send(message)
 
         try:
             await self.app(scope, counted if length is None else receive, send_status)
+        except Exception as exc:
+            if sent == "started":
+                raise  # half a response: only closing the connection ends it
+            log.error("request_failed", path=scope.get("path"), sent=bool(sent), error=repr(exc))
+            if not sent:
+                status = 500
+                body = {"error": "internal_error", "detail": "unexpected error; logged"}
+                await JSONResponse(body, 500)(scope, receive, send)
         finally:
             route = scope.get("route")
             path = getattr(route, "path", "unmatched")
@@ -197,6 +216,11 @@ def ops_router(checks: dict[str, ReadinessCheck]) -> APIRouter:
         return {**await pipeline_status(res.redis), "indexing": res.indexing}
 
     return router
+
+
+def _has_nul(scope: Scope) -> bool:
+    raw = scope.get("raw_path") or b""
+    return "\x00" in scope.get("path", "") or b"%00" in raw or b"%00" in scope["query_string"]
 
 
 def _code(status: int) -> str:

@@ -3,16 +3,19 @@
 from __future__ import annotations
 
 import uuid
-from collections.abc import Iterator
+from collections.abc import Awaitable, Callable, Iterator
 from contextlib import contextmanager
 from typing import Annotated, Any
 
-from fastapi import APIRouter, Depends, Query, Request, Response
+from fastapi import APIRouter, Depends, Header, Query, Request, Response
+from fastapi.responses import JSONResponse
+from pydantic import BaseModel
 
 from pcm_common.domain.memory import Scope, State
 from pcm_common.http import ApiError, Tenant, refuse_future
 from pcm_common.stores.vectors import Filter
 from pcm_ingest.firewall import SecretDetected
+from pcm_ingest.idempotency import Stored, WritePlan, fingerprint, valid_key
 from pcm_ingest.schemas import BatchIn, BatchOut, MemoryIn, MemoryPage, MemoryPatch, StoreResult
 from pcm_ingest.service import CaptureRefused, IngestService
 
@@ -48,23 +51,85 @@ def _firewalled() -> Iterator[None]:
         raise ApiError(403, "capture_refused", exc.items) from None
 
 
+IdempotencyKey = Annotated[
+    str | None,
+    Header(
+        alias="Idempotency-Key",
+        description="a retry with the same key within 24 h gets the first answer, and "
+        "nothing is stored twice (docs/configuration.md)",
+    ),
+]
+# An answer to give: status code and JSON body.
+Answer = tuple[int, Any]
+Write = Callable[[WritePlan | None], Awaitable[Answer]]
+
+
+async def _answer_once(
+    svc: IngestService, tenant: str, key: str, route: str, body: BaseModel, write: Write
+) -> JSONResponse:
+    """Run `write` once per Idempotency-Key (`pcm_ingest.idempotency`): its answer, a 4xx
+    included, is kept for the key's retries; a request that fails without one leaves the
+    key for a retry to take over."""
+    print_ = fingerprint(route, body.model_dump(mode="json"))
+    keys = svc.idempotency
+    got = await keys.begin(tenant, valid_key(key), print_)
+    if isinstance(got, Stored):
+        return JSONResponse(got.body, got.status, headers={"Idempotent-Replayed": "true"})
+    try:
+        status, out = await write(got)
+    except ApiError as exc:
+        if exc.status_code >= 500:
+            await keys.abandon(tenant, key)
+        else:
+            await keys.finish(tenant, key, print_, exc.status_code, exc.detail)
+        raise
+    except BaseException:
+        await keys.abandon(tenant, key)
+        raise
+    await keys.finish(tenant, key, print_, status, out)
+    return JSONResponse(out, status)
+
+
+def _stored(results: list[StoreResult], single: bool) -> Answer:
+    """201, or 200 for a single write that stored nothing (a skipped capture)."""
+    if single:
+        return (200 if results[0].status == "skipped" else 201), results[0].model_dump(mode="json")
+    return 201, BatchOut(results=results).model_dump(mode="json")
+
+
 @router.post("/memories", status_code=201, response_model=StoreResult)
-async def store_memory(body: MemoryIn, tenant: Tenant, svc: Svc, response: Response) -> StoreResult:
-    _check_items(svc, [body])
-    with _firewalled():
-        result = (await svc.store(tenant, [body]))[0]
-    if result.status == "skipped":
-        response.status_code = 200  # nothing was created
-    return result
+async def store_memory(
+    body: MemoryIn,
+    tenant: Tenant,
+    svc: Svc,
+    response: Response,
+    idempotency_key: IdempotencyKey = None,
+) -> Any:
+    async def write(plan: WritePlan | None) -> Answer:
+        _check_items(svc, [body])
+        with _firewalled():
+            return _stored(await svc.store(tenant, [body], plan), single=True)
+
+    if idempotency_key is not None:
+        return await _answer_once(svc, tenant, idempotency_key, "memories", body, write)
+    response.status_code, out = await write(None)
+    return out
 
 
 @router.post("/memories:batch", status_code=201, response_model=BatchOut)
-async def store_batch(body: BatchIn, tenant: Tenant, svc: Svc) -> BatchOut:
-    if len(body.memories) > svc.settings.max_batch:
-        raise ApiError(413, "batch_too_large", f"at most {svc.settings.max_batch} memories")
-    _check_items(svc, body.memories)
-    with _firewalled():
-        return BatchOut(results=await svc.store(tenant, body.memories))
+async def store_batch(
+    body: BatchIn, tenant: Tenant, svc: Svc, idempotency_key: IdempotencyKey = None
+) -> Any:
+    async def write(plan: WritePlan | None) -> Answer:
+        if len(body.memories) > svc.settings.max_batch:
+            raise ApiError(413, "batch_too_large", f"at most {svc.settings.max_batch} memories")
+        _check_items(svc, body.memories)
+        with _firewalled():
+            return _stored(await svc.store(tenant, body.memories, plan), single=False)
+
+    if idempotency_key is not None:
+        return await _answer_once(svc, tenant, idempotency_key, "memories:batch", body, write)
+    return (await write(None))[1]
 
 
 @router.get("/memories", response_model=MemoryPage)

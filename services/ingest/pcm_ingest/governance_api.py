@@ -14,6 +14,7 @@ from pcm_common.domain.memory import Scope
 from pcm_common.http import ApiError, Tenant
 from pcm_common.stores.governance import GovernanceStore
 from pcm_common.telemetry import get_logger
+from pcm_common.text import NulFree
 
 router = APIRouter(prefix="/v1", tags=["governance"])
 log = get_logger("ingest.governance")
@@ -27,7 +28,7 @@ def store_of(request: Request) -> GovernanceStore:
 Store = Annotated[GovernanceStore, Depends(store_of)]
 
 
-class PolicyIn(ScopeRef, Policy):
+class PolicyIn(ScopeRef, Policy, NulFree):
     """A scope and what it sets: `{scope, workspace?, project?, capture_mode?,
     retention_days?, max_memories?}`; fields left out inherit from the wider scope."""
 

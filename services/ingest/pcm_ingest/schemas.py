@@ -10,13 +10,16 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from pcm_common.domain.memory import Importance, Scope, Source, State
-from pcm_common.text import is_blank
+from pcm_common.text import NulFree, is_blank
 
 MAX_METADATA_BYTES = 16_384
 # Nesting levels of metadata: the vector engine's payload decoder stops at a recursion
 # limit, and one stored payload past it failed every later read of the tenant (and the
 # shard's WAL replay at start-up).
 MAX_METADATA_DEPTH = 16
+# Metadata integers: signed 64-bit, what the vector store's payloads hold (a larger one
+# broke the write with a 500, or came back as a float).
+INT64 = (-(2**63), 2**63 - 1)
 Name = Field(default=None, min_length=1, max_length=200)
 
 
@@ -24,6 +27,8 @@ def _plain(value: Any, depth: int) -> None:
     """`depth`: the objects and arrays `value` sits in, itself included if it is one."""
     if isinstance(value, float) and not math.isfinite(value):
         raise ValueError("metadata numbers must be finite (NaN and Infinity are not JSON)")
+    if isinstance(value, int) and not INT64[0] <= value <= INT64[1]:
+        raise ValueError("metadata integers must fit in 64 bits (-2^63 to 2^63-1)")
     if isinstance(value, dict | list) and depth > MAX_METADATA_DEPTH:
         raise ValueError(f"metadata nested deeper than {MAX_METADATA_DEPTH} levels")
     if isinstance(value, dict):
@@ -36,14 +41,14 @@ def _plain(value: Any, depth: int) -> None:
 
 def small_metadata(v: dict[str, Any]) -> dict[str, Any]:
     """Metadata as stored: at most `MAX_METADATA_BYTES` of JSON, `MAX_METADATA_DEPTH`
-    levels, finite numbers only."""
+    levels, finite numbers only, integers of 64 bits."""
     _plain(v, 1)
     if len(json.dumps(v, default=str)) > MAX_METADATA_BYTES:
         raise ValueError(f"metadata over {MAX_METADATA_BYTES} bytes")
     return v
 
 
-class MemoryIn(BaseModel):
+class MemoryIn(NulFree):
     model_config = ConfigDict(extra="forbid")
 
     # Length limits come from the settings (`max_text_chars`, `max_batch`), checked by the
@@ -119,7 +124,7 @@ class BatchOut(BaseModel):
     results: list[StoreResult]
 
 
-class MemoryPatch(BaseModel):
+class MemoryPatch(NulFree):
     model_config = ConfigDict(extra="forbid")
     text: str | None = Field(default=None, min_length=1)
     importance: Importance | None = None

@@ -35,6 +35,7 @@ from pcm_common.judge.features import FEATURES_FIELD
 from pcm_common.keylocks import KeyLocks
 from pcm_common.models.affect import classify
 from pcm_common.models.sparse import encode_document
+from pcm_common.outbox import cross_out, note
 from pcm_common.resources import TENANTS_KEY, Resources
 from pcm_common.stores.governance import GovernanceStore
 from pcm_common.stores.vectors import Filter, ScoredPoint, SearchQuery, VectorPoint
@@ -42,6 +43,7 @@ from pcm_common.telemetry import MEMORIES_WRITTEN, get_logger
 from pcm_ingest.batch_twins import earlier_twins
 from pcm_ingest.episodes import EpisodeAssigner
 from pcm_ingest.firewall import SecretDetected, WriteFirewall
+from pcm_ingest.idempotency import IdempotencyKeys, WritePlan
 from pcm_ingest.schemas import MemoryIn, MemoryPatch, StoreResult
 from pcm_ingest.settings import IngestSettings
 
@@ -105,6 +107,7 @@ class IngestService:
         )
         self.governance = GovernanceStore(res.redis)
         self.forgetter = Forgetter(res)
+        self.idempotency = IdempotencyKeys(res.redis)
 
     async def admit(self, tenant: str, items: list[MemoryIn]) -> dict[int, str]:
         """Which items are skipped, and why: an automatic capture (a hook's) that the
@@ -177,12 +180,16 @@ class IngestService:
             )
         return out, redacted
 
-    async def store(self, tenant: str, items: list[MemoryIn]) -> list[StoreResult]:
+    async def store(
+        self, tenant: str, items: list[MemoryIn], plan: WritePlan | None = None
+    ) -> list[StoreResult]:
         """Store a request's items (after the capture checks): one result per item, in
-        order; a skipped capture's result has no id."""
+        order; a skipped capture's result has no id. With a `plan` (an Idempotency-Key) the
+        new memories' ids and the clock are the plan's, so a replay changes nothing."""
         skipped = await self.admit(tenant, items)
+        ids = [plan.memory_id(tenant, i) if plan else None for i in range(len(items))]
         if not skipped:
-            return await self._store(tenant, items)
+            return await self._store(tenant, items, ids, plan)
         kept = [i for i in range(len(items)) if i not in skipped]
         out = [
             StoreResult(id=None, status="skipped", reason=skipped[i]) if i in skipped else None
@@ -190,7 +197,9 @@ class IngestService:
         ]
         if kept:
             try:
-                stored = await self._store(tenant, [items[i] for i in kept])
+                stored = await self._store(
+                    tenant, [items[i] for i in kept], [ids[i] for i in kept], plan
+                )
             except SecretDetected as exc:  # name the items by their place in the request
                 for bad in exc.items:
                     bad["index"] = kept[int(str(bad["index"]))]
@@ -202,7 +211,13 @@ class IngestService:
                 MEMORIES_WRITTEN.labels(r.status).inc()
         return [r for r in out if r is not None]
 
-    async def _store(self, tenant: str, items: list[MemoryIn]) -> list[StoreResult]:
+    async def _store(
+        self,
+        tenant: str,
+        items: list[MemoryIn],
+        ids: list[str | None],
+        plan: WritePlan | None,
+    ) -> list[StoreResult]:
         items, redacted = await self.screen(tenant, items)
         await self.res.redis.sadd(TENANTS_KEY, tenant)
         # (text hash, scope, workspace, project, user): a copy is a repeat in the same scope
@@ -210,7 +225,7 @@ class IngestService:
         # this request stored or reinforced it (`keylocks`: parallel copies made two).
         keys = [(text_hash(item.text), *visibility.owner(_owner_fields(item))) for item in items]
         async with self.locks.hold(f"copy:{tenant}:{'|'.join(k)}" for k in keys):
-            return await self._store_screened(tenant, items, redacted, keys)
+            return await self._store_screened(tenant, items, redacted, keys, ids, plan)
 
     async def _store_screened(
         self,
@@ -218,8 +233,12 @@ class IngestService:
         items: list[MemoryIn],
         redacted: set[int],
         keys: list[tuple[str, str, str, str, str]],
+        ids: list[str | None],
+        plan: WritePlan | None,
     ) -> list[StoreResult]:
-        now = utcnow()
+        now = plan.now if plan else utcnow()
+        once = plan is not None and plan.replay  # repeats the first try recorded stay one
+        owed: list[MemoryRecord] = []  # stored by a try that left no answer: events again
         results: list[StoreResult | None] = [None] * len(items)
         fresh: list[int] = []
         seen: dict[tuple[str, str, str, str, str], int] = {}  # key -> first index in batch
@@ -228,10 +247,15 @@ class IngestService:
         repeated: set[tuple[str, str, str, str, str]] = set()
         for i, (item, key) in enumerate(zip(items, keys, strict=True)):
             existing = stored.get(key)
-            if existing is not None:
+            if existing is not None and existing.id == ids[i]:
+                owed.append(MemoryRecord.from_payload(existing.payload))
+                results[i] = StoreResult(
+                    id=existing.id, status="redacted" if i in redacted else "created"
+                )
+            elif existing is not None:
                 if key in repeated:  # a second copy in this batch: read its latest repeats
                     existing = (await self.res.vectors.get(tenant, [existing.id]) or [existing])[0]
-                await self._reinforce(tenant, existing, as_utc(item.created_at or now))
+                await self._reinforce(tenant, existing, as_utc(item.created_at or now), once)
                 repeated.add(key)
                 results[i] = StoreResult(id=existing.id, status="reinforced")
             elif key in seen:
@@ -273,10 +297,12 @@ class IngestService:
             # this memory is stored as new.
             found = await self.res.vectors.get(tenant, [twin.id]) if twin is not None else []
             if found:
-                await self._reinforce(tenant, found[0], as_utc(item.created_at or now))
+                await self._reinforce(tenant, found[0], as_utc(item.created_at or now), once)
                 results[i] = StoreResult(id=found[0].id, status="merged")
                 continue
-            record = self._record(tenant, item, figures, now, seq_base + i, affect_of.get(i))
+            record = self._record(
+                tenant, item, figures, now, seq_base + i, affect_of.get(i), ids[i]
+            )
             records.append(record)
             vectors_of[record.id] = vec
             results[i] = StoreResult(
@@ -294,17 +320,11 @@ class IngestService:
             for r in records
         ]
         if points:
+            # Noted before the upsert, crossed out once published: a write whose publish
+            # failed (Redis restarting) has its events sent by the sweeper within a minute.
+            await note(self.res.redis, tenant, [r.id for r in records])
             await self.res.vectors.upsert(points)
-            # Published after the upsert is durable; a crash between the two leaves a memory
-            # without downstream work, which the sweeper's repair job re-publishes.
-            await self.res.bus.publish_many(STREAM_WRITTEN, [MemoryWritten.of(r) for r in records])
-            pinned = [
-                MemoryChanged(tenant=tenant, memory_id=r.id, change="pinned")
-                for r in records
-                if r.pinned
-            ]
-            if pinned:  # recall replicas drop their pinned cache for this tenant
-                await self.res.bus.publish_many(STREAM_CHANGED, pinned)
+        await self._publish_written(tenant, records + owed)
         # Exact copies and near-duplicates inside the batch reinforce the stored memory once
         # it exists, each remembered as a repeat at its own time.
         later = [(i, first, "reinforced") for i, first in dup_of.items()]
@@ -314,13 +334,27 @@ class IngestService:
             assert first_result is not None and first_result.id is not None
             again = await self.res.vectors.get(tenant, [first_result.id])
             if again:
-                await self._reinforce(tenant, again[0], as_utc(items[i].created_at or now))
+                await self._reinforce(tenant, again[0], as_utc(items[i].created_at or now), once)
             results[i] = StoreResult(id=first_result.id, status=status)
         for r in results:
             assert r is not None
             MEMORIES_WRITTEN.labels(r.status).inc()
             log.info("memory_stored", tenant=tenant, memory_id=r.id, status=r.status)
         return [r for r in results if r is not None]
+
+    async def _publish_written(self, tenant: str, records: list[MemoryRecord]) -> None:
+        """The new memories' events, published after the upsert is durable."""
+        if not records:
+            return
+        await self.res.bus.publish_many(STREAM_WRITTEN, [MemoryWritten.of(r) for r in records])
+        await cross_out(self.res.redis, tenant, [r.id for r in records])
+        pinned = [
+            MemoryChanged(tenant=tenant, memory_id=r.id, change="pinned")
+            for r in records
+            if r.pinned
+        ]
+        if pinned:  # recall replicas drop their pinned cache for this tenant
+            await self.res.bus.publish_many(STREAM_CHANGED, pinned)
 
     async def _affects(self, items: list[MemoryIn], fresh: list[int]) -> dict[int, Affect]:
         """Affect tags of the new items, in a worker thread: VADER is pure Python (~0.1 ms a
@@ -338,6 +372,7 @@ class IngestService:
         now: datetime,
         seq: int,
         affect: Affect | None = None,
+        memory_id: str | None = None,
     ) -> MemoryRecord:
         created = as_utc(item.created_at) if item.created_at else now
         importance = item.importance or (
@@ -346,7 +381,7 @@ class IngestService:
             else Importance.NORMAL
         )
         return MemoryRecord(
-            id=str(uuid.uuid4()),
+            id=memory_id or str(uuid.uuid4()),
             tenant=tenant,
             user_id=item.user_id,
             scope=item.scope,
@@ -456,11 +491,16 @@ class IngestService:
             return None  # another name or an added clause: a different event, keep both
         return nearest
 
-    async def _reinforce(self, tenant: str, point: ScoredPoint, at: datetime) -> None:
-        """A repeat strengthens the memory and is remembered; the original date stays."""
+    async def _reinforce(
+        self, tenant: str, point: ScoredPoint, at: datetime, once: bool = False
+    ) -> None:
+        """A repeat strengthens the memory and is remembered; the original date stays.
+        `once`: a replayed write's repeat, skipped when the first try recorded it."""
         rec = MemoryRecord.from_payload(point.payload)
         strength = rec.strength.reinforced(at)
         at = max(at, rec.strength.t_ref)
+        if once and at in rec.repeats:
+            return
         repeats = [*rec.repeats, at]
         # A repeat of an archived memory reactivates it (strength.reactivates).
         patch = {**rec.strength_patch(strength, at), "repeats": [d.isoformat() for d in repeats]}

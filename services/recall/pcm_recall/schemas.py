@@ -7,10 +7,10 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from pcm_common.domain.memory import Affect
 from pcm_common.http import ApiError  # noqa: F401  (re-exported for the api module)
-from pcm_common.text import is_blank
+from pcm_common.text import NulFree, is_blank
 
 
-class RecallIn(BaseModel):
+class RecallIn(NulFree):
     model_config = ConfigDict(extra="forbid")
 
     query: str = Field(min_length=1, max_length=20_000)

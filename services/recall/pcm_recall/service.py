@@ -305,7 +305,12 @@ class RecallService:
             return [], round((time.perf_counter() - started) * 1000, 3)
 
     async def publish(self, event: MemoryRecalled) -> None:
-        await self.res.bus.publish(STREAM_RECALLED, event)
+        """After the response was sent: retried once on a fresh connection, and a failure
+        is logged, never raised (the reinforcement is lost, the answer stands)."""
+        try:
+            await self.res.bus.publish_fresh(STREAM_RECALLED, [event])
+        except Exception as exc:
+            log.warning("recall_publish_failed", tenant=event.tenant, error=repr(exc)[:200])
 
     def _time_span(
         self, tenant: str, req: RecallIn, now: datetime

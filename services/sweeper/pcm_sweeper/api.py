@@ -3,17 +3,21 @@ operators, the lifecycle simulation and tests (the scheduler runs them on its ow
 
 from __future__ import annotations
 
-from datetime import datetime
+from datetime import UTC, datetime
 from typing import Annotated, Any
 
 from fastapi import APIRouter, Depends, Request
 from pydantic import BaseModel, ConfigDict
 
 from pcm_common.domain.clock import as_utc
-from pcm_common.http import ApiError, Tenant
+from pcm_common.http import ApiError, Tenant, refuse_future
 from pcm_sweeper.jobs import Jobs
 
 router = APIRouter(prefix="/v1", tags=["jobs"])
+
+# The earliest simulated clock a job takes: the jobs look back from `now` (90 days of
+# demotion, hours of consolidation), and from year 1 that date arithmetic overflowed (500).
+EARLIEST = datetime(1970, 1, 1, tzinfo=UTC)
 
 
 class JobIn(BaseModel):
@@ -40,6 +44,10 @@ async def run_job(
     if name not in jobs.jobs:
         raise ApiError(404, "unknown_job", f"one of {sorted(jobs.jobs)}")
     at = as_utc(body.now) if body is not None and body.now else None
+    if at is not None and at < EARLIEST:
+        raise ApiError(422, "invalid_request", "now is earlier than 1970-01-01")
+    # The rule of writes and recalls: a job at a far-future `now` archived every memory.
+    refuse_future(at, jobs.settings.max_future_s, "now")
     changed = await jobs.run(name, at, tenant=tenant)
     if changed is None:
         raise ApiError(409, "job_running", "this job is already running for the tenant")

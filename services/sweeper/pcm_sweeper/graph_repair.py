@@ -4,9 +4,12 @@ the system of record for memories.
 - ``republish_unextracted``: a memory whose extraction never completed (graph-extractor or
   graph down past the bus retries, an entry dead-lettered, or graph data lost) is published
   again on ``pcm.memory.written``; the consumers are idempotent.
-- ``remove_orphan_facts``: memory nodes whose memory no longer exists (a delete event lost,
-  or a stale redelivery that re-created facts after the delete) are removed with their facts
-  and any entity no memory mentions any more.
+- ``remove_orphan_facts``: memory nodes of deleted memories (a delete event lost, or a
+  stale redelivery that re-created facts after the delete) are removed with their facts and
+  any entity no memory mentions any more. Only on positive evidence: a tombstone recorded
+  when the memory was deleted (`pcm_common.tombstones`), and the vector store no longer
+  holding it; a memory merely absent from the vector store (a store answering empty, another
+  deployment sharing the graph server and the tenant's name) is never touched.
 
 Both are idempotent and page through the tenant, so a run cut short is simply run again.
 """
@@ -21,6 +24,7 @@ from pcm_common.events import STREAM_WRITTEN, MemoryWritten
 from pcm_common.resources import Resources
 from pcm_common.stores.vectors import Filter, ScoredPoint
 from pcm_common.telemetry import get_logger
+from pcm_common.tombstones import deleted
 
 log = get_logger("sweeper.graph_repair")
 
@@ -85,27 +89,25 @@ async def republish_unextracted(
 
 
 async def remove_orphan_facts(res: Resources, tenant: str) -> int:
-    """Remove the facts of graph memories that no longer exist in the vector store.
-
-    Pages through the graph's memory ids (ascending) and looks each page up in the vector
-    store by id, so the cost is one id lookup per graph memory and memory stays bounded.
-    Returns how many memories' facts were removed.
-    """
+    """Remove the facts of graph memories that were deleted: tombstoned, and absent from
+    the vector store when asked right before. Pages through the graph's memory ids
+    (ascending); one Redis round trip per page, vector lookups for tombstoned ids only.
+    Refuses to act (0, logged) when the vector store holds no memory of the tenant at all:
+    an empty answer is no evidence. Returns how many memories' facts were removed."""
+    if await res.vectors.count(tenant) == 0:
+        log.warning("graph_repair_refused", tenant=tenant, reason="vector store holds nothing")
+        return 0
     removed = 0
     after: str | None = None
     while True:
         ids = await res.graph.memory_ids(tenant, after=after, limit=GRAPH_PAGE)
         if not ids:
             return removed
-        found: set[str] = set()
-        for start in range(0, len(ids), PAGE):
-            chunk = ids[start : start + PAGE]
-            found.update(p.id for p in await res.vectors.get(tenant, chunk))
-        orphans = [m for m in ids if m not in found]
-        if orphans:
-            # Re-check right before deleting: a memory ingested meanwhile is not an orphan.
-            still = {p.id for p in await res.vectors.get(tenant, orphans)}
-            orphans = [m for m in orphans if m not in still]
-            removed += await res.graph.delete_memories(tenant, orphans)
-            log.info("graph_orphans_removed", tenant=tenant, n=len(orphans))
+        dead = sorted(await deleted(res.redis, tenant, ids))
+        if dead:
+            still = {p.id for p in await res.vectors.get(tenant, dead)}
+            gone = [m for m in dead if m not in still]
+            if gone:
+                removed += await res.graph.delete_memories(tenant, gone)
+                log.info("graph_orphans_removed", tenant=tenant, n=len(gone))
         after = ids[-1]

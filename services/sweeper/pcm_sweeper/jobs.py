@@ -17,6 +17,7 @@ from collections import defaultdict
 from collections.abc import Awaitable, Callable
 from datetime import datetime, timedelta
 
+from pcm_common import tombstones
 from pcm_common.bus import trim_dead_letters, trim_processed
 from pcm_common.domain import affect
 from pcm_common.domain import consolidation as cons
@@ -34,6 +35,7 @@ from pcm_common.domain.strength import should_demote
 from pcm_common.events import STREAM_CHANGED, STREAM_WRITTEN, MemoryChanged, MemoryWritten
 from pcm_common.keylocks import release
 from pcm_common.models.sparse import encode_document
+from pcm_common.outbox import publish_owed
 from pcm_common.resources import TENANTS_KEY, Resources
 from pcm_common.stores.vectors import Filter, ScoredPoint, VectorPoint, usable_vector
 from pcm_common.telemetry import get_logger
@@ -81,7 +83,7 @@ class Jobs:
             "governance": settings.governance_interval_s,
             "strength_fold": settings.strength_fold_interval_s,
         }
-        self._task: asyncio.Task[None] | None = None
+        self._tasks: list[asyncio.Task[None]] = []
 
     async def tenants(self) -> list[str]:
         raw = await self.res.redis.smembers(TENANTS_KEY)
@@ -144,13 +146,24 @@ class Jobs:
         return done
 
     def start(self) -> None:
-        self._task = asyncio.create_task(self._loop())
+        self._tasks = [asyncio.create_task(self._loop()), asyncio.create_task(self._outbox())]
 
     async def stop(self) -> None:
-        if self._task:
-            self._task.cancel()
+        for task in self._tasks:
+            task.cancel()
             with contextlib.suppress(asyncio.CancelledError):
-                await self._task
+                await task
+        self._tasks = []
+
+    async def _outbox(self) -> None:
+        """Events owed by writes whose publish failed (`pcm_common.outbox`), on a shorter
+        beat than the scheduler's: their memories wait for the graph meanwhile."""
+        while True:
+            await asyncio.sleep(self.settings.outbox_interval_s)
+            try:
+                await publish_owed(self.res, self.settings.outbox_grace_s)
+            except Exception as exc:  # Redis away: the notes wait for the next beat
+                log.warning("outbox_failed", error=repr(exc)[:200])
 
     async def _loop(self) -> None:
         while True:
@@ -268,6 +281,7 @@ class Jobs:
 
         stale = [rid for rid in records if rid not in wanted]
         if stale:
+            await tombstones.record(self.res.redis, tenant, stale)
             await self.res.vectors.delete(tenant, stale)
             for rid in stale:
                 await self.res.bus.publish(

@@ -129,9 +129,7 @@ async def test_cli_create_list_rotate_revoke(pcm_url: str) -> None:
         listed = (await c.get("/v1/admin/keys")).json()["keys"]
         assert {k["id"] for k in listed} == {k["id"] for k in rows}
 
-    rotated = json.loads(
-        (await keys_cli("rotate", made["id"], "--overlap", "0", "--json")).stdout
-    )
+    rotated = json.loads((await keys_cli("rotate", made["id"], "--overlap", "0", "--json")).stdout)
     await until_status(pcm_url, rotated["key"], "/v1/memories", 200)
     await until_status(pcm_url, made["key"], "/v1/memories", 401)
 

@@ -78,9 +78,7 @@ async def test_keys_across_replicas(tmp_path: Path) -> None:
 
 
 def test_serve_refuses_the_dev_key() -> None:
-    env = {
-        k: v for k, v in os.environ.items() if k not in ("PCM_ENV", "PCM_DEV_KEY_ENABLED")
-    }
+    env = {k: v for k, v in os.environ.items() if k not in ("PCM_ENV", "PCM_DEV_KEY_ENABLED")}
     port = str(free_port())
     done = subprocess.run(
         [sys.executable, "-m", "pcm_cli.main", "serve", "ingest", "--port", port],

@@ -114,7 +114,10 @@ async def test_configured_roles() -> None:
 
 
 def test_required_role() -> None:
+    assert required_role("POST", "/v1/jobs/{name}", {"name": "demotion"}) == "admin"
     assert required_role("POST", "/v1/jobs/{name}") == "admin"
+    # Consolidation only adds episode records; agents' hooks and tools ask for it.
+    assert required_role("POST", "/v1/jobs/{name}", {"name": "consolidation"}) == "data"
     assert required_role("GET", "/v1/admin/keys") == "admin"
     assert required_role("DELETE", "/v1/admin/keys/{key_id}") == "admin"
     assert required_role("GET", "/v1/jobs") == "data"

@@ -177,8 +177,8 @@ class KeyStore:
 
     async def revoke(self, key_id: str, tenant: str | None = None) -> KeyRecord | None:
         record = await self.get(key_id, tenant)
-        if record is None:
-            return None
+        if record is None or record.revoked:
+            return record  # revoking twice keeps the first time
         d = await self._digest(key_id)
         revoked: dict[Any, Any] = {"revoked": "1", "revoked_at": utcnow().isoformat()}
         await self.redis.hset(_RECORD + d, mapping=revoked)

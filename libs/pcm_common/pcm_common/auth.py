@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import math
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -45,13 +45,20 @@ class Refusal(Exception):
         self.headers = {"Retry-After": str(retry_after)} if retry_after is not None else None
 
 
-def required_role(method: str, route_path: str) -> Role:
+# Jobs a data key may run: consolidation only adds episode records (sources are kept), and
+# the agent-facing clients ask for it (`pcm consolidate`, the MCP tool, the PreCompact and
+# Stop hooks), which hold data keys.
+DATA_JOBS = frozenset({"consolidation"})
+
+
+def required_role(method: str, route_path: str, params: Mapping[str, Any] | None = None) -> Role:
     """`admin` for what changes data in bulk or administers keys: running a lifecycle job
-    (POST /v1/jobs/{name}) and /v1/admin/*; `data` (which admin keys also have) else."""
+    (POST /v1/jobs/{name}, but those in DATA_JOBS) and /v1/admin/*; `data` (which admin
+    keys also have) for everything else."""
     if route_path.startswith("/v1/admin/"):
         return "admin"
     if method == "POST" and route_path.startswith("/v1/jobs/"):
-        return "admin"
+        return "data" if (params or {}).get("name") in DATA_JOBS else "admin"
     return "data"
 
 
@@ -92,9 +99,15 @@ class Guard:
         self._clock = clock
         self._cache: dict[str, tuple[float, KeyRecord | None]] = {}
 
-    async def admit(self, secret: str, method: str, route_path: str) -> Principal:
+    async def admit(
+        self,
+        secret: str,
+        method: str,
+        route_path: str,
+        params: Mapping[str, Any] | None = None,
+    ) -> Principal:
         principal = await self.resolve(secret)
-        if required_role(method, route_path) == "admin" and principal.role != "admin":
+        if required_role(method, route_path, params) == "admin" and principal.role != "admin":
             raise Refusal(403, "forbidden", "this needs an admin key")
         retry = await self.limiter.check(principal.key_id, principal.tenant)
         if retry is not None:

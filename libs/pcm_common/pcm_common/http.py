@@ -66,7 +66,10 @@ async def tenant_of(
     route = request.scope.get("route")
     try:
         principal = await guard.admit(
-            creds.credentials, request.method, getattr(route, "path", request.url.path)
+            creds.credentials,
+            request.method,
+            getattr(route, "path", request.url.path),
+            request.path_params,
         )
     except Refusal as r:
         err = ApiError(r.status, r.code, r.detail)

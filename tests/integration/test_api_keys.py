@@ -101,9 +101,9 @@ async def test_admin_api_roles_and_tenants(pcm_url: str) -> None:
         await nothing_secret_in(TEST_REDIS_URL, data_key, rotated["key"])
 
 
-async def keys_cli(*args: str) -> Result:
+async def keys_cli(*args: str, env: dict[str, str] | None = None) -> Result:
     runner = CliRunner()
-    env = {"REDIS_URL": TEST_REDIS_URL}
+    env = {"REDIS_URL": TEST_REDIS_URL, **(env or {})}
     # The server runs in this event loop; the command runs its own in a thread.
     result = await asyncio.to_thread(runner.invoke, app, ["keys", *args], env=env)
     assert result.exit_code == 0, (result.exit_code, result.stdout, result.stderr)
@@ -126,10 +126,17 @@ async def test_cli_create_list_rotate_revoke(pcm_url: str) -> None:
     assert {(k["role"], k["state"]) for k in rows} == {("data", "active"), ("admin", "active")}
     assert next(k for k in rows if k["role"] == "admin")["expires_at"]
 
-    # The admin key just made administers its tenant through the API too.
-    async with client(pcm_url, admin_key) as c:
-        listed = (await c.get("/v1/admin/keys")).json()["keys"]
-        assert {k["id"] for k in listed} == {k["id"] for k in rows}
+    # The admin key just made administers its tenant through the API too (`--api`).
+    via_api = {"PCM_URL": pcm_url, "PCM_API_KEY": admin_key, "REDIS_URL": "redis://nowhere:1"}
+    listed = json.loads((await keys_cli("list", "--api", "--json", env=via_api)).stdout)
+    assert [(k["id"], k["role"], k["state"]) for k in listed] == [
+        (k["id"], k["role"], k["state"]) for k in rows
+    ]
+    extra = json.loads((await keys_cli("create", "--api", "--json", env=via_api)).stdout)
+    assert extra["tenant"] == tenant and extra["role"] == "data"
+    await until_status(pcm_url, extra["key"], "/v1/memories", 200)
+    await keys_cli("revoke", "--api", extra["id"], env=via_api)
+    await until_status(pcm_url, extra["key"], "/v1/memories", 401)
 
     rotated = json.loads((await keys_cli("rotate", made["id"], "--overlap", "0", "--json")).stdout)
     await until_status(pcm_url, rotated["key"], "/v1/memories", 200)

@@ -26,7 +26,7 @@ run: install
 	@echo "  curl -s -XPOST http://127.0.0.1:$(PORT)/v1/recall -H 'Authorization: Bearer pcm-dev-key' \\"
 	@echo "       -H 'content-type: application/json' -d '{\"query\": \"Where does Alice live now?\"}'"
 	@echo ""
-	NEO4J_URI=$(ARCADE_URI) $(UV) run pcm dev --port $(PORT)
+	NEO4J_URI=$(ARCADE_URI) PCM_ENV=dev $(UV) run pcm dev --port $(PORT)
 
 servers-test:
 	scripts/redis.sh start

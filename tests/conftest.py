@@ -31,6 +31,8 @@ def service_env(tmp: Path, redis_url: str = TEST_REDIS_URL) -> dict[str, str]:
         "NEO4J_URI": NEO4J_URI,
         "PCM_QDRANT_PATH": str(tmp / "qdrant"),
         "PCM_API_KEYS": json.dumps(KEYS),
+        # `pcm serve` refuses the dev key (on by default) outside a development machine.
+        "PCM_ENV": "dev",
         "PCM_CLAIM_IDLE_MS": "2000",
         "PCM_JOB_INTERVAL_S": "3600",
         "PCM_LOG_LEVEL": "WARNING",

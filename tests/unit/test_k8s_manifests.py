@@ -221,6 +221,7 @@ def test_services_and_ingress_route_to_http_deployments() -> None:
     assert routes["/v1/pipeline"] in ("ingest", "recall")
     assert routes["/v1/stats"] == routes["/v1/governance"] == "ingest"
     assert routes["/v1/jobs"] == "sweeper"
+    assert routes["/v1/admin"] == "ingest"  # key administration (any service answers it)
     service_names = {o["metadata"]["name"] for o in objs if o["kind"] == "Service"}
     assert set(routes.values()) <= service_names
 

@@ -28,6 +28,7 @@ import httpx
 import typer
 
 from pcm_cli.client import DEFAULT_URL, PcmApi, PcmError
+from pcm_cli.keys import keys_app
 
 if TYPE_CHECKING:
     from pcm_common.config import PcmSettings
@@ -44,6 +45,7 @@ governance_app = typer.Typer(
     help="Scope policies: capture mode, retention (days) and a cap on active memories."
 )
 app.add_typer(governance_app, name="governance")
+app.add_typer(keys_app, name="keys")
 
 
 def _serve(names: list[str], host: str, port: int, settings: PcmSettings | None = None) -> None:
@@ -66,6 +68,8 @@ def dev(host: str = "127.0.0.1", port: int = 8080) -> None:
     """Every service in one process on the embedded default (Qdrant Edge, local models)."""
     from pcm_common.config import PcmSettings
 
+    # A development server: the dev key is allowed (`pcm serve` refuses it elsewhere).
+    os.environ.setdefault("PCM_ENV", "dev")
     # Read once: the key printed is the one the server is built with.
     s = PcmSettings()
     key = f"dev key: {s.dev_api_key}" if s.dev_key_enabled else "dev key off"
@@ -83,10 +87,29 @@ def serve(
 ) -> None:
     """One service per process (production)."""
     from pcm_cli.app import DEFAULT_PORTS
+    from pcm_common.config import PcmSettings
 
     if service not in SERVICES:
         raise typer.BadParameter(f"unknown service {service!r}; one of {', '.join(SERVICES)}")
-    _serve([service], host, port or DEFAULT_PORTS[service])
+    s = PcmSettings()
+    refusal = dev_key_refusal(s)
+    if refusal:
+        typer.echo(refusal, err=True)
+        raise typer.Exit(2)
+    _serve([service], host, port or DEFAULT_PORTS[service], s)
+
+
+def dev_key_refusal(s: PcmSettings) -> str | None:
+    """Why `pcm serve` must not start, or None: the public dev key would let anyone who
+    reaches the port act as tenant `dev`, and a deployment that forgot one variable would
+    not notice (the server listens on 0.0.0.0)."""
+    if not s.dev_key_enabled or s.env == "dev":
+        return None
+    return (
+        f"pcm serve: refusing to start with the public dev key ({s.dev_api_key!r}) enabled; "
+        "set PCM_DEV_KEY_ENABLED=false (keys in PCM_API_KEYS or `pcm keys create`), "
+        "or PCM_ENV=dev on a development machine"
+    )
 
 
 @app.command()

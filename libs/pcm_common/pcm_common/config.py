@@ -114,9 +114,26 @@ class PcmSettings(BaseSettings):
     extraction_concurrency: int = 8  # LLM calls in flight per process
 
     # API keys: JSON object {"key": "tenant"}; the dev key is added when `dev_key_enabled`.
+    # Keys can also be stored hashed in Redis (`pcm keys`, /v1/admin/keys; pcm_common.auth).
     api_keys: dict[str, str] = Field(default_factory=dict)
+    # Role of the PCM_API_KEYS keys: admin (they may also run jobs and administer their
+    # tenant's keys, as every key could before roles) or data.
+    api_keys_role: Literal["admin", "data"] = "admin"
+    # More configured keys, always admin: JSON object {"key": "tenant"}.
+    admin_keys: dict[str, str] = Field(default_factory=dict)
     dev_key_enabled: bool = True
     dev_api_key: str = DEV_API_KEY
+    # "dev" allows `pcm serve` to start with the dev key on; `pcm dev` sets it itself.
+    env: str = ""
+    # How long a replica trusts what it read of a stored key (seconds): the time a new,
+    # rotated or revoked key takes to be seen by every replica.
+    api_key_cache_s: float = Field(0.5, ge=0, le=5)
+    # Per-key token bucket (requests per second; 0: off) and its burst (0: 2 s worth), and
+    # a per-tenant quota (requests per minute, all its keys; 0: off). Refused: 429 with
+    # Retry-After. Counted in Redis, shared by every replica.
+    rate_limit_per_s: float = Field(0.0, ge=0)
+    rate_limit_burst: int = Field(0, ge=0)
+    tenant_quota_per_min: int = Field(0, ge=0)
 
     # Event processing.
     consumer_name: str = ""  # defaults to hostname-pid
@@ -134,7 +151,7 @@ class PcmSettings(BaseSettings):
     gc_freeze: bool = True
     gc_gen0_threshold: int = 50_000
 
-    @field_validator("api_keys", mode="before")
+    @field_validator("api_keys", "admin_keys", mode="before")
     @classmethod
     def _parse_keys(cls, v: Any) -> Any:
         if isinstance(v, str):

@@ -19,6 +19,7 @@ from starlette.datastructures import Headers
 from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from pcm_common.auth import Refusal, guard_of
 from pcm_common.bus import pipeline_status
 from pcm_common.domain.clock import as_utc, utcnow
 from pcm_common.resources import Resources
@@ -52,17 +53,31 @@ def resources_of(request: Request) -> Resources:
     return request.app.state.resources
 
 
-def tenant_of(
+async def tenant_of(
     request: Request,
     creds: Annotated[HTTPAuthorizationCredentials | None, Depends(_bearer)],
 ) -> str:
+    """The caller's tenant; also checks the key's role against the route and the rate
+    limits (`pcm_common.auth`). The key's principal is left on `request.state.principal`."""
     if creds is None or creds.scheme.lower() != "bearer":
         raise ApiError(401, "missing_api_key", "send Authorization: Bearer <key>")
-    tenant = resources_of(request).settings.tenant_keys().get(creds.credentials)
-    if tenant is None:
-        raise ApiError(401, "unknown_api_key")
-    request.state.tenant = tenant
-    return tenant
+    res = resources_of(request)
+    guard = guard_of(request.app.state, res.settings, res.redis)
+    route = request.scope.get("route")
+    try:
+        principal = await guard.admit(
+            creds.credentials,
+            request.method,
+            getattr(route, "path", request.url.path),
+            request.path_params,
+        )
+    except Refusal as r:
+        err = ApiError(r.status, r.code, r.detail)
+        err.headers = r.headers
+        raise err from None
+    request.state.tenant = principal.tenant
+    request.state.principal = principal
+    return principal.tenant
 
 
 Tenant = Annotated[str, Depends(tenant_of)]

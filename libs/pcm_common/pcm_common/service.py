@@ -13,6 +13,7 @@ from typing import Any
 from fastapi import FastAPI
 
 from pcm_common import gc_tuning
+from pcm_common.admin_keys import admin_router
 from pcm_common.http import ReadinessCheck, install, ops_router
 from pcm_common.resources import Resources
 from pcm_common.telemetry import configure_logging, get_logger, quiet_broker_loggers
@@ -77,6 +78,7 @@ def create_app(res: Resources, components: Sequence[Component], title: str) -> F
     app.state.resources = res
     install(app, "+".join(c.name for c in components))
     app.include_router(ops_router(checks))
+    app.include_router(admin_router())  # key administration: any service answers it
     for c in components:
         c.attach(app)
     return app

@@ -1,8 +1,9 @@
 """Synthetic personal-routine datasets for evaluating anomaly flags.
 
 Writes files in the layout of the dev routine files (meta, personas, memories, questions) from
-26 routine kinds and two disjoint phrasing splits, ``tune`` and ``heldout``. Standard library
-only; the output depends only on the split, the variant, the seed and the persona count.
+26 routine kinds and three disjoint phrasing splits, ``tune``, ``heldout`` and ``valid``.
+Standard library only; the output depends only on the split, the variant, the seed and the
+persona count.
 """
 
 from .generate import DEFAULT_SEED, GENERATOR_VERSION, build_dataset

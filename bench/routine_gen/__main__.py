@@ -34,8 +34,11 @@ def write(split: str, variant: str, seed: int, personas: int, out: Path) -> None
 def run_check(paths: list[str]) -> int:
     problems, counts = check_phrasebooks()
     print(
-        "families per kind:",
-        ", ".join(f"{key} {c['tune']}/{c['heldout']}" for key, c in sorted(counts.items())),
+        f"families per kind ({'/'.join(SPLITS)}):",
+        ", ".join(
+            f"{key} " + "/".join(str(c[split]) for split in SPLITS)
+            for key, c in sorted(counts.items())
+        ),
     )
     for problem in problems:
         print("PHRASEBOOK PROBLEM", problem)
@@ -61,13 +64,13 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         "--all",
         type=Path,
         metavar="DIR",
-        help="write {tune,heldout}.{outliers,outliers_absence}.json into DIR",
+        help="write {tune,heldout,valid}.{outliers,outliers_absence}.json into DIR",
     )
     parser.add_argument(
         "--check",
         nargs="*",
         metavar="FILE",
-        help="check generated files (default: the four files in data/)",
+        help="check generated files (default: every split's two files in data/)",
     )
     return parser.parse_args(argv)
 

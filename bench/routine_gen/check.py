@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from . import kinds as K
-from .phrasings import SPLITS, load
+from .phrasings import ISOLATED, SPLITS, load
 from .quantities import (
     Clock,
     Count,
@@ -108,17 +108,17 @@ def check_phrasebooks() -> tuple[list[str], dict[str, dict[str, int]]]:
             strings = [*families, *book.questions.get(kind.key, ()), *book.notes.get(kind.key, ())]
             for text in strings:
                 if seen.setdefault(text, split) != split:
-                    problems.append(f"{kind.key}: {text!r} appears in both splits")
+                    problems.append(f"{kind.key}: {text!r} appears in {seen[text]} and {split}")
         for text in book.misc:
             if seen.setdefault(text, split) != split:
-                problems.append(f"misc {text!r} appears in both splits")
-    problems.extend(check_heldout_isolation())
+                problems.append(f"misc {text!r} appears in {seen[text]} and {split}")
+    problems.extend(check_isolation())
     return problems, dict(counts)
 
 
-def heldout_strings() -> list[str]:
-    """Every heldout string, and each stretch of fixed text of 16 characters or more."""
-    book = load("heldout")
+def split_strings(split: str) -> list[str]:
+    """Every string of a split, and each stretch of fixed text of 16 characters or more."""
+    book = load(split)
     strings: list[str] = list(book.misc)
     for table in (book.families, book.questions, book.notes):
         for items in table.values():
@@ -133,17 +133,36 @@ def heldout_strings() -> list[str]:
     return pieces
 
 
-def check_heldout_isolation() -> list[str]:
-    """Heldout wording may live only in phrasings_heldout.py (and in generated data)."""
+def heldout_strings() -> list[str]:
+    """Every heldout string, and each stretch of fixed text of 16 characters or more."""
+    return split_strings("heldout")
+
+
+def check_split_isolation(split: str) -> list[str]:
+    """One isolated split's wording may live only in phrasings_<split>.py (and in data)."""
     here = Path(__file__).parent
-    others = [p for p in here.glob("*.py") if p.name != "phrasings_heldout.py"]
+    own = f"phrasings_{split}.py"
+    others = [p for p in here.glob("*.py") if p.name != own]
     others += [p for p in here.glob("*.md")]
     texts = {p.name: p.read_text(encoding="utf-8") for p in others}
     problems = []
-    for piece in set(heldout_strings()):
+    for piece in set(split_strings(split)):
         for name, text in texts.items():
             if piece in text:
-                problems.append(f"heldout wording {piece!r} found in {name}")
+                problems.append(f"{split} wording {piece!r} found in {name}")
+    return problems
+
+
+def check_heldout_isolation() -> list[str]:
+    """Heldout wording may live only in phrasings_heldout.py (and in generated data)."""
+    return check_split_isolation("heldout")
+
+
+def check_isolation() -> list[str]:
+    """Every isolated split (heldout, valid) keeps its wording to its own module."""
+    problems: list[str] = []
+    for split in ISOLATED:
+        problems.extend(check_split_isolation(split))
     return problems
 
 

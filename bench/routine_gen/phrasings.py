@@ -7,7 +7,9 @@ import random
 import re
 from dataclasses import dataclass
 
-SPLITS: tuple[str, ...] = ("tune", "heldout")
+SPLITS: tuple[str, ...] = ("tune", "heldout", "valid")
+# Splits whose wording may appear only in their own module (and in generated data).
+ISOLATED: tuple[str, ...] = ("heldout", "valid")
 
 _CHOICE = re.compile(r"\[([^\[\]]*\|[^\[\]]*)\]")
 

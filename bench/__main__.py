@@ -20,11 +20,11 @@ from bench import latency, lifecycle, locomo, micro, outliers, report
 from bench.common import log
 
 DEFAULT_PARTS = ("locomo", "latency", "lifecycle", "outliers", "routines")
-# The generated routine sets (bench/routine_gen): the tune part and the part held out of all
+# The generated routine sets (bench/routine_gen): the tune part and the parts held out of all
 # tuning, replayed in process (the same services, no HTTP) to keep `make bench` short.
 ROUTINE_SETS = [
     a
-    for split in ("tune", "heldout")
+    for split in ("tune", "heldout", "valid")
     for a in ("--file", f"bench/routine_gen/data/{split}.outliers_absence.json")
 ]
 QUICK: dict[str, list[str]] = {

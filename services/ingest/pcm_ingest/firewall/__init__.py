@@ -1,15 +1,22 @@
 """Write firewall (DESIGN §4 and §6; the mnemos write-up's memory safety layer): every text
-is screened before anything is stored, on every write path (single, batch, PATCH).
+and every metadata value is screened before anything is stored, on every write path
+(single, batch, PATCH).
 
-- Secrets: Yelp's detect-secrets plugins that look for a known credential shape (cloud
-  keys, tokens of GitHub, GitLab, Slack, Stripe, npm, PyPI, ..., private key blocks, JWTs,
-  passwords in URLs, `password = "..."`), plus a few shapes it does not know yet (current
-  OpenAI and Anthropic keys, Google API keys, `SOMETHING_TOKEN=...` environment lines).
-  Its entropy plugins are left out: on prose they flag ordinary words (91,824 hits over
-  2,080 LoCoMo dev turns and 3,000 synthetic memories).
-- PII: e-mail addresses, phone numbers (Google's libphonenumber, through `phonenumbers`),
-  US social security numbers and payment card numbers (checked by python-stdnum: area
-  rules, Luhn).
+- Secrets (`firewall.secrets`): detect-secrets' credential-shape plugins and its keyword
+  detector, plus token shapes it does not know yet, authorization headers, environment
+  lines, and passwords stated in prose.
+- PII (`firewall.pii`): e-mail addresses; phone numbers (libphonenumber, national formats
+  of the configured regions and any number written with "+"); US SSNs and ITINs; payment
+  cards (Luhn); IBANs; national and tax ids of several countries (python-stdnum's
+  checksums: UK NI, FR NIR, IN Aadhaar and PAN, JP My Number, DE tax id, ES DNI/NIE, IT
+  codice fiscale, NL BSN, BR CPF, CN, KR, CA SIN, UK NHS); passport and licence numbers,
+  SSNs without dashes and dates of birth where words before them say so; IP addresses.
+
+Detectors read a `views.View` of the text: invisible characters (zero-width space or
+joiner, soft hyphen) dropped, as ASCII, and for secrets also with chunked groups joined
+("AKIA IOSF ODNN 7EXA MPLE"). Every detector is linear in the text's length (RE2, bounded
+windows, a budget of libphonenumber calls), so a 100 kB text is screened in milliseconds
+whatever its shape.
 
 Each category has an action: `block` (the write is refused with 422, nothing stored),
 `redact` (the match is replaced by `[REDACTED_<KIND>]` and the write is reported as
@@ -20,84 +27,35 @@ matched text, so an error response or a log line cannot leak what it refused.
 from __future__ import annotations
 
 import re
-import threading
 from collections.abc import Iterator
-from contextlib import contextmanager
 from dataclasses import dataclass, field
 from enum import StrEnum
+from typing import Any
 
-import phonenumbers
-from detect_secrets.core.scan import scan_line
-from detect_secrets.settings import transient_settings
-from stdnum import luhn
-from stdnum.us import ssn
+from pcm_ingest.firewall.pii import pii_hits
+from pcm_ingest.firewall.secrets import SECRET_PLUGINS, Hit, secret_hits
+from pcm_ingest.firewall.views import View, joined, view_of
+
+__all__ = [
+    "DEFAULT_PHONE_REGIONS",
+    "SECRET_PLUGINS",
+    "Action",
+    "Finding",
+    "Screened",
+    "ScreenedMetadata",
+    "SecretDetected",
+    "WriteFirewall",
+]
+
+# Regions whose national phone formats are tried, in this order (a number with "+" and a
+# country code is found whatever the list).
+DEFAULT_PHONE_REGIONS = ("US", "GB", "DE", "FR", "JP", "IN", "AU", "ES", "IT", "BR")
 
 
 class Action(StrEnum):
     BLOCK = "block"
     REDACT = "redact"
     ALLOW = "allow"
-
-
-# detect-secrets plugins with a credential shape (class names of detect_secrets.plugins).
-SECRET_PLUGINS = (
-    "AWSKeyDetector",
-    "ArtifactoryDetector",
-    "AzureStorageKeyDetector",
-    "BasicAuthDetector",
-    "CloudantDetector",
-    "DiscordBotTokenDetector",
-    "GitHubTokenDetector",
-    "GitLabTokenDetector",
-    "IbmCloudIamDetector",
-    "IbmCosHmacDetector",
-    "JwtTokenDetector",
-    "KeywordDetector",
-    "MailchimpDetector",
-    "NpmDetector",
-    "OpenAIDetector",
-    "PrivateKeyDetector",
-    "PypiTokenDetector",
-    "SendGridDetector",
-    "SlackDetector",
-    "SoftlayerDetector",
-    "SquareOAuthDetector",
-    "StripeDetector",
-    "TelegramBotTokenDetector",
-    "TwilioKeyDetector",
-)
-
-# Shapes detect-secrets 1.5 does not cover.
-_EXTRA_SECRETS: tuple[tuple[str, re.Pattern[str]], ...] = (
-    # The whole PEM block (detect-secrets marks only its BEGIN line): redaction must not
-    # leave the key's body behind.
-    (
-        "Private Key",
-        re.compile(
-            r"-----BEGIN[A-Z ]*PRIVATE KEY( BLOCK)?-----.*?(?:-----END[A-Z ]*PRIVATE KEY"
-            r"( BLOCK)?-----|\Z)",
-            re.DOTALL,
-        ),
-    ),
-    ("Anthropic API Key", re.compile(r"\bsk-ant-[A-Za-z0-9_-]{20,}")),
-    ("OpenAI API Key", re.compile(r"\bsk-(?:proj-|svcacct-|admin-)?[A-Za-z0-9_-]{32,}")),
-    ("Google API Key", re.compile(r"\bAIza[0-9A-Za-z_-]{35}\b")),
-    (
-        "Secret Assignment",
-        re.compile(
-            r"\b[A-Z][A-Z0-9_]*(?:API_KEY|TOKEN|SECRET|PASSWORD|PASSWD|PRIVATE_KEY)[A-Z0-9_]*"
-            r"\s*[=:]\s*['\"]?[^\s'\"]{8,}"
-        ),
-    ),
-)
-_EMAIL = re.compile(r"\b[A-Za-z0-9._%+-]+@[A-Za-z0-9.-]+\.[A-Za-z]{2,}\b")
-_SSN = re.compile(r"\b\d{3}-\d{2}-\d{4}\b")
-_CARD = re.compile(r"\b(?:\d[ -]?){12,18}\d\b")
-_DIGIT = re.compile(r"\d")
-_PHONE_MIN_DIGITS = 10  # without a leading "+": a national number with its area code
-# A secret found by detect-secrets is redacted as the whole token around it.
-_TOKEN = re.compile(r"\S+")
-_detect_lock = threading.Lock()  # detect-secrets keeps its plugin settings process-wide
 
 
 class SecretDetected(Exception):
@@ -117,13 +75,9 @@ class Finding:
     end: int
 
 
-@dataclass
-class Screened:
-    """The text to store (redacted where the action says so) and what was found."""
-
-    text: str
-    blocked: list[Finding] = field(default_factory=list)
-    redacted: list[Finding] = field(default_factory=list)
+class _Kinds:
+    blocked: list[Finding]
+    redacted: list[Finding]
 
     @property
     def blocked_kinds(self) -> list[str]:
@@ -134,53 +88,50 @@ class Screened:
         return sorted({f.kind for f in self.redacted})
 
 
-@contextmanager
-def _detecting() -> Iterator[None]:
-    """detect-secrets configured with `SECRET_PLUGINS` (its settings are process-wide, and
-    setting them up costs ~1.5 ms: a batch is screened inside one of these)."""
-    with _detect_lock, transient_settings({"plugins_used": [{"name": n} for n in SECRET_PLUGINS]}):
-        yield
+@dataclass
+class Screened(_Kinds):
+    """The text to store (redacted where the action says so) and what was found."""
+
+    text: str
+    blocked: list[Finding] = field(default_factory=list)
+    redacted: list[Finding] = field(default_factory=list)
 
 
-def _secret_spans(text: str) -> Iterator[Finding]:
-    """Call inside `_detecting`."""
-    for kind, pattern in _EXTRA_SECRETS:
-        for m in pattern.finditer(text):
-            yield Finding("secret", kind, m.start(), m.end())
-    # Line by line: the plugins are line scanners.
-    offset = 0
-    for line in text.splitlines(keepends=True):
-        for found in scan_line(line):
-            value = found.secret_value or ""
-            at = line.find(value) if value else -1
-            if at < 0:
-                yield Finding("secret", found.type, offset, offset + len(line.rstrip()))
-                continue
-            token = next((t for t in _TOKEN.finditer(line) if t.start() <= at < t.end()), None)
-            lo, hi = (token.start(), token.end()) if token else (at, at + len(value))
-            yield Finding("secret", found.type, offset + lo, offset + hi)
-        offset += len(line)
+@dataclass
+class ScreenedMetadata(_Kinds):
+    """The metadata to store (string and number values redacted where the action says so;
+    keys are names, never rewritten) and what was found."""
+
+    metadata: dict[str, Any]
+    blocked: list[Finding] = field(default_factory=list)
+    redacted: list[Finding] = field(default_factory=list)
 
 
-def _pii_spans(text: str, regions: tuple[str, ...]) -> Iterator[Finding]:
-    for m in _EMAIL.finditer(text):
-        yield Finding("pii", "email", m.start(), m.end())
-    for m in _SSN.finditer(text):
-        if ssn.is_valid(m.group()):
-            yield Finding("pii", "ssn", m.start(), m.end())
-    for m in _CARD.finditer(text):
-        digits = re.sub(r"\D", "", m.group())
-        if 13 <= len(digits) <= 19 and luhn.is_valid(digits):
-            yield Finding("pii", "card", m.start(), m.end())
-    if "+" not in text and len(_DIGIT.findall(text)) < _PHONE_MIN_DIGITS:
-        return  # no match could pass the rule below: skip libphonenumber
-    for region in regions:
-        for match in phonenumbers.PhoneNumberMatcher(text, region):
-            # A bare figure ("3100100 euros") can pass for a local number: a phone needs
-            # its area code (10+ digits) or an international "+".
-            raw = match.raw_string
-            if raw.startswith("+") or len(_DIGIT.findall(raw)) >= _PHONE_MIN_DIGITS:
-                yield Finding("pii", "phone", match.start, match.end)
+_SPACE = " \t\r\n"
+_NEXT_SPACE = re.compile(r"\s")
+
+
+def _whole_tokens(text: str, hits: list[Hit]) -> list[Hit]:
+    """Each secret widened to the whitespace-delimited tokens it touches: a redaction
+    leaves no part of it (a URL's user, a key's tail after a comma) behind. (In text
+    order, reusing the last token's bounds: many hits in one long token cost one scan.)"""
+    out: list[Hit] = []
+    token = (0, 0)
+    for h in sorted(hits, key=lambda h: h.start):
+        lo, hi = h.start, h.end
+        while lo < hi and text[lo] in _SPACE:
+            lo += 1
+        while hi > lo and text[hi - 1] in _SPACE:
+            hi -= 1
+        if lo == hi:
+            continue
+        if not token[0] <= lo < token[1]:
+            token = (max(text.rfind(c, 0, lo) for c in _SPACE) + 1, lo)
+        if hi > token[1]:
+            after = _NEXT_SPACE.search(text, hi)
+            token = (token[0], after.start() if after else len(text))
+        out.append(Hit(h.kind, min(lo, token[0]), token[1]))
+    return out
 
 
 def _merge(findings: list[Finding]) -> list[Finding]:
@@ -200,12 +151,96 @@ def _label(f: Finding) -> str:
     return f"[REDACTED_{kind}]"
 
 
+def _redact(text: str, spans: list[Finding]) -> str:
+    out, at = [], 0
+    for f in spans:
+        out += [text[at : f.start], _label(f)]
+        at = f.end
+    out.append(text[at:])
+    return "".join(out)
+
+
+def _in_original(view: View, category: str, hits: list[Hit]) -> Iterator[Finding]:
+    for h in hits:
+        start, end = view.span(h.start, h.end)
+        yield Finding(category, h.kind, start, end)
+
+
+def _secrets_in(view: View, first_only: bool = False) -> list[Finding]:
+    hits = _whole_tokens(view.text, secret_hits(view.text, first_only))
+    found = list(_in_original(view, "secret", hits))
+    grouped = joined(view)
+    if grouped is not None:  # a key written in groups, read as one token
+        hits = _whole_tokens(grouped.text, secret_hits(grouped.text, first_only))
+        found += _in_original(grouped, "secret", hits)
+    return found
+
+
+Path = tuple[str | int, ...]
+
+
+@dataclass(frozen=True)
+class _Leaf:
+    """A metadata value as a line of the text that screens it: `key: value`."""
+
+    path: Path
+    start: int  # of the value in that text
+    end: int
+
+    def touches(self, f: Finding) -> bool:
+        return f.start < self.end and f.end > self.start
+
+    def clipped(self, f: Finding) -> Finding:
+        """`f` in the value's own positions."""
+        lo, hi = max(f.start, self.start), min(f.end, self.end)
+        return Finding(f.category, f.kind, lo - self.start, hi - self.start)
+
+
+def _scalars(value: Any, path: Path, key: str) -> Iterator[tuple[Path, str, str]]:
+    """(path, key, value as text) of every string and number in `value`; a list's items
+    go under the list's key."""
+    if isinstance(value, dict):
+        for k, v in value.items():
+            yield from _scalars(v, (*path, k), str(k))
+    elif isinstance(value, list):
+        for i, v in enumerate(value):
+            yield from _scalars(v, (*path, i), key)
+    elif isinstance(value, str | int | float) and not isinstance(value, bool):
+        yield path, key, str(value)
+
+
+def _rendered(metadata: dict[str, Any]) -> tuple[str, list[_Leaf]]:
+    """Metadata as lines of `key: value`, so that a key gives its value context
+    (`password: hunter2`), and where each value lies in them."""
+    leaves, lines, at = [], [], 0
+    for path, key, value in _scalars(metadata, (), ""):
+        line = f"{key}: {value}"
+        leaves.append(_Leaf(path, at + len(key) + 2, at + len(line)))
+        lines.append(line)
+        at += len(line) + 1
+    return "\n".join(lines), leaves
+
+
+def _copy(value: Any) -> Any:
+    if isinstance(value, dict):
+        return {k: _copy(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_copy(v) for v in value]
+    return value
+
+
+def _put(value: Any, path: Path, new: str) -> None:
+    for step in path[:-1]:
+        value = value[step]
+    value[path[-1]] = new
+
+
 class WriteFirewall:
     def __init__(
         self,
         secrets: Action = Action.BLOCK,
         pii: Action = Action.REDACT,
-        phone_regions: tuple[str, ...] = ("US",),
+        phone_regions: tuple[str, ...] = DEFAULT_PHONE_REGIONS,
     ) -> None:
         self.secrets = secrets
         self.pii = pii
@@ -215,42 +250,66 @@ class WriteFirewall:
         return self.screen_many([text])[0]
 
     def screen_many(self, texts: list[str]) -> list[Screened]:
-        return self.screen_request(texts, [])[0]
+        return [self._screen(t) for t in texts]
 
     def screen_request(
-        self, texts: list[str], names: list[str]
-    ) -> tuple[list[Screened], dict[str, list[str]]]:
-        """Each text screened, and the names (user ids, workspaces, projects, episodes)
-        that carry a secret, with its kinds; detect-secrets is set up once for all. A name
-        is an identifier, never rewritten, so any secret in one blocks the write unless
-        secrets are allowed; PII is fine there (a user id may be an e-mail address)."""
-        if self.secrets is Action.ALLOW:
-            return [self._screen(t) for t in texts], {}
-        with _detecting():
-            screened = [self._screen(t) for t in texts]
-            bad: dict[str, list[str]] = {}
+        self, texts: list[str], metadatas: list[dict[str, Any]], names: list[str]
+    ) -> tuple[list[Screened], list[ScreenedMetadata], dict[str, list[str]]]:
+        """Each text and metadata screened, and the names (user ids, workspaces, projects,
+        episodes) that carry a secret, with its kinds. A name is an identifier, never
+        rewritten, so any secret in one blocks the write unless secrets are allowed; PII
+        is fine there (a user id may be an e-mail address)."""
+        bad: dict[str, list[str]] = {}
+        if self.secrets is not Action.ALLOW:
             for name in names:
-                kinds = sorted({f.kind for f in _secret_spans(name)})
+                kinds = sorted({f.kind for f in _secrets_in(view_of(name))})
                 if kinds:
                     bad[name] = kinds
-        return screened, bad
+        return (
+            [self._screen(t) for t in texts],
+            [self.screen_metadata(m) for m in metadatas],
+            bad,
+        )
 
-    def _screen(self, text: str) -> Screened:
+    def screen_metadata(self, metadata: dict[str, Any]) -> ScreenedMetadata:
+        """Findings inside values are redacted there (a number becomes a string); a
+        secret in a key blocks, as one in a name does."""
+        text, leaves = _rendered(metadata)
+        blocked, redacted = self._findings(text)
+        in_keys = [
+            f
+            for f in redacted
+            if f.category == "secret" and not any(leaf.touches(f) for leaf in leaves)
+        ]
+        if blocked or in_keys:
+            return ScreenedMetadata(metadata, blocked=blocked or in_keys)
+        if not redacted:
+            return ScreenedMetadata(metadata)
+        out, kept = _copy(metadata), []
+        for leaf in leaves:
+            inside = [leaf.clipped(f) for f in redacted if leaf.touches(f)]
+            if inside:
+                _put(out, leaf.path, _redact(text[leaf.start : leaf.end], inside))
+                kept += inside
+        return ScreenedMetadata(out, redacted=kept)
+
+    def _findings(self, text: str) -> tuple[list[Finding], list[Finding]]:
+        """(blocked, redacted) findings in `text`, in text order; redacted ones merged."""
+        view = view_of(text)
         found: list[Finding] = []
         if self.secrets is not Action.ALLOW:
-            found += _secret_spans(text)
-        if self.pii is not Action.ALLOW:
-            found += _pii_spans(text, self.phone_regions)
-        if not found:
-            return Screened(text)
+            found += _secrets_in(view, first_only=self.secrets is Action.BLOCK)
+        if self.pii is not Action.ALLOW and not (found and self.secrets is Action.BLOCK):
+            # (A text with a blocked secret is not stored: its PII need not be looked for.)
+            found += _in_original(view, "pii", pii_hits(view.text, self.phone_regions))
         action = {"secret": self.secrets, "pii": self.pii}
         blocked = [f for f in found if action[f.category] is Action.BLOCK]
-        if blocked:
-            return Screened(text, blocked=_merge(blocked))
-        spans = _merge(found)
-        out, at = [], 0
-        for f in spans:
-            out += [text[at : f.start], _label(f)]
-            at = f.end
-        out.append(text[at:])
-        return Screened("".join(out), redacted=spans)
+        if blocked:  # every kind stays named: the 422 says what was found
+            return sorted(set(blocked), key=lambda f: (f.start, f.end, f.kind)), []
+        return [], _merge(found)
+
+    def _screen(self, text: str) -> Screened:
+        blocked, redacted = self._findings(text)
+        if blocked or not redacted:
+            return Screened(text, blocked=blocked)
+        return Screened(_redact(text, redacted), redacted=redacted)

@@ -236,7 +236,7 @@ _PHONE_MIN_INTL_DIGITS = 8
 _PHONE_MAX_DIGITS = 15  # ITU E.164
 _PHONE_MAX_GROUPS = 6
 _PHONE_TRIES = 256  # numbers checked per text; past it, phone-shaped candidates count
-_DATE_TAIL_DIGITS = 4
+_DATE_TAIL = re.compile(r"[ T]?\d{0,4}")
 _SSN_SHAPE = re.compile(r"\d{3}[- ]\d{2}[- ]\d{4}")
 _DATE_HEAD = re.compile(r"\d{4}[-/.]\d{1,2}[-/.]\d{1,2}|\d{1,2}[-/.]\d{1,2}[-/.]\d{2,4}")
 
@@ -282,7 +282,8 @@ def _other_shape(raw: str) -> bool:
     if _SSN_SHAPE.fullmatch(raw):
         return True
     head = _DATE_HEAD.match(raw)
-    return head is not None and len(_digits(raw[head.end() :])) <= _DATE_TAIL_DIGITS
+    # (One figure after it, as a time is: "06.12.34.56.78" is a French number.)
+    return head is not None and _DATE_TAIL.fullmatch(raw[head.end() :]) is not None
 
 
 class _PhoneChecks:

@@ -93,14 +93,16 @@ def view_of(text: str) -> View:
 # Python's `re`: prose is full of such runs, and its matches cost a tenth of RE2's. Each
 # group's end is forced by a space, so a start costs at most a group's length.)
 _GROUP_RUN = re.compile(r"(?<!\S)[A-Za-z0-9_+/=.-]{1,16}(?: [A-Za-z0-9_+/=.-]{1,16}){2,}(?!\S)")
-# A group that mixes letters and digits: prose runs without one are skipped at once.
-_MIXED = re.compile(r"[A-Za-z][^ ]{0,15}[0-9]|[0-9][^ ]{0,15}[A-Za-z]")
+# A group that mixes letters and digits, or has a capital after a small letter: runs
+# without one (prose) are skipped at once.
+_MIXED = re.compile(r"[A-Za-z][^ ]{0,15}[0-9]|[0-9][^ ]{0,15}[A-Za-z]|[a-z][^ ]{0,15}[A-Z]")
 _GROUP_SIZES = range(3, 9)  # how people chunk a key: fours, fives, eights
 _MIN_GROUPS = 3
 
 
 def _mixed(group: str) -> bool:
-    return any(c.isdigit() for c in group) and any(c.isalpha() for c in group)
+    """Letters and digits, or capitals inside lower case: a key's chunk, not a word."""
+    return _MIXED.search(group) is not None
 
 
 def _keyish(group: str) -> bool:
@@ -120,6 +122,11 @@ def _chunked(groups: list[str]) -> list[tuple[int, int]]:
         while j + 1 < len(groups) and len(groups[j + 1]) == size:
             j += 1
         first, last = i, j
+        # Words of the same size around a key ("with", "then") are not part of it.
+        while first < last and not _keyish(groups[first]):
+            first += 1
+        while last > first and not _keyish(groups[last]):
+            last -= 1
         if first - 1 > taken and _keyish(groups[first - 1]):
             first -= 1
         if last + 1 < len(groups) and len(groups[last + 1]) < size and _keyish(groups[last + 1]):

@@ -40,6 +40,7 @@ from pcm_common.telemetry import MEMORIES_WRITTEN, get_logger
 from pcm_ingest.batch_twins import earlier_twins
 from pcm_ingest.episodes import EpisodeAssigner
 from pcm_ingest.firewall import SecretDetected, WriteFirewall
+from pcm_ingest.firewall.runner import ScreenRunner
 from pcm_ingest.schemas import MemoryIn, MemoryPatch, StoreResult
 from pcm_ingest.settings import IngestSettings
 
@@ -105,6 +106,12 @@ class IngestService:
             settings.firewall_pii,
             settings.firewall_phone_regions,
         )
+        self.screens = ScreenRunner(
+            self.firewall,
+            process_chars=settings.firewall_process_chars,
+            workers=settings.firewall_workers,
+            deadline_s=settings.firewall_deadline_s,
+        )
         self.episodes = (
             EpisodeAssigner(res.redis, settings.auto_episode_gap_min * 60.0)
             if settings.auto_episodes
@@ -144,12 +151,12 @@ class IngestService:
     async def screen(self, tenant: str, items: list[MemoryIn]) -> tuple[list[MemoryIn], set[int]]:
         """The items as the firewall lets them be stored (text and metadata redacted), and
         which of them it redacted; raises `SecretDetected` (nothing stored) for a blocked
-        finding in a text, a metadata key or value, or a name. One worker-thread call for
-        the batch, linear in its size (`pcm_ingest.firewall`)."""
+        finding in a text, a metadata key or value, or a name; `FirewallBusy` past the
+        screen's deadline. One call for the batch, off the event loop, linear in its size
+        (`pcm_ingest.firewall.runner`)."""
         with_meta = [i for i, item in enumerate(items) if item.metadata]
         names = sorted({v for item in items for _, v in _names(item)})
-        screened, metas, bad_names = await asyncio.to_thread(
-            self.firewall.screen_request,
+        screened, metas, bad_names = await self.screens.screen_request(
             [item.text for item in items],
             [items[i].metadata for i in with_meta],
             names,

@@ -22,6 +22,12 @@ class IngestSettings(PcmSettings):
     # Regions whose national phone formats are recognised, tried in this order
     # (international +.. numbers always are).
     firewall_phone_regions: tuple[str, ...] = DEFAULT_PHONE_REGIONS
+    # Requests with at least this many characters of text are screened in a worker process
+    # (`firewall_workers` of them), smaller ones in a thread (pcm_ingest.firewall.runner);
+    # 0 or no workers: always a thread. A screen past `firewall_deadline_s` answers 503.
+    firewall_process_chars: int = 20_000
+    firewall_workers: int = 2
+    firewall_deadline_s: float = 10.0
     # A write without `episode` joins its stream's current episode when saved within this
     # many minutes of it, else opens a new one (pcm_ingest.episodes); off: no episode.
     auto_episodes: bool = True

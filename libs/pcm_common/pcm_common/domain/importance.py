@@ -15,6 +15,7 @@ An explicit `importance` on the write always wins; this is only the fallback.
 from __future__ import annotations
 
 import re
+from itertools import islice
 
 HIGH, NORMAL, LOW = "high", "normal", "low"
 
@@ -67,7 +68,8 @@ def infer_importance(text: str) -> str:
 def only_words_of(text: str, vocabulary: frozenset[str], max_words: int) -> bool:
     """A short text (at most `max_words`) made only of `vocabulary`, or of no words at all
     (emoji, "!!"); any figure makes it more than that."""
-    words = _WORD.findall(text.lower())
+    # (At most max_words + 1 words are read: a long text is decided by its first ones.)
+    words = [m.group() for m in islice(_WORD.finditer(text.lower()), max_words + 1)]
     return (
         len(words) <= max_words
         and all(w in vocabulary for w in words)

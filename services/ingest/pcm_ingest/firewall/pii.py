@@ -48,6 +48,7 @@ class Kind:
     pattern: re.Pattern[str]
     valid: Callable[[str], bool]
     context: re.Pattern[str] | None = None
+    needs: str = ""  # a character any match holds: without it the text is not scanned
 
 
 _CONTEXT_CHARS = 48  # how far before a candidate its context words may stand
@@ -71,8 +72,9 @@ def _kind(
     pattern: str,
     valid: Callable[[str], bool],
     context: re.Pattern[str] | None = None,
+    needs: str = "",
 ) -> Kind:
-    return Kind(name, re.compile(pattern, re.ASCII), valid, context)
+    return Kind(name, re.compile(pattern, re.ASCII), valid, context, needs)
 
 
 _NINO_BAD_PREFIXES = frozenset({"BG", "GB", "KN", "NK", "NT", "TN", "ZZ"})
@@ -113,6 +115,7 @@ _KINDS: tuple[Kind, ...] = (
         r"(?<![A-Za-z0-9._%+-])[A-Za-z0-9._%+-]{1,64}+@"
         r"[A-Za-z0-9-]{1,63}(?:\.[A-Za-z0-9-]{1,63}){0,8}\.[A-Za-z]{2,24}\b",
         lambda s: True,
+        needs="@",
     ),
     _kind("ssn", r"\b\d{3}-\d{2}-\d{4}\b|\b\d{3} \d{2} \d{4}\b", ssn.is_valid),
     _kind("ssn", r"\b\d{9}\b", ssn.is_valid, _SSN_WORDS),
@@ -152,8 +155,8 @@ _KINDS: tuple[Kind, ...] = (
     _kind("national_id", r"\b\d{3}\.\d{3}\.\d{3}-\d{2}\b", cpf.is_valid),
     _kind("national_id", r"\b\d{17}[\dX]\b", ric.is_valid),
     _kind("national_id", r"\b\d{6}-\d{7}\b", rrn.is_valid),
-    _kind("ip", r"\b(?:\d{1,3}\.){3}\d{1,3}\b", _ip),
-    _kind("ip", r"(?:\b[0-9A-Fa-f]{1,4})?(?::[0-9A-Fa-f]{0,4}){2,7}", _ipv6),
+    _kind("ip", r"\b(?:\d{1,3}\.){3}\d{1,3}\b", _ip, needs="."),
+    _kind("ip", r"(?:\b[0-9A-Fa-f]{1,4})?(?::[0-9A-Fa-f]{0,4}){2,7}", _ipv6, needs=":"),
 )
 
 
@@ -163,6 +166,8 @@ def _context_ok(text: str, start: int, context: re.Pattern[str] | None) -> bool:
 
 def _kind_hits(text: str) -> Iterator[Hit]:
     for kind in _KINDS:
+        if kind.needs not in text:
+            continue
         for m in kind.pattern.finditer(text):
             value = m.group()
             if _context_ok(text, m.start(), kind.context) and kind.valid(value):
@@ -193,6 +198,15 @@ _DOCUMENT = re.compile(
     r"\s{0,3}[:#]?\s{0,3}(?:is |was )?([A-Za-z0-9-]{5,16})\b"
 )
 _DOCUMENT_DIGITS = 4
+
+
+# Words one of which the text must hold for a pattern that starts with words to be run.
+_DOCUMENT_WORDS = ("pass", "licen", "id card", "identity", "national", "ausweis")
+_BIRTH_WORDS = ("birth", "born", "dob", "d.o.b", "geb", "ne le", "nee le")
+
+
+def _has_any(lowered: str, words: tuple[str, ...]) -> bool:
+    return any(w in lowered for w in words)
 
 
 def _document_hits(text: str) -> Iterator[Hit]:
@@ -235,7 +249,8 @@ _PHONE_MIN_DIGITS = 10  # without a leading "+": a national number with its area
 _PHONE_MIN_INTL_DIGITS = 8
 _PHONE_MAX_DIGITS = 15  # ITU E.164
 _PHONE_MAX_GROUPS = 6
-_PHONE_TRIES = 256  # numbers checked per text; past it, phone-shaped candidates count
+_PHONE_TRIES = 64  # numbers checked per text; past it, phone-shaped candidates count
+_TWO_DIGITS = re.compile(r"\d\d")
 _DATE_TAIL = re.compile(r"[ T]?\d{0,4}")
 _SSN_SHAPE = re.compile(r"\d{3}[- ]\d{2}[- ]\d{4}")
 _DATE_HEAD = re.compile(r"\d{4}[-/.]\d{1,2}[-/.]\d{1,2}|\d{1,2}[-/.]\d{1,2}[-/.]\d{2,4}")
@@ -307,6 +322,8 @@ class _PhoneChecks:
 def _numbers_in(text: str, start: int, end: int, is_phone: _PhoneChecks) -> Iterator[Hit]:
     """The phone numbers in one candidate: from each digit group on, the longest run of
     groups that is a valid number ("415-555-2671 415-555-2672" holds two)."""
+    if not _TWO_DIGITS.search(text, start, end):
+        return  # "1-1-1-1": 10 digits never fit in 6 groups of one
     groups = [(g.start(), g.end()) for g in _PHONE_GROUP.finditer(text, start, end)]
     counts = [0]  # digits in groups[:k]
     for lo, hi in groups:
@@ -337,10 +354,11 @@ def _phone_hits(text: str, regions: tuple[str, ...]) -> Iterator[Hit]:
 
 def pii_hits(text: str, regions: tuple[str, ...]) -> list[Hit]:
     """Every PII item found in `text` (a view's ASCII text), in no particular order."""
+    lowered = text.lower()
     return [
         *_kind_hits(text),
         *_iban_hits(text),
-        *_document_hits(text),
-        *_birth_hits(text),
+        *(_document_hits(text) if _has_any(lowered, _DOCUMENT_WORDS) else ()),
+        *(_birth_hits(text) if _has_any(lowered, _BIRTH_WORDS) else ()),
         *_phone_hits(text, regions),
     ]

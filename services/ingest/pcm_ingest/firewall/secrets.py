@@ -233,12 +233,13 @@ _SHAPES: tuple[Shape, ...] = (
 )
 _PLUGIN_SHAPES = tuple(_plugin_shapes())
 
-# Keyword detector: a denylisted word (detect-secrets' list) followed by an assignment,
-# found by RE2; detect-secrets' own patterns then read the value, anchored at the keyword
-# and stopped at the line's end or `_VALUE_CHARS` (they backtrack: the bound caps them).
-_KEYWORD_ANCHOR = compile_re2(
+# Keyword detector: a denylisted word (detect-secrets' list) followed by an assignment
+# (Python's `re`: a text can hold thousands, and every repeat here is bounded);
+# detect-secrets' own patterns then read the value, anchored at the keyword and stopped at
+# the line's end or `_VALUE_CHARS` (they backtrack: the bound caps them).
+_KEYWORD_ANCHOR = re.compile(
     r"(?:" + "|".join(DENYLIST) + r")\w{0,40}[\]'\"]{0,2}\s{0,8}(?::=|=>|[:=!]{1,3}|\()",
-    ignore_case=True,
+    re.IGNORECASE,
 )
 # (Its pattern for a quoted value before `==` is for code comparisons, not for notes.)
 _KEYWORD_PATTERNS = tuple(
@@ -250,7 +251,7 @@ _KEYWORD_PATTERNS = tuple(
     if p is not PRECEDED_BY_EQUAL_COMPARISON_SIGNS_QUOTES_REQUIRED_REGEX
 )
 _VALUE_CHARS = 240
-_KEYWORDS_READ = 512  # per text; past it (a degenerate text) a cheaper look at the value
+_KEYWORDS_READ = 128  # per text; past it (a degenerate text) a cheaper look at the value
 _LOOK_BACK = 80  # a line start further back than this is no line start
 _PASSWORD_WORDS = ("pass", "pwd", "contrase")
 _KEY_CHARS = "_-.abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789"

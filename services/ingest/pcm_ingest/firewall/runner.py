@@ -16,7 +16,7 @@ import os
 from concurrent.futures import ProcessPoolExecutor
 from typing import Any
 
-from pcm_ingest.firewall import Screened, ScreenedMetadata, WriteFirewall
+from pcm_ingest.firewall import Finding, Screened, ScreenedMetadata, WriteFirewall
 
 Screening = tuple[list[Screened], list[ScreenedMetadata], dict[str, list[str]]]
 
@@ -33,6 +33,22 @@ def _warm() -> None:
 
 def _ready() -> None:
     """A no-op: submitting one makes the pool start a worker."""
+
+
+def _one_of_each(findings: list[Finding]) -> list[Finding]:
+    return list({f.kind: f for f in reversed(findings)}.values())[::-1]
+
+
+def _screen_in_worker(
+    firewall: WriteFirewall, texts: list[str], metadatas: list[dict[str, Any]], names: list[str]
+) -> Screening:
+    """`screen_request` with one finding of each kind sent back: the service needs the
+    kinds, and unpickling 12,500 findings (a text of e-mail addresses) held the server's
+    interpreter lock as long as the screen itself."""
+    screened, metas, bad = firewall.screen_request(texts, metadatas, names)
+    for s in [*screened, *metas]:
+        s.blocked, s.redacted = _one_of_each(s.blocked), _one_of_each(s.redacted)
+    return screened, metas, bad
 
 
 def _size(texts: list[str], metadatas: list[dict[str, Any]]) -> int:
@@ -79,13 +95,12 @@ class ScreenRunner:
         `FirewallBusy` past the deadline."""
         large = self._pool is not None and _size(texts, metadatas) >= self.process_chars
         loop = asyncio.get_running_loop()
-        work = loop.run_in_executor(
-            self._pool if large else None,
-            self.firewall.screen_request,
-            texts,
-            metadatas,
-            names,
-        )
+        if large:
+            work = loop.run_in_executor(
+                self._pool, _screen_in_worker, self.firewall, texts, metadatas, names
+            )
+        else:
+            work = loop.run_in_executor(None, self.firewall.screen_request, texts, metadatas, names)
         try:
             return await asyncio.wait_for(work, self.deadline_s)
         except TimeoutError:

@@ -237,9 +237,9 @@ _PLUGIN_SHAPES = tuple(_plugin_shapes())
 # (Python's `re`: a text can hold thousands, and every repeat here is bounded);
 # detect-secrets' own patterns then read the value, anchored at the keyword and stopped at
 # the line's end or `_VALUE_CHARS` (they backtrack: the bound caps them).
+# (Run on the lower-cased text, same positions: IGNORECASE made it 4 times slower.)
 _KEYWORD_ANCHOR = re.compile(
-    r"(?:" + "|".join(DENYLIST) + r")\w{0,40}[\]'\"]{0,2}\s{0,8}(?::=|=>|[:=!]{1,3}|\()",
-    re.IGNORECASE,
+    r"(?:" + "|".join(DENYLIST) + r")\w{0,40}[\]'\"]{0,2}\s{0,8}(?::=|=>|[:=!]{1,3}|\()"
 )
 # (Its pattern for a quoted value before `==` is for code comparisons, not for notes.)
 _KEYWORD_PATTERNS = tuple(
@@ -305,7 +305,7 @@ def _bare_value(text: str, at: int, stop: int) -> tuple[int, int] | None:
 
 def _keyword_hits(text: str, first_only: bool) -> Iterator[Hit]:
     skip_to, read = 0, 0
-    for anchor in _KEYWORD_ANCHOR.finditer(text):
+    for anchor in _KEYWORD_ANCHOR.finditer(text.lower()):
         at = anchor.start()
         if at < skip_to:
             continue  # inside the value found before

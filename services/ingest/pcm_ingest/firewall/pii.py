@@ -41,8 +41,8 @@ from pcm_ingest.firewall.secrets import Hit
 
 @dataclass(frozen=True)
 class Kind:
-    """A PII shape: RE2 candidates, a validator, and (where the shape alone is too
-    common) words that must stand just before it."""
+    """A PII shape: a pattern for candidates, a validator, and (where the shape alone is
+    too common) words that must stand just before it."""
 
     name: str
     pattern: re.Pattern[str]
@@ -55,8 +55,7 @@ _CONTEXT_CHARS = 48  # how far before a candidate its context words may stand
 
 
 def _words(*words: str) -> re.Pattern[str]:
-    """Context words, matched in the few characters before a candidate (a bounded window:
-    Python's `re` is fine there)."""
+    """Context words, matched in the few characters before a candidate."""
     return re.compile(r"\b(?:" + "|".join(words) + r")\b", re.IGNORECASE)
 
 

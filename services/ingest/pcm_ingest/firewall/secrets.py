@@ -7,9 +7,9 @@
   Its entropy plugins are left out: on prose they flag ordinary words (91,824 hits over
   2,080 LoCoMo dev turns and 3,000 synthetic memories).
 - detect-secrets' keyword detector (`password: ...`, `api_key = "..."`, `secret => '...'`)
-  in its config-file form (values with or without quotes) and its code form, run only on
-  a bounded window after each keyword that RE2 finds followed by an assignment: its
-  patterns backtrack, so a window caps their cost.
+  in its config-file form (values with or without quotes) and its code form, run anchored
+  at each of its keywords that is followed by an assignment, on the rest of that line (at
+  most 240 characters): its patterns backtrack, so the bound caps their cost.
 - Shapes detect-secrets 1.5 does not know (`_SHAPES`): current token formats of other
   vendors, whole PEM blocks, authorization headers, environment lines (`API_KEY=...`),
   Azure SAS signatures, `.npmrc` auth tokens, and passwords stated in prose.
@@ -94,7 +94,8 @@ def _negated(char_class: str) -> str:
 def _for_re2(pattern: str) -> str:
     """A detect-secrets pattern in RE2's syntax: "preceded by a non-word character or the
     start" and "not followed by X" consume that character instead of looking at it (the
-    span may take in one separator, which `screen` trims), and repeats stop at RE2's 1000."""
+    span may take in one separator, which the firewall trims), and repeats stop at RE2's
+    limit of 1000."""
     pattern = pattern.replace(_LOOKBEHIND_START, r"(?:^|\W)")
     pattern = _NEGATIVE_LOOKAHEAD.sub(lambda m: f"(?:{_negated(m[1])}|$)", pattern)
     return _LONG_REPEAT.sub(lambda m: f"{{{m[1]},{_RE2_MAX_REPEAT}}}", pattern)
@@ -107,7 +108,8 @@ def _plugin_shapes() -> list[Shape]:
     shapes = []
     for name in SECRET_PLUGINS:
         plugin = classes[name]()
-        assert isinstance(plugin, RegexBasedDetector), name
+        if not isinstance(plugin, RegexBasedDetector):
+            raise TypeError(f"{name} is not a pattern plugin")
         for p in plugin.denylist:
             if p.flags & re.VERBOSE and any(c.isspace() or c == "#" for c in p.pattern):
                 raise ValueError(f"{name}: verbose patterns are not translated for RE2")
@@ -144,8 +146,15 @@ def _looks_like_password(value: str) -> bool:
     return any(c.isdigit() or not c.isalnum() for c in token) or any(c.isupper() for c in inner)
 
 
-def _shape(kind: str, pattern: str, *, ignore_case: bool = False, **extra: object) -> Shape:
-    return Shape(kind, compile_re2(pattern, ignore_case=ignore_case), **extra)  # type: ignore[arg-type]
+def _shape(
+    kind: str,
+    pattern: str,
+    *,
+    ignore_case: bool = False,
+    check: Callable[[str], bool] | None = None,
+    group: int = 0,
+) -> Shape:
+    return Shape(kind, compile_re2(pattern, ignore_case=ignore_case), check, group)
 
 
 # Names in environment lines and config keys that say the value is a credential.

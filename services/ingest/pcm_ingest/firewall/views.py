@@ -4,8 +4,9 @@ A `View` drops invisible characters (zero-width space and joiners, soft hyphen, 
 of Unicode's format category Cf), so that "ghp_12\u200b34..." reads as written, and maps
 every other character to one ASCII character (digits of any script to 0-9, accented
 letters to their base letter, other letters to "x", any space to " ", any dash to "-",
-everything else to " "). Detectors then work on ASCII with RE2 (linear time, whatever the
-input), and each finding maps back to the original text through `View.span`.
+everything else to " "). Detectors then work on ASCII with patterns of linear cost (RE2,
+or bounded repeats in Python's `re`), and each finding maps back to the original text
+through `View.span`.
 
 `joined` makes a second view for secrets that a person wrote in groups ("AKIA IOSF ODNN
 7EXA MPLE", "ghp_Ab3d 9xYz ..."): runs of equal-length groups that mix letters and digits

@@ -201,6 +201,7 @@ async def test_pii_is_stored_redacted(server: Server) -> None:
 # --- probe shapes are answered fast, and another tenant's recalls keep their pace --------
 
 _SIZE = 100_000
+_ROUNDS = 2  # of every shape: enough recalls meanwhile for a p95 that one outlier does not make
 _BUSY_MACHINE_S = 0.1  # recall p95 with nothing else to do, past which the machine is busy
 
 
@@ -238,9 +239,10 @@ async def _recall_loop(c: httpx.AsyncClient, stop: asyncio.Event, took: list[flo
 async def _probe(
     c: httpx.AsyncClient, body: dict[str, object], took: dict[str, float], name: str
 ) -> None:
+    """Posts `body`; `took[name]`: the slowest answer of its rounds."""
     t0 = time.perf_counter()
     r = await c.post("/v1/memories", json=body)
-    took[name] = time.perf_counter() - t0
+    took[name] = max(took.get(name, 0.0), time.perf_counter() - t0)
     assert r.status_code in (201, 422), (name, r.status_code, r.text[:200])
 
 
@@ -265,9 +267,10 @@ async def test_probe_shapes_are_answered_fast_while_another_tenant_recalls(serve
         loop = asyncio.create_task(_recall_loop(b, stop, recalls))
         bodies = {name: {"text": t} for name, t in _probe_texts().items()}
         bodies["metadata"] = {"text": "a note", "metadata": _probe_metadata()}
-        names = list(bodies)
+        names = list(bodies) * _ROUNDS
         for i in range(0, len(names), 3):  # three at a time from one tenant, as the probe did
-            await asyncio.gather(*(_probe(a, bodies[n], took, n) for n in names[i : i + 3]))
+            group = names[i : i + 3]
+            await asyncio.gather(*(_probe(a, bodies[n], took, n) for n in group))
         stop.set()
         await loop
     p95 = statistics.quantiles(recalls, n=20)[-1]

@@ -25,6 +25,7 @@ class IngestSettings(PcmSettings):
     # Requests with at least this many characters of text are screened in a worker process
     # (`firewall_workers` of them), smaller ones in a thread (pcm_ingest.firewall.runner);
     # 0 or no workers: always a thread. A screen past `firewall_deadline_s` answers 503.
+    # Such requests also derive figures, importance tiers and sparse vectors in a thread.
     firewall_process_chars: int = 20_000
     firewall_workers: int = 2
     firewall_deadline_s: float = 10.0

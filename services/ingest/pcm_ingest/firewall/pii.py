@@ -167,9 +167,14 @@ def _kind_hits(text: str) -> Iterator[Hit]:
     for kind in _KINDS:
         if kind.needs not in text:
             continue
+        valid: dict[str, bool] = {}  # a value repeated many times is checked once
         for m in kind.pattern.finditer(text):
             value = m.group()
-            if _context_ok(text, m.start(), kind.context) and kind.valid(value):
+            if not _context_ok(text, m.start(), kind.context):
+                continue
+            if value not in valid:
+                valid[value] = kind.valid(value)
+            if valid[value]:
                 yield Hit(kind.name, m.start(), m.end())
 
 

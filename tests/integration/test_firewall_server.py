@@ -228,12 +228,59 @@ def _probe_metadata() -> dict[str, object]:
     return {"a": {"b": [chunk, {"c": list(chunk.values())[:2]}]}}
 
 
+# Of the machine's CPU, the share other processes may take while this test measures: past
+# it the figures describe the neighbours, not this server, and the test skips.
+_OTHERS_SHARE = 0.25
+
+
+def _tree_ticks(root: int) -> int:
+    """CPU ticks used so far by `root` and its descendants (here: this test, the server,
+    its fork server and firewall workers, its parse process), from /proc."""
+    parent: dict[int, int] = {}
+    ticks: dict[int, int] = {}
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue  # gone meanwhile
+        pid = int(stat.parent.name)
+        parent[pid], ticks[pid] = int(fields[1]), sum(map(int, fields[11:15]))
+    tree, todo = set(), [root]
+    while todo:
+        pid = todo.pop()
+        tree.add(pid)
+        todo += [child for child, up in parent.items() if up == pid and child not in tree]
+    return sum(ticks.get(pid, 0) for pid in tree)
+
+
+def _busy_ticks() -> int:
+    """CPU ticks the whole machine has used (all but idle and I/O wait)."""
+    fields = [int(x) for x in Path("/proc/stat").read_text().split("\n")[0].split()[1:]]
+    return sum(fields) - fields[3] - fields[4]
+
+
+def _cpu_mark() -> tuple[float, int, int]:
+    return time.monotonic(), _busy_ticks(), _tree_ticks(os.getpid())
+
+
+def _others_share(since: tuple[float, int, int]) -> float:
+    """The share of the machine's CPU that processes outside this test used since `since`."""
+    wall, busy, ours = since
+    capacity = (time.monotonic() - wall) * (os.cpu_count() or 1) * os.sysconf("SC_CLK_TCK")
+    others = (_busy_ticks() - busy) - (_tree_ticks(os.getpid()) - ours)
+    return max(0.0, others / capacity)
+
+
+async def _recall(c: httpx.AsyncClient, took: list[float]) -> None:
+    t0 = time.perf_counter()
+    r = await c.post("/v1/recall", json={"query": "Which city did Maria move to?"})
+    took.append(time.perf_counter() - t0)
+    assert r.status_code == 200, r.text
+
+
 async def _recall_loop(c: httpx.AsyncClient, stop: asyncio.Event, took: list[float]) -> None:
     while not stop.is_set():
-        t0 = time.perf_counter()
-        r = await c.post("/v1/recall", json={"query": "Which city did Maria move to?"})
-        took.append(time.perf_counter() - t0)
-        assert r.status_code == 200, r.text
+        await _recall(c, took)
 
 
 async def _probe(
@@ -246,6 +293,10 @@ async def _probe(
     assert r.status_code in (201, 422), (name, r.status_code, r.text[:200])
 
 
+def _p95(samples: list[float]) -> float:
+    return statistics.quantiles(samples, n=20)[-1]
+
+
 async def test_probe_shapes_are_answered_fast_while_another_tenant_recalls(server: Server) -> None:
     async with _client(server, "key-a") as a, _client(server, "key-b") as b:
         for city in ("Lisbon", "Oslo", "Kyoto", "Lima", "Quito"):
@@ -254,16 +305,9 @@ async def test_probe_shapes_are_answered_fast_while_another_tenant_recalls(serve
         await settle(b)
         baseline: list[float] = []
         for _ in range(20):
-            await _recall_loop_once(b, baseline)
-        alone = statistics.quantiles(baseline, n=20)[-1]
-        if alone > _BUSY_MACHINE_S:
-            # The bounds below are for a machine whose cores this test has: when recall alone
-            # is already this slow, other work has them, and the figures say nothing.
-            pytest.skip(
-                f"machine busy: recall alone p95 {alone * 1000:.0f} ms, load "
-                f"{os.getloadavg()[0]:.1f} on {os.cpu_count()} cores"
-            )
+            await _recall(b, baseline)
         stop, recalls, took = asyncio.Event(), [], {}
+        since = _cpu_mark()
         loop = asyncio.create_task(_recall_loop(b, stop, recalls))
         bodies = {name: {"text": t} for name, t in _probe_texts().items()}
         bodies["metadata"] = {"text": "a note", "metadata": _probe_metadata()}
@@ -273,18 +317,14 @@ async def test_probe_shapes_are_answered_fast_while_another_tenant_recalls(serve
             await asyncio.gather(*(_probe(a, bodies[n], took, n) for n in group))
         stop.set()
         await loop
-    p95 = statistics.quantiles(recalls, n=20)[-1]
+    others = _others_share(since)
     report = {n: round(t * 1000) for n, t in sorted(took.items(), key=lambda kv: -kv[1])}
     print(
-        f"probe ms {report}; recall p95 {p95 * 1000:.0f} ms over {len(recalls)} "
-        f"(alone: p95 {statistics.quantiles(baseline, n=20)[-1] * 1000:.0f} ms)"
+        f"probe ms {report}; recall p95 {_p95(recalls) * 1000:.0f} ms over {len(recalls)} "
+        f"(alone: p95 {_p95(baseline) * 1000:.0f} ms); other processes took {others:.0%} "
+        "of the CPU meanwhile"
     )
+    if others > _OTHERS_SHARE or _p95(baseline) > _BUSY_MACHINE_S:
+        pytest.skip(f"the machine was busy with other work ({others:.0%} of its CPU)")
     assert max(took.values()) < 1.0, report
-    assert p95 < 0.2, p95
-
-
-async def _recall_loop_once(c: httpx.AsyncClient, took: list[float]) -> None:
-    t0 = time.perf_counter()
-    r = await c.post("/v1/recall", json={"query": "Which city did Maria move to?"})
-    took.append(time.perf_counter() - t0)
-    assert r.status_code == 200
+    assert _p95(recalls) < 0.2, _p95(recalls)

@@ -19,18 +19,8 @@ import re
 import unicodedata
 from dataclasses import dataclass
 
-import re2
-
 # Marks a character the view drops (an input NUL is mapped to a space first).
 _DROP = "\x00"
-
-
-def compile_re2(pattern: str, *, ignore_case: bool = False) -> re2._Regexp:
-    """An RE2 pattern: matching time linear in the text, no backtracking to blow up."""
-    options = re2.Options()
-    options.log_errors = False
-    options.case_sensitive = not ignore_case
-    return re2.compile(pattern, options)
 
 
 def _ascii_of(ch: str) -> str:
@@ -66,11 +56,10 @@ _TABLE = _AsciiTable()
 @dataclass(frozen=True)
 class View:
     """`text`: ASCII; `origin[i]`: where `text[i]` stands in the original (None: same
-    place); `size`: the original's length."""
+    place)."""
 
     text: str
     origin: list[int] | None
-    size: int
 
     def span(self, start: int, end: int) -> tuple[int, int]:
         """A span of `text` as a span of the original (dropped characters inside it are
@@ -82,12 +71,12 @@ class View:
 
 def view_of(text: str) -> View:
     if text.isascii() and _DROP not in text:
-        return View(text, None, len(text))
+        return View(text, None)
     shadow = text.translate(_TABLE)
     if _DROP not in shadow:
-        return View(shadow, None, len(text))
+        return View(shadow, None)
     origin = [i for i, c in enumerate(shadow) if c != _DROP]
-    return View(shadow.replace(_DROP, ""), origin, len(text))
+    return View(shadow.replace(_DROP, ""), origin)
 
 
 # Runs of short groups separated by single spaces: candidates for a chunked token. (In
@@ -162,4 +151,4 @@ def joined(view: View) -> View | None:
     keep = [i for i in range(len(view.text)) if i not in dropped]
     text = "".join(view.text[i] for i in keep)
     origin = keep if view.origin is None else [view.origin[i] for i in keep]
-    return View(text, origin, view.size)
+    return View(text, origin)

@@ -11,7 +11,8 @@ import signal
 import socket
 import sys
 from collections.abc import AsyncIterator, Mapping, Sequence
-from contextlib import asynccontextmanager
+from contextlib import ExitStack, asynccontextmanager
+from pathlib import Path
 from typing import Any
 
 import httpx
@@ -79,25 +80,32 @@ async def server_process(
     flush_redis: bool = True,
     start_timeout_s: float = 180.0,
     stop_timeout_s: float = 60.0,
+    output: Path | None = None,
 ) -> AsyncIterator[str]:
     """`pcm <command> --port N` (`pcm dev` by default, or `pcm serve <service> --host
     127.0.0.1`, ...) in a child process with this process's environment plus `env`; yields
     its base URL once `/readyz` answers. On exit it is stopped with SIGTERM (uvicorn drains
-    the broker) and killed if it has not stopped within `stop_timeout_s`."""
+    the broker) and killed if it has not stopped within `stop_timeout_s`. `output`: a file
+    for its stdout and stderr (its logs), else they go to this process's as they come."""
     full = {**os.environ, **env}
     if flush_redis:
         await _flush(full.get("REDIS_URL", DEFAULT_REDIS_URL))
     port = free_port()
-    # Its output (warnings, a start-up failure) goes to this process's, as it happens.
-    proc = await asyncio.create_subprocess_exec(
-        sys.executable, "-m", "pcm_cli.main", *command, "--port", str(port), env=full
-    )
-    url = f"http://127.0.0.1:{port}"
-    try:
-        await _wait_healthy(proc, url, start_timeout_s)
-        yield url
-    finally:
-        await _stop(proc, stop_timeout_s)
+    with ExitStack() as files:
+        sink = files.enter_context(output.open("ab")) if output else None
+        proc = await asyncio.create_subprocess_exec(
+            sys.executable,
+            *("-m", "pcm_cli.main", *command, "--port", str(port)),
+            env=full,
+            stdout=sink,
+            stderr=sink,
+        )
+        url = f"http://127.0.0.1:{port}"
+        try:
+            await _wait_healthy(proc, url, start_timeout_s)
+            yield url
+        finally:
+            await _stop(proc, stop_timeout_s)
 
 
 async def _wait_healthy(proc: asyncio.subprocess.Process, url: str, timeout_s: float) -> None:

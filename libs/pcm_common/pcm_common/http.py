@@ -37,8 +37,12 @@ ReadinessCheck = Callable[[], Awaitable[dict[str, Any]]]
 class ApiError(HTTPException):
     """An error with a stable machine-readable code: `{"error": code, "detail": ...}`."""
 
-    def __init__(self, status: int, code: str, detail: Any = None) -> None:
-        super().__init__(status_code=status, detail={"error": code, "detail": detail})
+    def __init__(
+        self, status: int, code: str, detail: Any = None, headers: dict[str, str] | None = None
+    ) -> None:
+        super().__init__(
+            status_code=status, detail={"error": code, "detail": detail}, headers=headers
+        )
 
 
 def refuse_future(at: datetime | None, ahead_s: float, what: str) -> None:

@@ -15,6 +15,7 @@ from pcm_common.domain.memory import Scope, State
 from pcm_common.http import ApiError, Tenant, refuse_future
 from pcm_common.stores.vectors import Filter
 from pcm_ingest.firewall import SecretDetected
+from pcm_ingest.firewall.runner import FirewallBusy
 from pcm_ingest.idempotency import Stored, WritePlan, fingerprint, valid_key
 from pcm_ingest.schemas import BatchIn, BatchOut, MemoryIn, MemoryPage, MemoryPatch, StoreResult
 from pcm_ingest.service import CaptureRefused, IngestService
@@ -42,13 +43,18 @@ def _check_items(svc: IngestService, items: list[MemoryIn]) -> None:
 @contextmanager
 def _firewalled() -> Iterator[None]:
     """A blocked secret is the client's error: 422, and nothing was stored; so is an
-    explicit store that the scope's capture mode refuses (403)."""
+    explicit store that the scope's capture mode refuses (403). A screen past its deadline
+    is the server's: 503 with Retry-After, nothing stored."""
     try:
         yield
     except SecretDetected as exc:
         raise ApiError(422, "secret_detected", exc.items) from None
     except CaptureRefused as exc:
         raise ApiError(403, "capture_refused", exc.items) from None
+    except FirewallBusy:
+        raise ApiError(
+            503, "firewall_busy", "the write firewall is busy; retry later", {"Retry-After": "5"}
+        ) from None
 
 
 IdempotencyKey = Annotated[

@@ -38,8 +38,12 @@ class IngestComponent(Component):
         return {"vectors": vectors}
 
     async def start(self) -> None:
+        self.service.screens.start()
         await self.res.open_vectors()
         if self.res.embedder.is_local:
             # Load the batch model (and for an int8 one, make its copy on a machine
             # without one) before the first write, not inside it.
             await self.res.embedder.embed(["warm up", "warm up the model"])
+
+    async def stop(self) -> None:
+        self.service.screens.stop()

@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import asyncio
-import json
 import time
 import uuid
+from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
@@ -38,11 +38,12 @@ from pcm_common.models.sparse import encode_document
 from pcm_common.outbox import cross_out, note
 from pcm_common.resources import TENANTS_KEY, Resources
 from pcm_common.stores.governance import GovernanceStore
-from pcm_common.stores.vectors import Filter, ScoredPoint, SearchQuery, VectorPoint
+from pcm_common.stores.vectors import Filter, ScoredPoint, SearchQuery, SparseVec, VectorPoint
 from pcm_common.telemetry import MEMORIES_WRITTEN, get_logger
 from pcm_ingest.batch_twins import earlier_twins
 from pcm_ingest.episodes import EpisodeAssigner
 from pcm_ingest.firewall import SecretDetected, WriteFirewall
+from pcm_ingest.firewall.runner import ScreenRunner
 from pcm_ingest.idempotency import IdempotencyKeys, WritePlan
 from pcm_ingest.schemas import MemoryIn, MemoryPatch, StoreResult
 from pcm_ingest.settings import IngestSettings
@@ -82,6 +83,25 @@ def _names(item: MemoryIn) -> list[tuple[str, str]]:
     return [(f, v) for f, v in fields if v]
 
 
+@dataclass(frozen=True)
+class _Derived:
+    """Per new item (by its index in the request): the figures it states, the importance
+    tier its text implies (where the write gave none and inference is on), its sparse
+    lexical vector."""
+
+    figures: dict[int, list[str]]
+    tiers: dict[int, str]
+    sparse: dict[int, SparseVec]
+
+
+def _derive(fresh: list[int], texts: list[str], infer: list[bool]) -> _Derived:
+    return _Derived(
+        figures={i: extract_figures(t) for i, t in zip(fresh, texts, strict=True)},
+        tiers={i: infer_importance(t) for i, t, on in zip(fresh, texts, infer, strict=True) if on},
+        sparse={i: encode_document(t) for i, t in zip(fresh, texts, strict=True)},
+    )
+
+
 # What `_twin` reads of the near-duplicate search's hits: whole payloads (~30 fields turned
 # into Python objects) for hits that are nearly never a twin.
 _TWIN_FIELDS = ("figures", "text")
@@ -99,6 +119,12 @@ class IngestService:
             settings.firewall_secrets,
             settings.firewall_pii,
             settings.firewall_phone_regions,
+        )
+        self.screens = ScreenRunner(
+            self.firewall,
+            process_chars=settings.firewall_process_chars,
+            workers=settings.firewall_workers,
+            deadline_s=settings.firewall_deadline_s,
         )
         self.episodes = (
             EpisodeAssigner(res.redis, settings.auto_episode_gap_min * 60.0)
@@ -138,23 +164,25 @@ class IngestService:
         return skipped
 
     async def screen(self, tenant: str, items: list[MemoryIn]) -> tuple[list[MemoryIn], set[int]]:
-        """The items as the firewall lets them be stored, and which of them it redacted;
-        raises `SecretDetected` (nothing stored) for a blocked text, or a blocked finding
-        in the metadata (which is never rewritten). One worker-thread call for the batch:
-        ~0.45 ms a text."""
+        """The items as the firewall lets them be stored (text and metadata redacted), and
+        which of them it redacted; raises `SecretDetected` (nothing stored) for a blocked
+        finding in a text, a metadata key or value, or a name; `FirewallBusy` past the
+        screen's deadline. One call for the batch, off the event loop, linear in its size
+        (`pcm_ingest.firewall.runner`)."""
         with_meta = [i for i, item in enumerate(items) if item.metadata]
-        texts = [item.text for item in items] + [
-            json.dumps(items[i].metadata, default=str) for i in with_meta
-        ]
         names = sorted({v for item in items for _, v in _names(item)})
-        every, bad_names = await asyncio.to_thread(self.firewall.screen_request, texts, names)
-        screened, metas = every[: len(items)], every[len(items) :]
+        screened, metas, bad_names = await self.screens.screen_request(
+            [item.text for item in items],
+            [items[i].metadata for i in with_meta],
+            names,
+        )
+        meta_of = dict(zip(with_meta, metas, strict=True))
         bad = [
             {"index": i, "kinds": s.blocked_kinds} for i, s in enumerate(screened) if s.blocked
         ] + [
-            {"index": i, "field": "metadata", "kinds": s.blocked_kinds}
-            for i, s in zip(with_meta, metas, strict=True)
-            if s.blocked
+            {"index": i, "field": "metadata", "kinds": m.blocked_kinds}
+            for i, m in meta_of.items()
+            if m.blocked
         ]
         if bad_names:
             bad += [
@@ -166,18 +194,17 @@ class IngestService:
         if bad:
             log.info("write_blocked", tenant=tenant, items=bad)
             raise SecretDetected(bad)
-        redacted = {i for i, s in enumerate(screened) if s.redacted}
-        out = [
-            item.model_copy(update={"text": screened[i].text}) if i in redacted else item
-            for i, item in enumerate(items)
-        ]
-        for i in redacted:
-            log.info(
-                "memory_redacted",
-                tenant=tenant,
-                index=i,
-                kinds=screened[i].redacted_kinds,
-            )
+        out, redacted = list(items), set()
+        for i, item in enumerate(items):
+            kinds = set(screened[i].redacted_kinds)
+            update: dict[str, Any] = {"text": screened[i].text} if kinds else {}
+            if i in meta_of and meta_of[i].redacted:
+                kinds |= set(meta_of[i].redacted_kinds)
+                update["metadata"] = meta_of[i].metadata
+            if update:
+                out[i] = item.model_copy(update=update)
+                redacted.add(i)
+                log.info("memory_redacted", tenant=tenant, index=i, kinds=sorted(kinds))
         return out, redacted
 
     async def store(
@@ -268,7 +295,9 @@ class IngestService:
         seq_base = time.time_ns() // 1000 * 1000  # room for 1,000 items per microsecond
         records: list[MemoryRecord] = []
         vectors_of: dict[str, list[float]] = {}
-        figures_of = {i: extract_figures(items[i].text) for i in fresh}
+        sparse_of: dict[str, SparseVec] = {}
+        derived = await self._derived(items, fresh)
+        figures_of = derived.figures
         affect_of = await self._affects(items, fresh)
         twins = await self._near_duplicates(tenant, items, fresh, vectors, figures_of)
         # Of the rest, a near-duplicate of an earlier one in this request is merged into it
@@ -301,10 +330,18 @@ class IngestService:
                 results[i] = StoreResult(id=found[0].id, status="merged")
                 continue
             record = self._record(
-                tenant, item, figures, now, seq_base + i, affect_of.get(i), ids[i]
+                tenant,
+                item,
+                figures,
+                now,
+                seq_base + i,
+                affect_of.get(i),
+                memory_id=ids[i],
+                inferred=derived.tiers.get(i),
             )
             records.append(record)
             vectors_of[record.id] = vec
+            sparse_of[record.id] = derived.sparse[i]
             results[i] = StoreResult(
                 id=record.id, status="redacted" if i in redacted else "created"
             )
@@ -315,7 +352,7 @@ class IngestService:
                 id=r.id,
                 vector=vectors_of[r.id],
                 payload=r.to_payload(),
-                sparse=encode_document(r.text),
+                sparse=sparse_of[r.id],
             )
             for r in records
         ]
@@ -356,6 +393,17 @@ class IngestService:
         if pinned:  # recall replicas drop their pinned cache for this tenant
             await self.res.bus.publish_many(STREAM_CHANGED, pinned)
 
+    async def _derived(self, items: list[MemoryIn], fresh: list[int]) -> _Derived:
+        """What the new items' texts imply (`_Derived`): in a worker thread for a request
+        with much text, where the loop would otherwise wait for it (~50-100 ms for 100 kB,
+        while other tenants' requests queue), here for a small one (a thread hop costs more
+        than the work)."""
+        texts = [items[i].text for i in fresh]
+        infer = [self.settings.infer_importance and items[i].importance is None for i in fresh]
+        if sum(map(len, texts)) >= self.settings.firewall_process_chars:
+            return await asyncio.to_thread(_derive, fresh, texts, infer)
+        return _derive(fresh, texts, infer)
+
     async def _affects(self, items: list[MemoryIn], fresh: list[int]) -> dict[int, Affect]:
         """Affect tags of the new items, in a worker thread: VADER is pure Python (~0.1 ms a
         short text), and a 1,000-item batch should not hold the event loop for it."""
@@ -373,13 +421,10 @@ class IngestService:
         seq: int,
         affect: Affect | None = None,
         memory_id: str | None = None,
+        inferred: str | None = None,
     ) -> MemoryRecord:
         created = as_utc(item.created_at) if item.created_at else now
-        importance = item.importance or (
-            Importance(infer_importance(item.text))
-            if self.settings.infer_importance
-            else Importance.NORMAL
-        )
+        importance = item.importance or Importance(inferred or Importance.NORMAL.value)
         return MemoryRecord(
             id=memory_id or str(uuid.uuid4()),
             tenant=tenant,
@@ -567,12 +612,14 @@ class IngestService:
         changes: dict[str, Any] = {}
         change_kind = "updated"
         if patch.text is not None or patch.metadata:
-            # The same screen as a write: the new text, and the new metadata (secrets).
-            # (A placeholder when the text stays: the stored one was screened already.)
+            # The same screen as a write: the new text and the new metadata. (A
+            # placeholder when the text stays: the stored one was screened already.)
             probe = MemoryIn(text=patch.text or "-", metadata=patch.metadata or {})
             (checked,), _ = await self.screen(tenant, [probe])
             if patch.text is not None:
                 patch = patch.model_copy(update={"text": checked.text})
+            if patch.metadata:
+                patch = patch.model_copy(update={"metadata": checked.metadata})
         if patch.text is not None and patch.text != rec.text:
             history.append(
                 {"version": rec.version, "text": rec.text, "changed_at": now.isoformat()}

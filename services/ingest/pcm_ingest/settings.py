@@ -2,7 +2,7 @@ import phonenumbers
 from pydantic import field_validator
 
 from pcm_common.config import PcmSettings
-from pcm_ingest.firewall import Action
+from pcm_ingest.firewall import DEFAULT_PHONE_REGIONS, Action
 
 
 class IngestSettings(PcmSettings):
@@ -19,8 +19,16 @@ class IngestSettings(PcmSettings):
     # redact ([REDACTED_<KIND>], status "redacted") or allow.
     firewall_secrets: Action = Action.BLOCK
     firewall_pii: Action = Action.REDACT
-    # Regions whose national phone formats are recognised (international +.. always are).
-    firewall_phone_regions: tuple[str, ...] = ("US",)
+    # Regions whose national phone formats are recognised, tried in this order
+    # (international +.. numbers always are).
+    firewall_phone_regions: tuple[str, ...] = DEFAULT_PHONE_REGIONS
+    # Requests with at least this many characters of text are screened in a worker process
+    # (`firewall_workers` of them), smaller ones in a thread (pcm_ingest.firewall.runner);
+    # 0 or no workers: always a thread. A screen past `firewall_deadline_s` answers 503.
+    # Such requests also derive figures, importance tiers and sparse vectors in a thread.
+    firewall_process_chars: int = 20_000
+    firewall_workers: int = 2
+    firewall_deadline_s: float = 10.0
     # A write without `episode` joins its stream's current episode when saved within this
     # many minutes of it, else opens a new one (pcm_ingest.episodes); off: no episode.
     auto_episodes: bool = True

@@ -11,21 +11,24 @@ from fastapi import APIRouter, Response
 from pydantic import BaseModel, ConfigDict, Field
 
 from pcm_common.apikeys import KeyStore, NewKey, Role
-from pcm_common.http import ApiError, Res, Tenant
+from pcm_common.http import JSON_BODY, KEYED, ApiError, Res, Tenant, error_responses
 
 DAY_S = 86_400
+# The longest span a key's expiry or a rotation's overlap takes: beyond the calendar's end
+# (year 9999) the date arithmetic overflowed, a 500 (found by schemathesis).
+MAX_SPAN_S = 100 * 365 * DAY_S
 
 
 class KeyIn(BaseModel):
     model_config = ConfigDict(extra="forbid")
     role: Role = "data"
-    expires_in_s: int | None = Field(None, gt=0)
+    expires_in_s: int | None = Field(None, gt=0, le=MAX_SPAN_S)
 
 
 class RotateIn(BaseModel):
     model_config = ConfigDict(extra="forbid")
-    overlap_s: int = Field(DAY_S, ge=0)  # how long the old key keeps working
-    expires_in_s: int | None = Field(None, gt=0)
+    overlap_s: int = Field(DAY_S, ge=0, le=MAX_SPAN_S)  # how long the old key keeps working
+    expires_in_s: int | None = Field(None, gt=0, le=MAX_SPAN_S)
 
 
 def _created(new: NewKey) -> dict[str, Any]:
@@ -37,9 +40,11 @@ def _span(seconds: int | None) -> timedelta | None:
 
 
 def admin_router() -> APIRouter:
-    router = APIRouter(prefix="/v1/admin", tags=["admin"])
+    router = APIRouter(
+        prefix="/v1/admin", tags=["admin"], responses={**KEYED, **error_responses(403)}
+    )
 
-    @router.post("/keys", status_code=201)
+    @router.post("/keys", status_code=201, responses=JSON_BODY)
     async def create_key(body: KeyIn, tenant: Tenant, res: Res) -> dict[str, Any]:
         new = await KeyStore(res.redis).create(tenant, body.role, _span(body.expires_in_s))
         return _created(new)
@@ -48,7 +53,11 @@ def admin_router() -> APIRouter:
     async def list_keys(tenant: Tenant, res: Res) -> dict[str, Any]:
         return {"keys": [r.public() for r in await KeyStore(res.redis).list(tenant)]}
 
-    @router.post("/keys/{key_id}:rotate", status_code=201)
+    @router.post(
+        "/keys/{key_id}:rotate",
+        status_code=201,
+        responses={**JSON_BODY, **error_responses(404, 409)},
+    )
     async def rotate_key(
         key_id: str, tenant: Tenant, res: Res, body: RotateIn | None = None
     ) -> dict[str, Any]:
@@ -64,7 +73,7 @@ def admin_router() -> APIRouter:
         new, old = out
         return {**_created(new), "previous": old.public()}
 
-    @router.delete("/keys/{key_id}", status_code=204)
+    @router.delete("/keys/{key_id}", status_code=204, responses=error_responses(404))
     async def revoke_key(key_id: str, tenant: Tenant, res: Res) -> Response:
         if await KeyStore(res.redis).revoke(key_id, tenant) is None:
             raise ApiError(404, "not_found", f"no key {key_id}")

@@ -10,9 +10,10 @@ from typing import Annotated, Any
 
 from fastapi import APIRouter, Depends, FastAPI, HTTPException, Request, Response
 from fastapi.exceptions import RequestValidationError
-from fastapi.responses import JSONResponse
+from fastapi.responses import JSONResponse, PlainTextResponse
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
+from pydantic import BaseModel
 from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import TimeoutError as RedisTimeoutError
 from starlette.datastructures import Headers
@@ -43,6 +44,42 @@ class ApiError(HTTPException):
         super().__init__(
             status_code=status, detail={"error": code, "detail": detail}, headers=headers
         )
+
+
+class ErrorBody(BaseModel):
+    """The body of every error answer (`ApiError`, the handlers in `install`, `LimitAndTime`):
+    `error`, a stable machine-readable code; `detail`, a message or the validation errors."""
+
+    error: str
+    detail: Any = None
+
+
+_ERRORS = {
+    400: "Malformed JSON body (`malformed_json`)",
+    401: "No API key, or an unknown, revoked or expired one",
+    403: "The key's role may not do this, or the tenant's governance refuses the capture",
+    404: "Not found",
+    409: "Conflict: already running, or not in a state that allows it",
+    413: "Body, text or batch over its limit",
+    422: "Invalid request (`invalid_request` and more specific codes)",
+    429: "Rate limit or tenant quota reached (Retry-After)",
+    500: "Unexpected error (`internal_error`); logged",
+    503: "Redis unreachable; retry later (Retry-After)",
+}
+
+
+def error_responses(*codes: int) -> dict[int | str, dict[str, Any]]:
+    """OpenAPI `responses=` declaring `ErrorBody` answers for these status codes."""
+    return {c: {"model": ErrorBody, "description": _ERRORS[c]} for c in codes}
+
+
+# What any route may answer (the body limit, a NUL in the path or query, an unexpected
+# error, Redis down): declared once on the app.
+ANY_ROUTE = error_responses(413, 422, 500, 503)
+# What a route behind `Tenant` may answer besides: its key refused, or rate limited.
+KEYED = error_responses(401, 429)
+# What a route reading a JSON body may answer besides.
+JSON_BODY = error_responses(400)
 
 
 def refuse_future(at: datetime | None, ahead_s: float, what: str) -> None:
@@ -196,6 +233,11 @@ class LimitAndTime:
         await JSONResponse(body, 413)(scope, receive, send)
 
 
+class Readiness(BaseModel):
+    ready: bool
+    checks: dict[str, Any]
+
+
 def ops_router(checks: dict[str, ReadinessCheck]) -> APIRouter:
     """/healthz (process alive), /readyz (dependencies answer), /metrics, /v1/pipeline."""
     router = APIRouter()
@@ -204,7 +246,14 @@ def ops_router(checks: dict[str, ReadinessCheck]) -> APIRouter:
     async def healthz() -> dict[str, str]:
         return {"status": "ok"}
 
-    @router.get("/readyz", tags=["ops"])
+    @router.get(
+        "/readyz",
+        tags=["ops"],
+        responses={
+            200: {"model": Readiness},
+            503: {"model": Readiness, "description": "A dependency does not answer"},
+        },
+    )
     async def readyz() -> JSONResponse:
         report: dict[str, Any] = {}
         ok = True
@@ -218,7 +267,7 @@ def ops_router(checks: dict[str, ReadinessCheck]) -> APIRouter:
                 ok = ok and bool(report[name].get("ok", True))
         return JSONResponse({"ready": ok, "checks": report}, status_code=200 if ok else 503)
 
-    @router.get("/metrics", tags=["ops"])
+    @router.get("/metrics", tags=["ops"], response_class=PlainTextResponse)
     async def metrics(res: Res) -> Response:
         # Stream lag is read at scrape time so autoscalers never act on a stale value.
         with contextlib.suppress(Exception):

@@ -14,7 +14,7 @@ from fastapi import FastAPI
 
 from pcm_common import gc_tuning
 from pcm_common.admin_keys import admin_router
-from pcm_common.http import ReadinessCheck, install, ops_router
+from pcm_common.http import ANY_ROUTE, ReadinessCheck, install, ops_router
 from pcm_common.resources import Resources
 from pcm_common.telemetry import configure_logging, get_logger, quiet_broker_loggers
 
@@ -74,7 +74,7 @@ def create_app(res: Resources, components: Sequence[Component], title: str) -> F
             await res.aclose()
             log.info("service_stopped", services=[c.name for c in components])
 
-    app = FastAPI(title=title, version="0.1.0", lifespan=lifespan)
+    app = FastAPI(title=title, version="0.1.0", lifespan=lifespan, responses=ANY_ROUTE)
     app.state.resources = res
     install(app, "+".join(c.name for c in components))
     app.include_router(ops_router(checks))

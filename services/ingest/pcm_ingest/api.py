@@ -12,7 +12,7 @@ from fastapi.responses import JSONResponse
 from pydantic import BaseModel
 
 from pcm_common.domain.memory import Scope, State
-from pcm_common.http import ApiError, Tenant, refuse_future
+from pcm_common.http import JSON_BODY, KEYED, ApiError, Tenant, error_responses, refuse_future
 from pcm_common.stores.vectors import Filter
 from pcm_ingest.firewall import SecretDetected
 from pcm_ingest.firewall.runner import FirewallBusy
@@ -20,7 +20,11 @@ from pcm_ingest.idempotency import Stored, WritePlan, fingerprint, valid_key
 from pcm_ingest.schemas import BatchIn, BatchOut, MemoryIn, MemoryPage, MemoryPatch, StoreResult
 from pcm_ingest.service import CaptureRefused, IngestService
 
-router = APIRouter(prefix="/v1", tags=["memories"])
+router = APIRouter(prefix="/v1", tags=["memories"], responses=KEYED)
+# A write: a malformed body, a capture the governance refuses (403), an Idempotency-Key
+# whose first request is still running (409).
+WRITE = {**JSON_BODY, **error_responses(403, 409)}
+NOT_FOUND = error_responses(404)
 
 
 def service_of(request: Request) -> IngestService:
@@ -103,7 +107,13 @@ def _stored(results: list[StoreResult], single: bool) -> Answer:
     return 201, BatchOut(results=results).model_dump(mode="json")
 
 
-@router.post("/memories", status_code=201, response_model=StoreResult)
+@router.post(
+    "/memories",
+    status_code=201,
+    response_model=StoreResult,
+    # 200: a capture the scope skipped (nothing stored).
+    responses={200: {"model": StoreResult, "description": "Skipped; nothing stored"}, **WRITE},
+)
 async def store_memory(
     body: MemoryIn,
     tenant: Tenant,
@@ -122,7 +132,7 @@ async def store_memory(
     return out
 
 
-@router.post("/memories:batch", status_code=201, response_model=BatchOut)
+@router.post("/memories:batch", status_code=201, response_model=BatchOut, responses=WRITE)
 async def store_batch(
     body: BatchIn, tenant: Tenant, svc: Svc, idempotency_key: IdempotencyKey = None
 ) -> Any:
@@ -194,7 +204,7 @@ def _matching(**fields: object) -> dict[str, Any]:
     }
 
 
-@router.get("/memories/{memory_id}")
+@router.get("/memories/{memory_id}", responses=NOT_FOUND)
 async def get_memory(memory_id: str, tenant: Tenant, svc: Svc) -> dict[str, Any]:
     found = await svc.get(tenant, _valid_id(memory_id))
     if found is None:
@@ -202,7 +212,7 @@ async def get_memory(memory_id: str, tenant: Tenant, svc: Svc) -> dict[str, Any]
     return found
 
 
-@router.get("/memories/{memory_id}/history")
+@router.get("/memories/{memory_id}/history", responses=NOT_FOUND)
 async def memory_history(memory_id: str, tenant: Tenant, svc: Svc) -> dict[str, Any]:
     found = await svc.get(tenant, _valid_id(memory_id))
     if found is None:
@@ -219,7 +229,7 @@ async def memory_history(memory_id: str, tenant: Tenant, svc: Svc) -> dict[str, 
     }
 
 
-@router.patch("/memories/{memory_id}")
+@router.patch("/memories/{memory_id}", responses={**JSON_BODY, **error_responses(403), **NOT_FOUND})
 async def patch_memory(
     memory_id: str, body: MemoryPatch, tenant: Tenant, svc: Svc
 ) -> dict[str, Any]:
@@ -232,7 +242,7 @@ async def patch_memory(
     return updated
 
 
-@router.delete("/memories/{memory_id}", status_code=204)
+@router.delete("/memories/{memory_id}", status_code=204, responses=NOT_FOUND)
 async def delete_memory(memory_id: str, tenant: Tenant, svc: Svc) -> Response:
     if not await svc.delete(tenant, _valid_id(memory_id)):
         raise ApiError(404, "memory_not_found", memory_id)

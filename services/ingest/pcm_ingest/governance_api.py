@@ -11,12 +11,12 @@ from pydantic import ValidationError
 
 from pcm_common.domain.governance import Effective, Policy, ScopeRef, effective
 from pcm_common.domain.memory import Scope
-from pcm_common.http import ApiError, Tenant
+from pcm_common.http import JSON_BODY, KEYED, ApiError, Tenant, error_responses
 from pcm_common.stores.governance import GovernanceStore
 from pcm_common.telemetry import get_logger
 from pcm_common.text import NulFree
 
-router = APIRouter(prefix="/v1", tags=["governance"])
+router = APIRouter(prefix="/v1", tags=["governance"], responses=KEYED)
 log = get_logger("ingest.governance")
 
 
@@ -78,7 +78,7 @@ async def list_policies(
     return out
 
 
-@router.put("/governance")
+@router.put("/governance", responses=JSON_BODY)
 async def set_policy(body: PolicyIn, tenant: Tenant, store: Store) -> dict[str, Any]:
     """Replace the policy of one scope (a policy that sets nothing clears it)."""
     ref = ScopeRef(scope=body.scope, workspace=body.workspace, project=body.project)
@@ -92,7 +92,7 @@ async def set_policy(body: PolicyIn, tenant: Tenant, store: Store) -> dict[str, 
     return _view(ref, policy)
 
 
-@router.delete("/governance", status_code=204)
+@router.delete("/governance", status_code=204, responses=error_responses(404))
 async def clear_policy(
     tenant: Tenant,
     store: Store,

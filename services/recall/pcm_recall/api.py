@@ -5,18 +5,18 @@ from typing import Annotated
 from fastapi import APIRouter, BackgroundTasks, Depends, Request
 
 from pcm_common.foreground import FOREGROUND
-from pcm_common.http import Tenant, refuse_future
+from pcm_common.http import JSON_BODY, KEYED, Tenant, refuse_future
 from pcm_recall.schemas import RecallIn, RecallOut
 from pcm_recall.service import RecallService
 
-router = APIRouter(prefix="/v1", tags=["recall"])
+router = APIRouter(prefix="/v1", tags=["recall"], responses=KEYED)
 
 
 def service_of(request: Request) -> RecallService:
     return request.app.state.recall
 
 
-@router.post("/recall", response_model=RecallOut)
+@router.post("/recall", response_model=RecallOut, responses=JSON_BODY)
 async def recall(
     body: RecallIn,
     tenant: Tenant,

@@ -10,10 +10,11 @@ from fastapi import APIRouter, Depends, Request
 from pydantic import BaseModel, ConfigDict
 
 from pcm_common.domain.clock import as_utc
-from pcm_common.http import ApiError, Tenant, refuse_future
+from pcm_common.http import JSON_BODY, KEYED, ApiError, Tenant, error_responses, refuse_future
 from pcm_sweeper.jobs import Jobs
 
-router = APIRouter(prefix="/v1", tags=["jobs"])
+# 403: a data key running an admin job.
+router = APIRouter(prefix="/v1", tags=["jobs"], responses={**KEYED, **error_responses(403)})
 
 # The earliest simulated clock a job takes: the jobs look back from `now` (90 days of
 # demotion, hours of consolidation), and from year 1 that date arithmetic overflowed (500).
@@ -34,7 +35,7 @@ async def list_jobs(_: Tenant, jobs: Annotated[Jobs, Depends(jobs_of)]) -> dict[
     return {"jobs": sorted(jobs.jobs)}
 
 
-@router.post("/jobs/{name}")
+@router.post("/jobs/{name}", responses={**JSON_BODY, **error_responses(404, 409)})
 async def run_job(
     name: str,
     tenant: Tenant,

@@ -58,7 +58,7 @@ QUICK: dict[str, list[str]] = {
     "micro": [],
 }
 QUICK["latency-100k"] = [*QUICK["latency"], "--out", "bench-results/latency-100k.json"]
-# The runs docs/benchmarks.md quotes: the default parts take ~20 minutes on 2 cores;
+# The runs docs/benchmarks.md quotes: the default parts take ~40 minutes on 2 cores;
 # "latency-100k" (~15-35 minutes more) runs only when named.
 DEFAULTS: dict[str, list[str]] = {
     # LoCoMo runs the consolidation job at question time, as the scheduler would have by

@@ -108,9 +108,8 @@ def _for_re2(pattern: str) -> str:
 
 
 def _plugin_shapes() -> list[Shape]:
-    classes: dict[str, type] = {
-        c.__name__: c for c in get_mapping_from_secret_type_to_class().values()
-    }
+    plugins: list[type] = list(get_mapping_from_secret_type_to_class().values())
+    classes: dict[str, type] = {c.__name__: c for c in plugins}
     shapes = []
     for name in SECRET_PLUGINS:
         plugin = classes[name]()

@@ -309,7 +309,7 @@ SECTIONS: dict[str, tuple[str, str, Callable[[dict[str, Any]], str]]] = {
     "lifecycle": ("180-day lifecycle (dev)", "lifecycle.json", lifecycle_md),
     "outliers": ("Surprisal and absence flags (dev routines)", "outliers.json", outliers_md),
     "routines": (
-        "Surprisal and absence flags (generated routines: tune and held-out phrasings)",
+        "Surprisal and absence flags (generated routines: tune, held-out and valid phrasings)",
         "routines.json",
         outliers_md,
     ),

@@ -14,7 +14,9 @@ from collections.abc import AsyncIterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from pcm_common.domain.filters import Filter, payload_matches
+# Re-exported: the filter type every adapter takes, and its in-process evaluation.
+from pcm_common.domain.filters import Filter as Filter
+from pcm_common.domain.filters import payload_matches as payload_matches
 
 # Payload fields that filters use; adapters create a payload index on each.
 KEYWORD_INDEXES = (
@@ -309,6 +311,3 @@ class VectorStore(ABC):
     @abstractmethod
     async def close(self) -> None:
         """Flush and release resources."""
-
-
-__all__ = ["Filter", "payload_matches"]  # the filter type every adapter takes

@@ -339,9 +339,8 @@ def _episode_filter(rec: MemoryRecord, window: timedelta, seen: Filter) -> Filte
     """The other active memories of `rec`'s episode saved within `window` of it that the
     asker sees (`seen`)."""
     t, w = rec.created_at.timestamp(), window.total_seconds()
-    flt = seen.with_must(
-        episode=rec.episode, state="active", **visibility.peers(rec.model_dump(mode="json"))
-    )
+    owner = rec.model_dump(include=set(visibility.OWNER_FIELDS))  # not the whole record
+    flt = seen.with_must(episode=rec.episode, state="active", **visibility.peers(owner))
     flt.must_not["source"] = "consolidation"
     flt.ranges["created_ts"] = (t - w, t + w)
     return flt

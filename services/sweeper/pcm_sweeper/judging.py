@@ -457,17 +457,9 @@ class Judging:
         a Redis without its data, or for memories judged before the index existed).
         Idempotent. Returns how many memories were placed in a routine."""
         points: list[ScoredPoint] = []
-        offset: str | None = None
-        while True:
-            page, offset = await self.res.vectors.scroll(
-                tenant,
-                flt=Filter(must_not={"surprisal.judged_at": None, "source": "consolidation"}),
-                limit=self.config.sweep_batch,
-                offset=offset,
-            )
+        judged = Filter(must_not={"surprisal.judged_at": None, "source": "consolidation"})
+        async for page in self.res.vectors.pages(tenant, flt=judged, size=self.config.sweep_batch):
             points.extend(page)
-            if offset is None:
-                break
         by_id = {p.id: p for p in points}
         points.sort(key=lambda p: float(p.payload.get("created_ts") or 0.0))
         placed = 0
@@ -485,7 +477,8 @@ class Judging:
         Returns how many memories were judged."""
         grace = utcnow() - timedelta(seconds=self.config.sweep_grace_s)
         pending: list[ScoredPoint] = []
-        async for page in self._pages(tenant, Filter(must={"surprisal.judged_at": None})):
+        unjudged = Filter(must={"surprisal.judged_at": None})
+        async for page in self._vector_pages(tenant, unjudged):
             for p in page:
                 ingested = p.payload.get("ingested_at")
                 if ingested and datetime.fromisoformat(ingested) > grace:
@@ -498,8 +491,9 @@ class Judging:
                 "source": "consolidation",
             }
         )
-        async for page in self._pages(tenant, legacy, pages=1):
+        async for page in self._vector_pages(tenant, legacy):
             pending.extend(page)
+            break  # one batch per run
         # Oldest first, so each memory's earlier family is already judged and complete.
         pending.sort(key=lambda p: float(p.payload.get("created_ts") or 0.0))
         judged = 0
@@ -510,17 +504,8 @@ class Judging:
             log.info("surprisal_sweep", tenant=tenant, judged=judged, now=now.isoformat())
         return judged
 
-    async def _pages(
-        self, tenant: str, flt: Filter, pages: int | None = None
-    ) -> AsyncIterator[list[ScoredPoint]]:
-        """Pages of the tenant's points matching `flt`, with vectors (at most `pages`)."""
-        offset: str | None = None
-        read = 0
-        while pages is None or read < pages:
-            points, offset = await self.res.vectors.scroll(
-                tenant, flt=flt, limit=self.config.sweep_batch, offset=offset, with_vectors=True
-            )
-            read += 1
-            yield points
-            if offset is None:
-                return
+    def _vector_pages(self, tenant: str, flt: Filter) -> AsyncIterator[list[ScoredPoint]]:
+        """Pages of the tenant's points matching `flt`, with vectors (the judge reads them)."""
+        return self.res.vectors.pages(
+            tenant, flt=flt, with_vectors=True, size=self.config.sweep_batch
+        )

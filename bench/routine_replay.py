@@ -180,8 +180,10 @@ async def _collect_judged(res: Any, tenant: str, replays: dict[str, Replay]) -> 
         for p in points:
             s = p.payload.get("surprisal") or {}
             persona = owner.get(p.id)
-            if persona is not None and s.get("judged_at"):
-                replays[persona].judged[p.id] = s.get("score")
+            if persona is not None:
+                replays[persona].payloads[p.id] = p.payload
+                if s.get("judged_at"):
+                    replays[persona].judged[p.id] = s.get("score")
         if offset is None:
             return
 

@@ -9,7 +9,9 @@ from pcm_common.domain.memory import MemoryRecord
 from pcm_common.judge import Verdict
 from pcm_common.judge.local import LocalJudge
 from pcm_common.stores.vectors import ScoredPoint
-from pcm_sweeper.judging import Judgement, Judging, _routine_item, event_count
+from pcm_sweeper.judgement import Judgement, event_count, routine_item
+from pcm_sweeper.judging import Judging
+from pcm_sweeper.kin import Kinship
 from tests.unit.test_judges import RUNS, rec
 
 
@@ -37,7 +39,7 @@ def test_plan_with_the_memory_read_before_is_the_same_plan() -> None:
         1 + sum(1 for t in ts[1:] if t < cut.timestamp()) for ts in fresh.family_times
     ]
     # The routine index gets the same item from the times read once.
-    assert _routine_item(point, family, fresh.family_times) == _routine_item(point, family)
+    assert routine_item(point, family, fresh.family_times) == routine_item(point, family)
 
 
 def test_a_malformed_payload_is_its_own_error() -> None:
@@ -74,3 +76,30 @@ def test_supersession_follows_a_judge_that_decides_it() -> None:
     # No verdict (a family too small to judge): the rules decide, as with the local judge.
     rules = Judging(res=Any, judge=LocalJudge())  # type: ignore[arg-type]
     assert deciding._supersedes(j, None) == rules._supersedes(j, Verdict(score=0.1)) == old.id
+
+
+def test_plan_compares_the_family_without_other_routines_plus_its_kin() -> None:
+    """Kinship (the routine index's view): members of another routine leave the compared
+    set, the routine's entries in other wordings join it; the stored family and the
+    routine index's item stay the family found by the search."""
+    judging = Judging(res=Any)  # type: ignore[arg-type]
+    point = _point(40)
+    family = [_point(d) for d in (1, 2, 3)]
+    kin = [_point(d) for d in (4, 5)]
+    foreign = family[2].id
+    small = judging.plan(point, family)
+    assert small.records is None  # three events: too few to judge
+    j = judging.plan(point, family, kinship=Kinship(kin, frozenset({foreign})))
+    assert j.records is not None
+    assert [r.text for r in j.records] == [f.payload["text"] for f in (*family[:2], *kin)]
+    assert j.family == family and j.kin == kin
+    assert routine_item(point, j.family, j.family_times) == routine_item(point, family)
+
+
+def test_plan_keeps_the_family_when_kinship_leaves_too_few_events() -> None:
+    judging = Judging(res=Any)  # type: ignore[arg-type]
+    point = _point(40)
+    family = [_point(d) for d in (1, 2, 3, 4)]
+    foreign = frozenset(f.id for f in family[1:])
+    j = judging.plan(point, family, kinship=Kinship([], foreign))
+    assert j.records is not None and len(j.records) == 4 and j.kin == []

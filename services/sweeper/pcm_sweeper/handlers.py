@@ -25,7 +25,8 @@ from pcm_common.resources import Resources
 from pcm_common.stores.vectors import Filter, ScoredPoint, SearchQuery
 from pcm_common.stream_batches import Outcome
 from pcm_common.telemetry import get_logger
-from pcm_sweeper.judging import Judgement, Judging
+from pcm_sweeper.judgement import Judgement
+from pcm_sweeper.judging import Judging
 from pcm_sweeper.settings import SweeperSettings
 
 log = get_logger("sweeper")
@@ -101,16 +102,24 @@ class SweeperHandlers:
         memories = self.judging.memories(list(todo.values()))
         try:
             found = await self.judging.families([(k[0], p) for k, p in todo.items()], memories)
-        except Exception as exc:  # the batch's family searches failed: each event retries
+            kinships = await self.judging.kinship(
+                [
+                    (key[0], point, family if isinstance(family, list) else [])
+                    for (key, point), family in zip(todo.items(), found, strict=True)
+                ]
+            )
+        except Exception as exc:  # the batch's searches failed: each event retries
             planned = dict.fromkeys(todo, exc)
         else:
-            for (key, point), family, memory in zip(todo.items(), found, memories, strict=True):
+            for (key, point), family, memory, kinship in zip(
+                todo.items(), found, memories, kinships, strict=True
+            ):
                 try:
                     if isinstance(family, Exception):
                         raise family
                     if isinstance(memory, Exception):
                         raise memory
-                    planned[key] = self.judging.plan(point, family, memory)
+                    planned[key] = self.judging.plan(point, family, memory, kinship)
                 except Exception as exc:  # a malformed payload fails its own event only
                     planned[key] = exc
         ready = [(k, j) for k, j in planned.items() if isinstance(j, Judgement)]

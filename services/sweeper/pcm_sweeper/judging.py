@@ -27,6 +27,14 @@ from pcm_common.judge import MEMBER_FIELDS, FamilyMember, Judge, Verdict, make_j
 from pcm_common.resources import Resources
 from pcm_common.stores.vectors import Filter, ScoredPoint, SearchQuery
 from pcm_common.telemetry import FAMILY_SEARCHES, get_logger
+from pcm_sweeper.judgement import (
+    Judgement,
+    created_ts,
+    event_times,
+    events,
+    routine_item,
+)
+from pcm_sweeper.kin import Kinship, routine_kin
 
 log = get_logger("sweeper.judging")
 
@@ -47,6 +55,7 @@ class JudgingConfig:
     family_min_cos: float = sp.FAMILY_MIN_COS
     family_max: int = sp.FAMILY_MAX
     family_min: int = sp.FAMILY_MIN
+    kin: bool = True  # the routine index widens and cleans families (`pcm_sweeper.kin`)
     judge: str = "local"  # local | llm
     judge_model: str = "ollama/qwen2.5:3b-instruct"
     judge_api_base: str = ""
@@ -63,6 +72,7 @@ class JudgingConfig:
             "family_min_cos": "surprisal_family_min_cos",
             "family_max": "surprisal_family_max",
             "family_min": "surprisal_family_min",
+            "kin": "surprisal_kin",
             "judge": "surprisal_judge",
             "judge_model": "surprisal_judge_model",
             "judge_api_base": "surprisal_judge_api_base",
@@ -74,59 +84,6 @@ class JudgingConfig:
         }
         values = {k: getattr(settings, v) for k, v in names.items() if hasattr(settings, v)}
         return cls(**values)
-
-
-def event_times(payload: dict[str, Any]) -> list[float]:
-    """The memory's creation time and the time of each recorded repeat (epoch seconds)."""
-    times = [float(payload.get("created_ts") or 0.0)]
-    for r in payload.get("repeats") or []:
-        try:
-            times.append(datetime.fromisoformat(str(r)).timestamp())
-        except ValueError:
-            continue
-    return times
-
-
-def event_count(payload: dict[str, Any], before: datetime) -> int:
-    """1 + the memory's recorded repeats dated before `before`."""
-    return _events_before(event_times(payload), before.timestamp())
-
-
-def _events_before(times: list[float], cut: float) -> int:
-    """`event_count` from the memory's `event_times`."""
-    return 1 + sum(1 for t in times[1:] if t < cut)
-
-
-@dataclass(frozen=True)
-class Judgement:
-    """One memory about to be judged: its family, and the records the judge compares
-    (None when the family holds fewer than `family_min` events: nothing to judge)."""
-
-    point: ScoredPoint
-    memory: MemoryRecord
-    family: list[ScoredPoint]
-    records: list[FamilyMember] | None
-    # `event_times` of each family member, read once for counting and the routine index.
-    family_times: list[list[float]] | None = None
-
-
-def _routine_item(
-    point: ScoredPoint, family: list[ScoredPoint], times: list[list[float]] | None = None
-) -> tuple[str, list[float], dict[str, list[float]]]:
-    """A judged memory as the routine index takes it: its id, its event times and its
-    family's (`times`: those of each member, when read already), the members that decide
-    its routine only (`surprisal.routine_voters`). A routine is one group's
-    (`visibility.peers`): a member of another group, from a family judged before families
-    kept to the group, does not join it."""
-    if times is None:
-        times = [event_times(f.payload) for f in family]
-    own = {
-        f.id: (f.score, t)
-        for f, t in zip(family, times, strict=True)
-        if visibility.same_group(f.payload, point.payload)
-    }
-    voters = sp.routine_voters([(m, c) for m, (c, _) in own.items()])
-    return point.id, event_times(point.payload), {m: own[m][1] for m in voters}
 
 
 class Judging:
@@ -287,23 +244,47 @@ class Judging:
         return [by_id[i] for i in ids[: c.family_max]], len(ids)
 
     def plan(
-        self, point: ScoredPoint, family: list[ScoredPoint], memory: MemoryRecord | None = None
+        self,
+        point: ScoredPoint,
+        family: list[ScoredPoint],
+        memory: MemoryRecord | None = None,
+        kinship: Kinship | None = None,
     ) -> Judgement:
         """What judging `point` against its `family` involves, read from the payloads once
-        (`memory`: the point's, when read already)."""
+        (`memory`: the point's, when read already). With `kinship` (`pcm_sweeper.kin`),
+        the judge compares the family without the members of other routines, plus the
+        routine's entries in other wordings, when that leaves enough events."""
         if memory is None:
             memory = MemoryRecord.from_payload(point.payload)
         # Exact and near duplicates are stored once with their repeat dates: a family
         # member stands for every earlier event it records.
         times = [event_times(f.payload) for f in family]
         cut = memory.created_at.timestamp()
-        events = sum(_events_before(t, cut) for t in times)
+        compared, kin = family, []
+        if kinship is not None:
+            own = [f for f in family if f.id not in kinship.foreign]
+            wider = [*own, *kinship.kin]
+            if events(wider, cut) >= self.config.family_min:
+                compared, kin = wider, kinship.kin
         records = (
-            [FamilyMember.of_payload(f.payload) for f in family]
-            if events >= self.config.family_min
+            [FamilyMember.of_payload(f.payload) for f in compared]
+            if events(compared, cut) >= self.config.family_min
             else None
         )
-        return Judgement(point, memory, family, records, times)
+        return Judgement(point, memory, family, records, times, kin)
+
+    async def kinship(
+        self, items: Sequence[tuple[str, ScoredPoint, list[ScoredPoint]]]
+    ) -> list[Kinship]:
+        """What the routine index says of each (tenant, point, family) (`pcm_sweeper.kin`)."""
+        if not self.config.kin:
+            return [Kinship() for _ in items]
+        return await routine_kin(
+            self.res,
+            [(t, p, f, created_ts(p)) for t, p, f in items],
+            fields=(*FAMILY_FIELDS, "source"),
+            max_size=self.config.family_max,
+        )
 
     async def prepare(self, judgements: Sequence[Judgement]) -> None:
         """Tell the judge which verdicts come next, so work they share is done once (the
@@ -323,7 +304,11 @@ class Judging:
         """Judge one memory and store the verdict; False when the judge failed (the memory
         stays unjudged for the sweep). `planned` is its `plan`, when the caller searched
         the family already. Raises when the routine index or the store failed."""
-        j = planned or self.plan(point, await self.family(tenant, point))
+        if planned is None:
+            family = await self.family(tenant, point)
+            (kinship,) = await self.kinship([(tenant, point, family)])
+            planned = self.plan(point, family, kinship=kinship)
+        j = planned
         (outcome,) = await self.judge_many([(tenant, j)])
         if isinstance(outcome, BaseException):
             raise outcome
@@ -371,7 +356,7 @@ class Judging:
         verdict would make the retry skip them. Too small a family: judged with no score,
         the family ids are kept (routines use them)."""
         await self.res.routines.record_many(
-            tenant, [_routine_item(j.point, j.family, j.family_times) for j, _ in judged]
+            tenant, [routine_item(j.point, j.family, j.family_times) for j, _ in judged]
         )
         now = utcnow().isoformat()
         patches: list[tuple[str, dict[str, Any]]] = []
@@ -382,6 +367,7 @@ class Judging:
                 "differs": "",
                 "usual": "",
                 "family_ids": [f.id for f in j.family],
+                "kin_ids": [f.id for f in j.kin],
                 "judged_at": now,
                 "grouping": visibility.GROUPING,
             }
@@ -450,7 +436,7 @@ class Judging:
     ) -> str | None:
         """Place the memory in its routine (the sweeper's routine index, read by recall's
         stopped-routine flags)."""
-        return await self.res.routines.record(tenant, *_routine_item(point, family))
+        return await self.res.routines.record(tenant, *routine_item(point, family))
 
     async def rebuild_routines(self, tenant: str) -> int:
         """Rebuild the tenant's routine index from the stored families, oldest first (after

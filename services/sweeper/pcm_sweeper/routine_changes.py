@@ -7,7 +7,7 @@ from __future__ import annotations
 from pcm_common.events import MemoryChanged
 from pcm_common.resources import Resources
 from pcm_common.telemetry import get_logger
-from pcm_sweeper.judging import event_times
+from pcm_sweeper.judgement import event_times
 
 log = get_logger("sweeper.routines")
 

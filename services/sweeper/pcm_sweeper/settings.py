@@ -64,6 +64,10 @@ class SweeperSettings(PcmSettings):
     surprisal_family_min_cos: float = 0.45
     surprisal_family_max: int = 12
     surprisal_family_min: int = 4
+    # Routine kin (pcm_sweeper.kin): a family is judged without the members that the
+    # routine index places in another routine, plus its routine's entries in other
+    # wordings; off: the family alone.
+    surprisal_kin: bool = True
     surprisal_sweep_grace_s: float = 30.0
     surprisal_sweep_batch: int = 256
     surprisal_interval_s: float = 120.0  # the sweep that judges whatever was missed

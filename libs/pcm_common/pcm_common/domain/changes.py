@@ -36,6 +36,10 @@ NAME_ROLE = "name"
 # Fewer members of the memory's own routine than this: no consensus to speak of.
 MIN_MEMBERS = 3
 # Roles whose new filler is a new place, person or provider when added to an entry.
+# The subject of a routine's log line is mostly the event itself ("morning run", "weekly
+# shop"), which a new wording renames; the slots a category change swaps (place, person,
+# product) are names, objects or prepositional phrases.
+EVENT_ROLE = "subj"
 _PLACE_ROLES = frozenset({"at", "in", "with", "from", "to", "by", NAME_ROLE})
 
 
@@ -44,6 +48,7 @@ class Clause(NamedTuple):
     text: str
     figure: bool  # states a figure
     predicate: bool  # says something: a content verb or adjective
+    kinds: frozenset[str] = frozenset()  # the kinds of the figures it states ("money")
 
 
 @dataclass(frozen=True)
@@ -61,10 +66,13 @@ class Profile:
 FIGURE = "#"  # prefix of a figure's kind among a text's words
 
 
-def profile(toks: Sequence[Tok], figures: Iterable[str] = ()) -> Profile:
+def profile(
+    toks: Sequence[Tok], figures: Iterable[str] = (), stated: Sequence[tuple[str, str]] = ()
+) -> Profile:
     """`figures`: the keys of the quantities the text states ("duration", "money:USD");
     they count as words ("#duration"): a routine that alternates phrasings with no word in
-    common still agrees on what it measures."""
+    common still agrees on what it measures. `stated`: (key, text as written) of each
+    quantity, to tell which clause states it."""
     slots: dict[str, str] = {}
     heads: dict[str, str] = {}
     words: dict[str, str] = {}
@@ -83,15 +91,7 @@ def profile(toks: Sequence[Tok], figures: Iterable[str] = ()) -> Profile:
         elif t.pos in {"NOUN", "PROPN"} and t.role:
             slots.setdefault(t.lemma, t.role)
             heads.setdefault(t.lemma, t.head or t.lemma)
-    clauses = tuple(
-        Clause(
-            frozenset(t.lemma for t in ts if is_content(t)),
-            " ".join(t.text for t in ts if t.pos not in {"PUNCT", "SPACE"}),
-            any(t.is_num for t in ts),
-            any(t.pos in {"VERB", "ADJ"} and is_content(t) for t in ts),
-        )
-        for ts in by_clause.values()
-    )
+    clauses = tuple(_clause(ts, stated) for ts in by_clause.values())
     return Profile(
         content=frozenset(t.lemma for t in toks if is_content(t)) | {FIGURE + f for f in figures},
         slots=slots,
@@ -99,6 +99,21 @@ def profile(toks: Sequence[Tok], figures: Iterable[str] = ()) -> Profile:
         words=words,
         names=frozenset(names),
         clauses=clauses,
+    )
+
+
+def _clause(toks: Sequence[Tok], stated: Sequence[tuple[str, str]]) -> Clause:
+    text = " ".join(t.text for t in toks if t.pos not in {"PUNCT", "SPACE"})
+    bare = "".join(t.text for t in toks)
+    kinds = frozenset(
+        key.split(":", 1)[0] for key, shown in stated if shown.replace(" ", "") in bare
+    )
+    return Clause(
+        frozenset(t.lemma for t in toks if is_content(t)),
+        text,
+        any(t.is_num for t in toks),
+        any(t.pos in {"VERB", "ADJ"} and is_content(t) for t in toks),
+        kinds,
     )
 
 
@@ -196,15 +211,18 @@ def _added_clauses(
     if len(memory.clauses) < 2:
         return []
     out: list[tuple[Change, frozenset[str]]] = []
-    figures_agreed = any(w.startswith(FIGURE) for w in memory.content & consensus)
+    agreed = {w[len(FIGURE) :].split(":", 1)[0] for w in consensus if w.startswith(FIGURE)}
+    figures_agreed = bool(agreed)
     for i, clause in enumerate(memory.clauses):
-        if clause.figure and clause.lemmas & consensus:
-            continue  # the routine's own statement, however phrased
+        if clause.figure and (clause.lemmas & consensus or clause.kinds & agreed):
+            continue  # the routine's own statement (or its figure), however phrased
         if not _is_added(i, clause, df):
             continue
         rest = [c for j, c in enumerate(memory.clauses) if j != i]
         if not any(c.lemmas & consensus or (c.figure and figures_agreed) for c in rest):
             continue  # the routine's own statement is not beside it
+        if (clause.lemmas & consensus) - set().union(*(c.lemmas for c in rest)):
+            continue  # it carries part of that statement: "Grocery run at X" + "total $71"
         new = frozenset(w for w in clause.lemmas if df.get(w, 0) == 0)
         share = len(new) / max(len(clause.lemmas), 1)
         change = Change(
@@ -261,6 +279,8 @@ def _substitution(
         for new, role_new in fillers.items():
             if not (same_rest or _compatible(role_new, role_old)):
                 continue
+            if role_old == role_new == EVENT_ROLE:
+                continue  # the entry's own event reworded: "grocery run" for "weekly shop"
             share = smoothed_share(df[old], n)
             if best is None or share > best[0]:
                 best = (share, new, old)

@@ -16,7 +16,9 @@ part of a reading. Values are in the kind's base unit (seconds, metres, kilogram
 
 from __future__ import annotations
 
+import math
 import re
+import statistics
 from collections.abc import Collection, Iterator, Sequence
 from typing import NamedTuple
 
@@ -439,6 +441,60 @@ def resolve(quantities: Sequence[Quantity], usual: Collection[str]) -> list[Quan
         else:
             out.append(q)
     return out
+
+
+# Signs several currencies write alike: read as the one currency of the group that the
+# same texts name by code ("$553.64" among "163.87 AUD" entries is Australian dollars).
+_SHARED_SIGNS: dict[str, frozenset[str]] = {
+    "USD": frozenset("USD AUD CAD NZD SGD HKD MXN".split()),  # "$", "dollars", "bucks"
+    "KR": frozenset("SEK NOK DKK".split()),
+    "JPY": frozenset("JPY CNY".split()),  # "¥"
+}
+_BARE_CLOCK = re.compile(r"\d{1,2}:\d{2}")
+
+
+def harmonise(texts: Sequence[Sequence[Quantity]]) -> list[list[Quantity]]:
+    """The quantities of a memory and its family read alike where a form is ambiguous:
+    a currency sign shared by several currencies takes the code the texts use for its
+    group (when they use exactly one), and a bare clock duration ("1:03": minutes and
+    seconds, or hours and minutes) takes the reading nearer the texts' other durations."""
+    coded: dict[str, set[str]] = {}
+    durations: list[float] = []
+    for qs in texts:
+        for q in qs:
+            code = _code(q)
+            if code and not _signed(q, code):
+                for sign, group in _SHARED_SIGNS.items():
+                    if code in group:
+                        coded.setdefault(sign, set()).add(code)
+            elif q.key == "duration" and not _BARE_CLOCK.fullmatch(q.text):
+                durations.append(q.value)
+    reference = statistics.median(durations) if durations else None
+    out: list[list[Quantity]] = []
+    for qs in texts:
+        row: list[Quantity] = []
+        for q in qs:
+            code = _code(q)
+            if _signed(q, code):
+                codes = coded.get(code, set())
+                if len(codes) == 1:
+                    q = q._replace(key=f"money:{next(iter(codes))}")
+            elif q.key == "duration" and reference and _BARE_CLOCK.fullmatch(q.text):
+                longer = q.value * 60.0  # hours and minutes
+                if abs(math.log(longer / reference)) < abs(math.log(max(q.value, 1.0) / reference)):
+                    q = q._replace(value=longer)
+            row.append(q)
+        out.append(row)
+    return out
+
+
+def _code(q: Quantity) -> str:
+    return q.key.split(":", 1)[1] if q.kind == "money" and ":" in q.key else ""
+
+
+def _signed(q: Quantity, code: str) -> bool:
+    """Written with a sign its currency shares with others ("$", "kr", "¥"), not a code."""
+    return code in _SHARED_SIGNS and (code == "KR" or code not in q.text.upper())
 
 
 _FIRST_NUMBER = re.compile(r"\d+(?:[.,'\u202f]\d+)*")

@@ -13,7 +13,7 @@ from typing import Any
 from pcm_common.domain import changes
 from pcm_common.domain import surprisal as sp
 from pcm_common.domain.memory import MemoryRecord
-from pcm_common.domain.quantities import resolve
+from pcm_common.domain.quantities import harmonise, resolve
 from pcm_common.judge import Earlier, Judge, Verdict, features
 from pcm_common.text import brief
 
@@ -144,7 +144,9 @@ class _Derived:
 
 def _derive(text: str, rows: tuple[sp.TokRow, ...]) -> _Derived:
     quantities = tuple(sp.parse_quantities(text))
-    profile = changes.profile(sp.from_rows(rows), (q.key for q in quantities))
+    profile = changes.profile(
+        sp.from_rows(rows), [q.key for q in quantities], [(q.key, q.text) for q in quantities]
+    )
     return _Derived(profile, quantities)
 
 
@@ -294,13 +296,15 @@ def judge_texts(text: str, family: Sequence[str]) -> Verdict:
     mine, *members = _PARSER.derived([text, *family])
     # Value outliers: each stated quantity against the same quantity in the comparable
     # family members.
-    raw = [m.quantities for m in members if _comparable(mine.profile, m.profile)]
-    common = usual_keys([mine.quantities, *raw])
-    currencies = {q.key for qs in [mine.quantities, *raw] for q in qs if q.kind == "money"}
+    own, *raw = harmonise(
+        [mine.quantities, *(m.quantities for m in members if _comparable(mine.profile, m.profile))]
+    )
+    common = usual_keys([own, *raw])
+    currencies = {q.key for qs in [own, *raw] for q in qs if q.kind == "money"}
     if len(currencies) == 1:
         common |= currencies
     peers = [resolve(p, common) for p in raw]
-    devs = sp.value_deviations(resolve(mine.quantities, common), peers)
+    devs = sp.value_deviations(resolve(own, common), peers)
     for d in devs:
         usual = (
             f"usually {sp.describe_value(d.median, d.kind)} "

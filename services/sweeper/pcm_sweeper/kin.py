@@ -1,0 +1,102 @@
+"""Routine kin of memories about to be judged (`pcm_common.domain.kin`): read from the
+routine index and the vector store in a few round trips per tenant for a whole batch."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+from pcm_common.domain import kin as kin_rules
+from pcm_common.domain import surprisal as sp
+from pcm_common.domain import visibility
+from pcm_common.resources import Resources
+from pcm_common.stores.vectors import ScoredPoint
+
+
+@dataclass(frozen=True)
+class Kinship:
+    """What the routine index says of a family: the routine's entries it lacks (`kin`,
+    nearest first) and its members that the index places in another routine (`foreign`)."""
+
+    kin: list[ScoredPoint] = field(default_factory=list)
+    foreign: frozenset[str] = frozenset()
+
+
+async def routine_kin(
+    res: Resources,
+    items: Sequence[tuple[str, ScoredPoint, list[ScoredPoint], float]],
+    *,
+    fields: Sequence[str],
+    max_size: int,
+) -> list[Kinship]:
+    """For each (tenant, point, family, created_ts): earlier entries of the routine its
+    family belongs to that are not in the family, at most `max_size` minus the family's
+    size, and the family members of other routines. Empty when the family belongs to no
+    routine."""
+    out: list[Kinship] = [Kinship() for _ in items]
+    by_tenant: dict[str, list[int]] = {}
+    for n, (tenant, point, family, _) in enumerate(items):
+        if family and point.vector is not None and len(family) < max_size:
+            by_tenant.setdefault(tenant, []).append(n)
+    for tenant, ns in by_tenant.items():
+        member_ids = list(dict.fromkeys(f.id for n in ns for f in items[n][2]))
+        routine_of = await res.routines.routine_of(tenant, member_ids)
+        chosen: dict[int, str] = {}
+        foreign: dict[int, frozenset[str]] = {}
+        for n in ns:
+            family = items[n][2]
+            r = kin_rules.kin_routine([(f.id, f.score) for f in family], routine_of)
+            if r is not None:
+                chosen[n] = r
+                foreign[n] = frozenset(
+                    f.id for f in family if routine_of.get(f.id) not in (None, r)
+                )
+                out[n] = Kinship(foreign=foreign[n])
+        if not chosen:
+            continue
+        seeds = {r: next(m for m, rr in routine_of.items() if rr == r) for r in chosen.values()}
+        latest_cut = max(items[n][3] for n in chosen)
+        routines = await res.routines.routines(
+            tenant, list(seeds.values()), latest_cut, latest=4 * max_size, known=routine_of
+        )
+        entries = {rt.id: rt.entries for rt in routines}
+        wanted: dict[int, list[str]] = {}
+        for n, r in chosen.items():
+            _, point, family, cut = items[n]
+            have = {f.id for f in family} | {point.id}
+            ids = [m for m, ts in entries.get(r, []) if ts < cut - sp.SIMULTANEOUS_S]
+            wanted[n] = [m for m in dict.fromkeys(reversed(ids)) if m not in have]
+        all_ids = list(dict.fromkeys(m for ids in wanted.values() for m in ids))
+        if not all_ids:
+            continue
+        found = {
+            p.id: p
+            for p in await res.vectors.get(tenant, all_ids, with_vectors=True, fields=fields)
+        }
+        for n, ids in wanted.items():
+            _, point, family, cut = items[n]
+            kin: list[ScoredPoint] = []
+            for m in ids:
+                p = found.get(m)
+                if p is None or p.vector is None or not _eligible(point, p, cut):
+                    continue
+                cos = kin_rules.cosine(point.vector or [], p.vector)
+                if cos >= kin_rules.KIN_MIN_COS:
+                    kin.append(ScoredPoint(p.id, cos, p.payload))
+            kin.sort(key=lambda p: -p.score)
+            out[n] = Kinship(kin[: max_size - len(family)], foreign[n])
+    return out
+
+
+def _eligible(point: ScoredPoint, other: ScoredPoint, cut: float) -> bool:
+    """What the family search itself requires of a member: the same group, strictly
+    earlier, neither superseded nor a consolidated record."""
+    pl = other.payload
+    ts = pl.get("created_ts")
+    return (
+        visibility.same_group(pl, point.payload)
+        and isinstance(ts, int | float)
+        and ts < cut - sp.SIMULTANEOUS_S
+        and pl.get("state") != "superseded"
+        and pl.get("source") != "consolidation"
+    )

@@ -1,0 +1,77 @@
+"""The local judge across wordings a routine alternates between (issue 32): a reading is
+compared by what it measures, whatever the form, and a new wording of the usual entry is
+not news. Phrasings written for these tests, of routines the shared dev set lacks."""
+
+from __future__ import annotations
+
+from pcm_common.domain.quantities import harmonise, parse_quantities
+from pcm_common.domain.surprisal import FLAG_MIN_SCORE
+from pcm_common.judge.local import judge_texts
+
+WATER = [
+    "Paid Northwind Water 58.20 CAD.",
+    "$57.10 to Northwind Water for the quarter.",
+    "Paid Northwind Water 59.75 CAD.",
+    "$56.40 to Northwind Water for the quarter.",
+    "Paid Northwind Water 58.95 CAD.",
+]
+GAMES = [
+    "Board games at Ludo Cafe for 2 hrs 10 min.",
+    "2:05 at Ludo Cafe tonight.",
+    "Board games at Ludo Cafe for 1 hr 55 min.",
+    "2:20 at Ludo Cafe tonight.",
+    "Board games at Ludo Cafe for 2 hrs 0 min.",
+]
+FUEL = [
+    "Filled up the van at Shell: £61.20.",
+    "Filled up the van at Shell: £58.90.",
+    "Filled up the van at Shell: £63.05.",
+    "Filled up the van at Shell: £60.15.",
+]
+LAUNDRY = [
+    "Did the weekly laundry at Suds Laundromat: $14.50.",
+    "Did the weekly laundry at Suds Laundromat: $13.75.",
+    "Did the weekly laundry at Suds Laundromat: $14.25.",
+    "Did the weekly laundry at Suds Laundromat: $15.00.",
+    "Did the weekly laundry at Suds Laundromat: $14.50.",
+]
+
+
+def test_a_shared_currency_sign_reads_as_the_code_the_routine_names() -> None:
+    texts = [parse_quantities(t) for t in ["$231.40 to Northwind Water", *WATER]]
+    keys = {q.key for qs in harmonise(texts) for q in qs}
+    assert keys == {"money:CAD"}
+    assert judge_texts("$231.40 to Northwind Water for the quarter.", WATER).score >= 0.7
+    assert judge_texts("$58.10 to Northwind Water for the quarter.", WATER).score < 0.7
+
+
+def test_a_sign_stays_when_the_routine_names_two_currencies_of_its_group() -> None:
+    texts = [parse_quantities(t) for t in ("$5.00 tip", "5.00 CAD", "5.00 AUD")]
+    assert [q.key for qs in harmonise(texts) for q in qs] == [
+        "money:USD",
+        "money:CAD",
+        "money:AUD",
+    ]
+
+
+def test_a_bare_clock_reads_in_the_unit_of_the_routine_durations() -> None:
+    assert judge_texts("2:15 at Ludo Cafe tonight.", GAMES).score < FLAG_MIN_SCORE
+    assert judge_texts("0:20 at Ludo Cafe tonight.", GAMES).score >= FLAG_MIN_SCORE
+    # Run splits stay minutes and seconds beside durations in minutes.
+    (q,) = harmonise([parse_quantities("Best mile 7:05"), parse_quantities("ran 7 min")])[0]
+    assert q.value == 7 * 60 + 5
+
+
+def test_the_routine_figure_in_a_new_clause_is_not_news() -> None:
+    text = "Fuel stop at Shell; 41 litres in the tank, £60.80 at the pump."
+    assert judge_texts(text, FUEL).score < FLAG_MIN_SCORE
+    news = "Filled up the van at Shell: £60.10. The tyre pressure warning came on."
+    verdict = judge_texts(news, FUEL)
+    assert verdict.score >= FLAG_MIN_SCORE and verdict.kind == "content"
+
+
+def test_a_reworded_event_is_no_category_change_but_a_new_place_is() -> None:
+    reworded = judge_texts("Laundry run at Suds Laundromat, total $14.00.", LAUNDRY)
+    assert reworded.score < FLAG_MIN_SCORE
+    moved = judge_texts("Did the weekly laundry at Bubbles Launderette: $14.50.", LAUNDRY)
+    assert moved.score >= FLAG_MIN_SCORE and moved.kind == "category"

@@ -1,5 +1,5 @@
 """Claude Code hooks (DESIGN §6): `pcm hook EVENT` reads the event's JSON on stdin, talks to
-PCM's HTTP API through `pcm_cli.client`, and answers on stdout as Claude Code expects.
+PCM's HTTP API through `pcm_client`, and answers on stdout as Claude Code expects.
 
 - SessionStart: recall the project's standing context (pinned rules first) and hand it to
   the session as `hookSpecificOutput.additionalContext`.
@@ -34,7 +34,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from pcm_cli.client import PcmApi, PcmError
+from pcm_client import NO_RETRY, AsyncPcmClient, PcmError, RecallOut, TransportError
+from pcm_client.models import Scope
 
 EVENTS = (
     "SessionStart",
@@ -138,11 +139,8 @@ class Where:
     user_id: str | None
 
     @property
-    def scope(self) -> str:
+    def scope(self) -> Scope:
         return "project" if self.project else "workspace" if self.workspace else "global"
-
-    def fields(self) -> dict[str, Any]:
-        return {"project": self.project, "workspace": self.workspace, "user_id": self.user_id}
 
 
 def git_top_level(cwd: str) -> str | None:
@@ -191,19 +189,15 @@ def _bounded(text: str, limit: int) -> str:
     return cut + marker
 
 
-def has_context(recalled: Mapping[str, Any]) -> bool:
+def has_context(recalled: RecallOut) -> bool:
     """Whether a recall found anything: situational memories, pinned ones or a flag."""
-    return bool(
-        not recalled.get("empty", True)
-        or recalled.get("asker_context")
-        or recalled.get("anomaly_flags")
-    )
+    return bool(not recalled.empty or recalled.asker_context or recalled.anomaly_flags)
 
 
-def render_context(header: str, recalled: Mapping[str, Any], limit: int) -> str | None:
+def render_context(header: str, recalled: RecallOut, limit: int) -> str | None:
     if not has_context(recalled):
         return None
-    return _bounded(f"{header}\n{recalled['prompt']}", limit)
+    return _bounded(f"{header}\n{recalled.prompt}", limit)
 
 
 # ---- tool failures ---------------------------------------------------------------------------
@@ -294,7 +288,7 @@ class Hook:
     """One hook invocation: `run` returns the JSON to print (or None) and collects
     `problems` (what went wrong, for one line on stderr)."""
 
-    def __init__(self, api: PcmApi, cfg: HookConfig) -> None:
+    def __init__(self, api: AsyncPcmClient, cfg: HookConfig) -> None:
         self.api = api
         self.cfg = cfg
         self.problems: list[str] = []
@@ -302,7 +296,7 @@ class Hook:
 
     def _failed(self, what: str, exc: PcmError) -> None:
         self.problems.append(f"{what}: {exc}")
-        self.down = self.down or exc.status is None
+        self.down = self.down or isinstance(exc, TransportError)
 
     async def run(self, event: str, payload: Mapping[str, Any]) -> dict[str, Any] | None:
         if event == "SessionStart":
@@ -323,7 +317,7 @@ class Hook:
         every = self.cfg.consolidate_every_s
         if every <= 0:
             return True
-        mark = self.cfg.state_dir / f"consolidated-{_url_key(self.api.url, self.api.key)}"
+        mark = self.cfg.state_dir / f"consolidated-{_url_key(self.api.url, self.api.api_key)}"
         now = time.time()
         try:
             if now - mark.stat().st_mtime < every:
@@ -346,7 +340,7 @@ class Hook:
 
     async def _recall(
         self, query: str, where: Where, before: datetime | None = None
-    ) -> dict[str, Any] | None:
+    ) -> RecallOut | None:
         if self.down:
             return None
         try:
@@ -355,7 +349,9 @@ class Hook:
                 compact=True,
                 created_before=before,
                 timeout_s=self.cfg.recall_timeout_s,
-                **where.fields(),
+                project=where.project,
+                workspace=where.workspace,
+                user_id=where.user_id,
             )
         except PcmError as exc:
             self._failed("recall", exc)
@@ -374,7 +370,9 @@ class Hook:
                 metadata=metadata,
                 created_at=at,
                 timeout_s=self.cfg.store_timeout_s,
-                **where.fields(),
+                project=where.project,
+                workspace=where.workspace,
+                user_id=where.user_id,
             )
         except PcmError as exc:  # a secret in the capture lands here too: nothing stored
             self._failed("store", exc)
@@ -443,6 +441,18 @@ async def _nothing() -> None:
     return None
 
 
+async def _within(
+    hook: Hook, event: str, payload: Mapping[str, Any], budget_s: float, *, close: bool
+) -> dict[str, Any] | None:
+    """The hook's answer within its budget; the client it made is closed in the same
+    event loop as its connection."""
+    try:
+        return await asyncio.wait_for(hook.run(event, payload), budget_s)
+    finally:
+        if close:
+            await hook.api.aclose()
+
+
 def parse_payload(raw: str) -> dict[str, Any]:
     if not raw.strip():
         return {}
@@ -453,7 +463,7 @@ def parse_payload(raw: str) -> dict[str, Any]:
 
 
 def run_hook(
-    event: str, raw: str, api: PcmApi | None = None, cfg: HookConfig | None = None
+    event: str, raw: str, api: AsyncPcmClient | None = None, cfg: HookConfig | None = None
 ) -> tuple[str, str]:
     """Handle one hook: (what to print on stdout, a line for stderr; each may be empty).
     Never raises."""
@@ -463,8 +473,11 @@ def run_hook(
     cfg = cfg or HookConfig.from_env()
     try:
         payload = parse_payload(raw)
-        hook = Hook(api or PcmApi.from_env(timeout=cfg.recall_timeout_s), cfg)
-        out = asyncio.run(asyncio.wait_for(hook.run(name, payload), cfg.budget_for(name)))
+        # No retries: each call has a short timeout inside the event's budget, and an
+        # agent waits for its hooks; a server that did not answer once is left alone.
+        own = api is None
+        hook = Hook(api or AsyncPcmClient(timeout=cfg.recall_timeout_s, retry=NO_RETRY), cfg)
+        out = asyncio.run(_within(hook, name, payload, cfg.budget_for(name), close=own))
     except TimeoutError:
         return "", f"pcm hook {name}: gave up after {cfg.budget_for(name):g} s"
     except Exception as exc:  # a hook must never break the agent

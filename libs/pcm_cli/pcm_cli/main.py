@@ -16,7 +16,9 @@ import shlex
 import shutil
 import sys
 import time
-from collections.abc import Coroutine
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from datetime import datetime
 from enum import StrEnum
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any, TypeVar
@@ -24,11 +26,13 @@ from typing import TYPE_CHECKING, Annotated, Any, TypeVar
 # litellm looks up its model cost map on the network at import unless told otherwise.
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 
-import httpx
 import typer
 
-from pcm_cli.client import DEFAULT_URL, PcmApi, PcmError
+from pcm_cli import agent_api
+from pcm_cli.agent_api import plain
 from pcm_cli.keys import keys_app
+from pcm_client import DEFAULT_URL, NO_RETRY, AsyncPcmClient, PcmClient, PcmError, TransportError
+from pcm_client.models import Scope
 
 if TYPE_CHECKING:
     from pcm_common.config import PcmSettings
@@ -146,18 +150,21 @@ def wait(
     deadline = time.monotonic() + timeout
     last = None
     answered = False  # no answer at all ends with EXIT_UNREACHABLE, as client commands do
-    while time.monotonic() < deadline:
-        try:
-            ready = httpx.get(f"{url}/readyz", timeout=5).status_code == 200
-            pending = httpx.get(f"{url}/v1/pipeline", timeout=5).json()["pending"]
-            answered = True
-            if ready and pending == 0:
-                typer.echo("ready; pipeline settled")
-                return
-            last = f"ready={ready} pending={pending}"
-        except httpx.HTTPError as exc:
-            last = repr(exc)
-        time.sleep(0.5)
+    with PcmClient(url, timeout=5, retry=NO_RETRY) as pcm:
+        while time.monotonic() < deadline:
+            try:
+                ready = pcm.ready().ready
+                pending = pcm.pipeline()["pending"]
+                answered = True
+                if ready and pending == 0:
+                    typer.echo("ready; pipeline settled")
+                    return
+                last = f"ready={ready} pending={pending}"
+            except TransportError as exc:
+                last = str(exc)
+            except PcmError as exc:
+                answered, last = True, str(exc)
+            time.sleep(0.5)
     typer.echo(f"timed out: {last}", err=True)
     raise typer.Exit(1 if answered else EXIT_UNREACHABLE)
 
@@ -166,13 +173,33 @@ def wait(
 def doctor(
     url: str = typer.Option(DEFAULT_URL, envvar="PCM_URL", help="the API (env PCM_URL)"),
 ) -> None:
-    """Print readiness of every dependency and the pipeline backlog."""
+    """Print readiness of every dependency and the pipeline backlog, and check that the
+    server accepts PCM_API_KEY. Exits 1 when it is not ready or refuses the key."""
+    with PcmClient(url, timeout=10, retry=NO_RETRY) as pcm:
+        try:
+            readiness = pcm.ready()
+            typer.echo(json.dumps(plain(readiness)))
+            typer.echo(json.dumps(pcm.pipeline()))
+        except TransportError as exc:
+            typer.echo(f"cannot reach {url}: {exc}", err=True)
+            raise typer.Exit(EXIT_UNREACHABLE) from None
+        refused = key_refusal(pcm)
+    if refused:
+        typer.echo(f"auth: {refused}", err=True)
+    else:
+        typer.echo("auth: PCM_API_KEY accepted")
+    if refused or not readiness.ready:
+        raise typer.Exit(EXIT_REFUSED)
+
+
+def key_refusal(pcm: PcmClient) -> str | None:
+    """Why the server refuses `pcm`'s key (a line to print), or None when it accepts it:
+    a call every key's role may make, reading nothing but counts."""
     try:
-        typer.echo(httpx.get(f"{url}/readyz", timeout=10).text)
-        typer.echo(httpx.get(f"{url}/v1/pipeline", timeout=10).text)
-    except httpx.HTTPError as exc:
-        typer.echo(f"cannot reach {url}: {exc!r}", err=True)
-        raise typer.Exit(EXIT_UNREACHABLE) from None
+        pcm.stats()
+    except PcmError as exc:
+        return f"{exc} (PCM_API_KEY at {pcm.url})"
+    return None
 
 
 # ---- client commands (the HTTP API at PCM_URL with PCM_API_KEY) -----------------------------
@@ -206,17 +233,31 @@ AsJson = Annotated[bool, typer.Option("--json", help="print the whole answer as 
 MemoryId = Annotated[str, typer.Argument(metavar="ID", help="a memory id")]
 
 
-def _call(coro: Coroutine[Any, Any, T]) -> T:
-    """Run one client call; a refusal or an unreachable server ends the command."""
+def _call(fn: Callable[[AsyncPcmClient], Awaitable[T]]) -> T:
+    """Run `fn` with a client of PCM_URL and PCM_API_KEY; a refusal or an unreachable
+    server ends the command."""
+
+    async def run() -> T:
+        async with AsyncPcmClient() as api:
+            return await fn(api)
+
     try:
-        return asyncio.run(coro)
+        return asyncio.run(run())
     except PcmError as exc:
-        typer.echo(f"pcm: {exc}", err=True)
-        raise typer.Exit(EXIT_REFUSED if exc.status is not None else EXIT_UNREACHABLE) from None
+        hint = " (`pcm dev` or `make run`; PCM_URL names the server)" if _unreached(exc) else ""
+        typer.echo(f"pcm: {exc}{hint}", err=True)
+        raise typer.Exit(EXIT_UNREACHABLE if _unreached(exc) else EXIT_REFUSED) from None
 
 
-def _api() -> PcmApi:
-    return PcmApi.from_env()
+def _unreached(exc: PcmError) -> bool:
+    return isinstance(exc, TransportError)
+
+
+def _instant(text: str) -> datetime:
+    try:
+        return datetime.fromisoformat(text)
+    except ValueError:
+        raise typer.BadParameter(f"{text!r}: an ISO time, e.g. 2026-05-01T09:00:00Z") from None
 
 
 def _print_json(value: Any) -> None:
@@ -247,7 +288,7 @@ def store(
     if not text.strip():
         raise typer.BadParameter("the memory is empty")
     result = _call(
-        _api().store(
+        lambda api: api.store(
             text,
             source="api",
             scope=scope.value if scope else None,
@@ -255,14 +296,14 @@ def store(
             project=project,
             user_id=user,
             importance=importance.value if importance else None,
-            pinned=pin,
+            pinned=pin or None,
             episode=episode,
         )
     )
-    if result.get("status") == "skipped":
-        typer.echo(f"skipped ({result.get('reason', 'declined')})")
+    if result.status == "skipped":
+        typer.echo(f"skipped ({result.reason or 'declined'})")
     else:
-        typer.echo(f"{result['id']} {result['status']}")
+        typer.echo(f"{result.id} {result.status}")
 
 
 @app.command()
@@ -280,7 +321,7 @@ def recall(
 ) -> None:
     """Recall for a request; prints the rendered prompt slots (or the whole answer)."""
     out = _call(
-        _api().recall(
+        lambda api: api.recall(
             query,
             k=k,
             compact=compact,
@@ -291,9 +332,9 @@ def recall(
         )
     )
     if as_json:
-        _print_json(out)
+        _print_json(plain(out))
     else:
-        typer.echo(out["prompt"])
+        typer.echo(out.prompt)
 
 
 @app.command()
@@ -302,21 +343,21 @@ def pin(
     off: Annotated[bool, typer.Option("--off", help="unpin instead")] = False,
 ) -> None:
     """Pin a memory (recall in its scope always delivers it), or unpin it with --off."""
-    _call(_api().pin(memory_id, not off))
+    _call(lambda api: api.pin(memory_id, not off))
     typer.echo(f"{'unpinned' if off else 'pinned'} {memory_id}")
 
 
 @app.command()
 def forget(memory_id: MemoryId) -> None:
     """Delete a memory for good."""
-    _call(_api().forget(memory_id))
+    _call(lambda api: api.delete(memory_id))
     typer.echo(f"deleted {memory_id}")
 
 
 @app.command()
 def inspect(memory_id: MemoryId) -> None:
     """A memory whole, with its version history, as JSON."""
-    _print_json(_call(_api().inspect(memory_id)))
+    _print_json(_call(lambda api: agent_api.inspect(api, memory_id)))
 
 
 def _table(items: list[dict[str, Any]]) -> list[str]:
@@ -351,7 +392,7 @@ def list_memories(
 ) -> None:
     """List memories, one page at a time, as a table (id, date, state, pin, scope, text)."""
     page = _call(
-        _api().list_memories(
+        lambda api: api.list_memories(
             scope=scope.value if scope else None,
             workspace=workspace,
             project=project,
@@ -363,12 +404,12 @@ def list_memories(
         )
     )
     if as_json:
-        _print_json(page)
+        _print_json(plain(page))
         return
-    for row in _table(page["items"]):
+    for row in _table(page.items):
         typer.echo(row)
-    if page.get("next_offset"):
-        typer.echo(f"(more: --offset {page['next_offset']})", err=True)
+    if page.next_offset:
+        typer.echo(f"(more: --offset {page.next_offset})", err=True)
 
 
 @app.command()
@@ -376,14 +417,15 @@ def consolidate(
     now: Annotated[str | None, typer.Option(help="ISO time to run at (simulations)")] = None,
 ) -> None:
     """Consolidate settled episodes into episode records now (sources are kept)."""
-    _print_json(_call(_api().consolidate(now)))
+    at = _instant(now) if now else None
+    _print_json(plain(_call(lambda api: api.consolidate(at))))
 
 
 @app.command()
 def stats() -> None:
     """Exact counts of memories by state, pinned and episode records, and the pipeline
     backlog, as JSON."""
-    _print_json(_call(_api().stats()))
+    _print_json(_call(agent_api.stats))
 
 
 # ---- Claude Code hooks ------------------------------------------------------------------------
@@ -429,15 +471,26 @@ class CaptureModeName(StrEnum):
     hooks_only = "hooks_only"
 
 
-def _policy_scope(workspace: str | None, project: str | None) -> dict[str, str]:
+@dataclass(frozen=True)
+class PolicyScope:
+    scope: Scope
+    workspace: str | None = None
+    project: str | None = None
+
+    @property
+    def name(self) -> str:
+        return self.project or self.workspace or "global"
+
+
+def _policy_scope(workspace: str | None, project: str | None) -> PolicyScope:
     """A policy is set on a project, else a workspace, else global (never both names)."""
     if project and workspace:
         raise typer.BadParameter("a policy is set on a project or on a workspace, not both")
     if project:
-        return {"scope": "project", "project": project}
+        return PolicyScope("project", project=project)
     if workspace:
-        return {"scope": "workspace", "workspace": workspace}
-    return {"scope": "global"}
+        return PolicyScope("workspace", workspace=workspace)
+    return PolicyScope("global")
 
 
 @governance_app.command("show")
@@ -448,14 +501,8 @@ def governance_show(
 ) -> None:
     """Every policy of the tenant; with --project or --workspace also the one in force there
     (inherited fields resolved; a project named with its workspace resolves through it)."""
-    where: dict[str, str] = {}
-    if project:
-        where = {"scope": "project", "project": project}
-        if workspace:
-            where["workspace"] = workspace
-    elif workspace:
-        where = {"scope": "workspace", "workspace": workspace}
-    out = _call(_api().policies(**where))
+    asked: Scope | None = "project" if project else "workspace" if workspace else None
+    out = _call(lambda api: api.policies(asked, workspace, project))
     if as_json:
         _print_json(out)
         return
@@ -493,22 +540,27 @@ def governance_set(
     """Replace the policy of a project, a workspace, or (neither given) the tenant's
     default. It replaces the whole policy: an option left out is not kept from the old one
     but inherited from the wider scope (no options at all clears the policy)."""
-    policy: dict[str, Any] = _policy_scope(workspace, project)
-    if capture is not None:
-        policy["capture_mode"] = capture.value
-    if retention_days is not None:
-        policy["retention_days"] = retention_days
-    if max_memories is not None:
-        policy["max_memories"] = max_memories
-    _print_json(_call(_api().set_policy(policy)))
+    where = _policy_scope(workspace, project)
+    _print_json(
+        _call(
+            lambda api: api.set_policy(
+                where.scope,
+                workspace=where.workspace,
+                project=where.project,
+                capture_mode=capture.value if capture else None,
+                retention_days=retention_days,
+                max_memories=max_memories,
+            )
+        )
+    )
 
 
 @governance_app.command("clear")
 def governance_clear(workspace: Workspace = None, project: Project = None) -> None:
     """Remove the policy of a project, a workspace, or (neither given) the tenant's default."""
     where = _policy_scope(workspace, project)
-    _call(_api().clear_policy(**where))
-    typer.echo(f"cleared {where.get('project') or where.get('workspace') or 'global'}")
+    _call(lambda api: api.clear_policy(where.scope, where.workspace, where.project))
+    typer.echo(f"cleared {where.name}")
 
 
 @hooks_app.command("install")

@@ -28,16 +28,19 @@ StoreStatus = Literal["created", "reinforced", "merged", "redacted", "skipped"]
 class Request(BaseModel):
     """A request body: unknown fields are refused here (a typo would otherwise be a 422
     from the server), and fields left unset are not sent, so the server's defaults apply
-    (a memory without a scope goes to the narrowest scope it names)."""
+    (a memory without a scope goes to the narrowest scope it names).
 
-    model_config = ConfigDict(extra="forbid")
+    Models are built at their first use (`defer_build`): a hook process uses two or
+    three of them and starts anew for every event."""
+
+    model_config = ConfigDict(extra="forbid", defer_build=True)
 
     def body(self) -> dict[str, Any]:
         return self.model_dump(mode="json", exclude_none=True)
 
 
 class Answer(BaseModel):
-    model_config = ConfigDict(extra="allow")
+    model_config = ConfigDict(extra="allow", defer_build=True)
 
 
 # ---- requests ------------------------------------------------------------------------------

@@ -10,7 +10,8 @@ import uuid
 import httpx
 from typer.testing import CliRunner, Result
 
-from pcm_cli.main import EXIT_REFUSED, EXIT_UNREACHABLE, SERVICES, app
+from pcm_agent.cli_support import EXIT_REFUSED, EXIT_UNREACHABLE
+from pcm_cli.main import SERVICES, app
 from tests.conftest import free_port, settle
 
 RUN = uuid.uuid4().hex[:8]

@@ -9,9 +9,6 @@ import asyncio
 import json
 import os
 import re
-import shutil
-import subprocess
-import sys
 from pathlib import Path
 
 import httpx
@@ -19,34 +16,14 @@ import pytest
 
 from pcm_cli.testing import server_process
 from tests.conftest import TEST_REDIS, service_env
+from tests.fresh_venv import SERVER_PACKAGES, fresh_venv, installed, size_bytes
 
 pytestmark = pytest.mark.slow
 
-ROOT = Path(__file__).resolve().parents[2]
 MAX_BYTES = 30 * 1024 * 1024
-# Any of these in the client's environment means it pulled in the server.
-SERVER_PACKAGES = {
-    "pcm-common",
-    "pcm-cli",
-    "pcm-ingest",
-    "pcm-recall",
-    "pcm-sweeper",
-    "pcm-graph-extractor",
-    "fastapi",
-    "starlette",
-    "uvicorn",
-    "faststream",
-    "redis",
-    "qdrant-client",
-    "qdrant-edge-py",
-    "neo4j",
-    "litellm",
-    "spacy",
-    "onnxruntime",
-    "numpy",
-    "typer",
-    "mcp",
-}
+
+# The client must not even bring the web stack the services and the MCP server use.
+NOT_FOR_THE_CLIENT = SERVER_PACKAGES | {"fastapi", "starlette", "uvicorn", "typer", "mcp"}
 
 SCRIPT = r"""
 import json, sys, time
@@ -74,51 +51,15 @@ with PcmClient() as pcm:  # PCM_URL and PCM_API_KEY
 """
 
 
-def _uv() -> str:
-    found = os.environ.get("UV") or shutil.which("uv")
-    local = Path.home() / ".local" / "bin" / "uv"
-    if not found and local.exists():
-        found = str(local)
-    assert found, "uv is needed (make test installs it)"
-    return found
-
-
-def _run(argv: list[str], env: dict[str, str]) -> subprocess.CompletedProcess[str]:
-    done = subprocess.run(argv, capture_output=True, text=True, check=False, timeout=300, env=env)
-    assert done.returncode == 0, (argv, done.stdout, done.stderr)
-    return done
-
-
-def _size(folder: Path) -> int:
-    return sum(p.lstat().st_size for p in folder.rglob("*") if not p.is_dir())
-
-
-def _installed(python: Path) -> set[str]:
-    names = set()
-    for info in python.parent.parent.glob("lib/python*/site-packages/*.dist-info"):
-        name = re.sub(r"-[^-]+\.dist-info$", "", info.name)
-        names.add(re.sub(r"[-_.]+", "-", name).lower())
-    return names
-
-
-def _fresh_venv(tmp: Path) -> Path:
-    """A new virtual environment with pcm-client installed (not editable) from the tree."""
-    env = {k: v for k, v in os.environ.items() if k not in ("VIRTUAL_ENV", "PYTHONPATH")}
-    venv = tmp / "venv"
-    _run([_uv(), "venv", "--python", sys.executable, str(venv)], env=env)
-    python = venv / "bin" / "python"
-    _run([_uv(), "pip", "install", "--python", str(python), str(ROOT / "libs/pcm_client")], env=env)
-    return python
-
-
 async def test_the_client_installs_alone_and_talks_to_a_real_server(tmp_path: Path) -> None:
-    python = await asyncio.to_thread(_fresh_venv, tmp_path)
-    size = _size(tmp_path / "venv")
-    installed = _installed(python)
-    print(f"client venv: {size / 2**20:.1f} MB, {sorted(installed)}")
+    venv = tmp_path / "venv"
+    python = await asyncio.to_thread(fresh_venv, venv, "libs/pcm_client")
+    size = size_bytes(venv)
+    names = installed(venv)
+    print(f"client venv: {size / 2**20:.1f} MB, {sorted(names)}")
     assert size <= MAX_BYTES, f"{size / 2**20:.1f} MB"
-    assert "pcm-client" in installed and {"httpx", "pydantic"} <= installed
-    assert not installed & SERVER_PACKAGES, installed & SERVER_PACKAGES
+    assert "pcm-client" in names and {"httpx", "pydantic"} <= names
+    assert not names & NOT_FOR_THE_CLIENT, names & NOT_FOR_THE_CLIENT
 
     env = {
         **service_env(tmp_path, f"{TEST_REDIS}/14"),
@@ -144,7 +85,7 @@ async def test_the_client_installs_alone_and_talks_to_a_real_server(tmp_path: Pa
         async with httpx.AsyncClient(base_url=url) as c:
             metrics = (await c.get("/metrics")).text
     got = json.loads(out)
-    assert Path(got["module"]).is_relative_to(tmp_path / "venv")  # the installed copy
+    assert Path(got["module"]).is_relative_to(venv)  # the installed copy
     assert got["server_modules"] == []
     assert got["again"] == got["first"] and got["status"] == "created"  # stored once
     assert got["top"] == got["first"] and "Madrid" in got["prompt"]

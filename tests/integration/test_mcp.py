@@ -7,7 +7,7 @@ from typing import Any
 
 from mcp.client.client import Client
 
-from pcm_cli.mcp_server import build
+from pcm_agent.mcp_server import build
 from pcm_client import AsyncPcmClient
 from tests.conftest import settle
 

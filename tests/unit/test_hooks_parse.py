@@ -9,8 +9,7 @@ import subprocess
 import time
 from pathlib import Path
 
-from pcm_cli.hooks import (
-    INSTALLED,
+from pcm_agent.hooks import (
     SLASH_COMMAND,
     Hook,
     HookConfig,
@@ -20,10 +19,10 @@ from pcm_cli.hooks import (
     failure_error,
     failure_text,
     has_context,
-    merge_settings,
     response_error,
     where_of,
 )
+from pcm_agent.hooks_install import INSTALLED, merge_settings
 from pcm_client import AsyncPcmClient, RecallOut
 
 

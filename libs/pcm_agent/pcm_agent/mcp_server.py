@@ -22,8 +22,8 @@ from typing import Any
 from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ResourceError, ToolError
 
-from pcm_cli import agent_api
-from pcm_cli.agent_api import plain
+from pcm_agent import agent_api
+from pcm_agent.agent_api import plain
 from pcm_client import LIST_MAX, AsyncPcmClient, PcmError
 from pcm_client.models import Importance, Scope, State
 

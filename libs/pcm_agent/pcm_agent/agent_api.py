@@ -8,7 +8,7 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from pcm_client import AsyncPcmClient
+from pcm_client import AsyncPcmClient, PcmClient, PcmError
 
 
 def plain(answer: BaseModel) -> dict[str, Any]:
@@ -28,3 +28,13 @@ async def stats(api: AsyncPcmClient) -> dict[str, Any]:
     pipeline backlog."""
     counts = await api.stats()
     return counts | {"pending": (await api.pipeline())["pending"]}
+
+
+def key_refusal(pcm: PcmClient) -> str | None:
+    """Why the server refuses `pcm`'s key (a line to print), or None when it accepts it:
+    a call every key's role may make, reading nothing but counts."""
+    try:
+        pcm.stats()
+    except PcmError as exc:
+        return f"{exc} (PCM_API_KEY at {pcm.url})"
+    return None

@@ -45,18 +45,6 @@ EVENTS = (
     "PreCompact",
     "Stop",
 )
-# What `pcm hooks install` registers. PostToolUse is left out: Claude Code calls it for
-# successful tool calls only (failures go to PostToolUseFailure), so it would start a process
-# after every tool call to store nothing. `pcm hook PostToolUse` still stores a failure that a
-# tool reports in its response, for hosts that send those there.
-INSTALLED = ("SessionStart", "UserPromptSubmit", "PostToolUseFailure", "PreCompact", "Stop")
-# Claude Code's own limit on a hook command, in seconds (ours are far shorter).
-SETTINGS_TIMEOUT_S = {"SessionStart": 15, "UserPromptSubmit": 15}
-DEFAULT_SETTINGS_TIMEOUT_S = 10
-# Tool events match tool names; "*" is every tool. The other events need no matcher (for
-# SessionStart that means every source: startup, resume, clear and compact).
-MATCHERS = {"PostToolUse": "*", "PostToolUseFailure": "*"}
-
 SESSION_QUERY = "conventions, decisions and rules to follow"
 MAX_FAILURE_CHARS = 1_000
 MAX_CAPTURE_CHARS = 8_000
@@ -122,7 +110,7 @@ class HookConfig:
 
     def budget_for(self, event: str) -> float:
         """The most this event's hook may take: the calls it makes, plus slack; inside
-        Claude Code's own limit for the event (`SETTINGS_TIMEOUT_S`)."""
+        Claude Code's own limit for the event (`hooks_install.SETTINGS_TIMEOUT_S`)."""
         calls = {
             "SessionStart": self.recall_timeout_s,
             "UserPromptSubmit": self.recall_timeout_s + self.store_timeout_s,
@@ -484,50 +472,3 @@ def run_hook(
         return "", _one_line(f"pcm hook {name}: {type(exc).__name__}: {exc}")
     problem = _one_line(f"pcm hook {name}: {'; '.join(hook.problems)}") if hook.problems else ""
     return (json.dumps(out) if out else ""), problem
-
-
-# ---- installing them -------------------------------------------------------------------------
-
-
-def hook_entry(event: str, command: str) -> dict[str, Any]:
-    return {
-        "type": "command",
-        # `|| true`: a hook that cannot run (an older pcm without `hook`, a usage error: exit
-        # 2) must not block the agent; Claude Code reads exit 2 as "block".
-        "command": f"{command} hook {event} || true",
-        "timeout": SETTINGS_TIMEOUT_S.get(event, DEFAULT_SETTINGS_TIMEOUT_S),
-    }
-
-
-def _is_ours(hook: Any, event: str) -> bool:
-    """A hook command that runs `pcm hook EVENT`, whatever launches pcm (a path, a quoted
-    path with spaces, uv run), with or without `|| true`."""
-    if not isinstance(hook, dict) or not isinstance(hook.get("command"), str):
-        return False
-    pattern = rf"(^|[\s/\\])pcm(\.exe)?['\"]?\s+hook\s+{event}(\s|$)"
-    return re.search(pattern, hook["command"]) is not None
-
-
-def merge_settings(settings: dict[str, Any], command: str) -> dict[str, Any]:
-    """`settings` with PCM's hooks added: any other hook and setting is kept, and a PCM hook
-    already there is updated in place, so installing twice changes nothing."""
-    merged = json.loads(json.dumps(settings))  # a deep copy
-    hooks = merged.get("hooks")
-    if not isinstance(hooks, dict):
-        hooks = merged["hooks"] = {}
-    for event in INSTALLED:
-        entry = hook_entry(event, command)
-        groups = hooks.get(event)
-        if not isinstance(groups, list):
-            groups = hooks[event] = []
-        found = False
-        for group in groups:
-            for n, hook in enumerate(group.get("hooks", []) if isinstance(group, dict) else []):
-                if _is_ours(hook, event):
-                    if not found:
-                        group["hooks"][n] = hook | entry
-                    found = True
-        if not found:
-            group = {"matcher": MATCHERS[event]} if event in MATCHERS else {}
-            groups.append(group | {"hooks": [entry]})
-    return merged

@@ -8,7 +8,7 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from pcm_client import AsyncPcmClient, PcmClient, PcmError
+from pcm_client import AsyncPcmClient, PcmClient, PcmError, TransportError
 
 
 def plain(answer: BaseModel) -> dict[str, Any]:
@@ -31,10 +31,13 @@ async def stats(api: AsyncPcmClient) -> dict[str, Any]:
 
 
 def key_refusal(pcm: PcmClient) -> str | None:
-    """Why the server refuses `pcm`'s key (a line to print), or None when it accepts it:
-    a call every key's role may make, reading nothing but counts."""
+    """Why `pcm`'s server and key would not serve an agent (a line to print), or None when
+    the server answers and accepts the key: a call every key's role may make, reading
+    nothing but counts."""
     try:
         pcm.stats()
+    except TransportError as exc:
+        return str(exc)
     except PcmError as exc:
         return f"{exc} (PCM_API_KEY at {pcm.url})"
     return None

@@ -10,7 +10,8 @@ from enum import StrEnum
 from pathlib import Path
 from typing import Any
 
-from pcm_client import NO_RETRY, PcmClient, PcmError, TransportError
+from pcm_agent.agent_api import key_refusal
+from pcm_client import NO_RETRY, PcmClient
 
 # What `pcm hooks install` registers. PostToolUse is left out: Claude Code calls it for
 # successful tool calls only (failures go to PostToolUseFailure), so it would start a process
@@ -42,16 +43,10 @@ def settings_path(scope: SettingsScope, home: Path | None = None, cwd: Path | No
 
 
 def server_problem(url: str | None = None, api_key: str | None = None) -> str | None:
-    """Why hooks using this server and key would fail (a line to print), or None when the
-    server answers and accepts the key. Defaults: PCM_URL and PCM_API_KEY, as the hooks."""
+    """Why hooks using this server and key would fail (a line to print), or None. Defaults:
+    PCM_URL and PCM_API_KEY, as the hooks read them."""
     with PcmClient(url, api_key, timeout=10, retry=NO_RETRY) as pcm:
-        try:
-            pcm.stats()  # any key's role may read the counts; a refused key says so
-        except TransportError as exc:
-            return str(exc)
-        except PcmError as exc:
-            return f"{exc} (PCM_API_KEY for {pcm.url})"
-    return None
+        return key_refusal(pcm)
 
 
 def read_settings(path: Path) -> dict[str, Any]:

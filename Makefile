@@ -7,7 +7,7 @@ export LITELLM_LOCAL_MODEL_COST_MAP := True
 ARCADE_URI ?= bolt://127.0.0.1:7688
 PORT ?= 8080
 
-.PHONY: install run test test-unit lint bench bench-100k servers-test stop clean
+.PHONY: install run test test-unit lint bench bench-100k servers-test stop clean dist
 
 $(UV):
 	python3 -m pip install --user --quiet uv || python3 -m pip install --quiet uv
@@ -56,6 +56,12 @@ bench-100k: install
 	scripts/arcadedb.sh start
 	$(UV) run python -m bench --only latency-100k
 
+# Wheels of the client and of the agent tooling (MCP server, hooks, client commands) in
+# dist/, to install on a machine without the repository (docs/agents.md).
+dist: $(UV)
+	$(UV) build --package pcm-client --wheel --out-dir dist
+	$(UV) build --package pcm-agent --wheel --out-dir dist
+
 lint: install
 	$(UV) run ruff check .
 	$(UV) run mypy
@@ -66,4 +72,4 @@ stop:
 	-scripts/redis.sh stop
 
 clean: stop
-	rm -rf var .pytest_cache .ruff_cache .mypy_cache
+	rm -rf var dist .pytest_cache .ruff_cache .mypy_cache

@@ -10,7 +10,8 @@ import uuid
 import httpx
 from typer.testing import CliRunner, Result
 
-from pcm_cli.main import EXIT_REFUSED, EXIT_UNREACHABLE, SERVICES, app
+from pcm_agent.cli_support import EXIT_REFUSED, EXIT_UNREACHABLE
+from pcm_cli.main import SERVICES, app
 from tests.conftest import free_port, settle
 
 RUN = uuid.uuid4().hex[:8]
@@ -127,7 +128,10 @@ async def test_wait_and_doctor_use_pcm_url(pcm_url: str, client_a: httpx.AsyncCl
     await settle(client_a)
     assert "ready; pipeline settled" in ok(await pcm(pcm_url, "wait", "--timeout", "60"))
     report = ok(await pcm(pcm_url, "doctor"))
-    assert '"pending"' in report
+    assert '"pending"' in report and "auth: PCM_API_KEY accepted" in report
+    # A wrong key fails the check loudly, not every later call quietly.
+    refused = await pcm(pcm_url, "doctor", key="not-a-key")
+    assert refused.exit_code == EXIT_REFUSED and "auth: 401 unknown_api_key" in refused.stderr
     dead = f"http://127.0.0.1:{free_port()}"
     result = await pcm(dead, "doctor")
     assert result.exit_code == EXIT_UNREACHABLE and f"cannot reach {dead}" in result.stderr

@@ -7,7 +7,8 @@ from typing import Any
 
 from mcp.client.client import Client
 
-from pcm_cli.mcp_server import PcmApi, build
+from pcm_agent.mcp_server import build
+from pcm_client import AsyncPcmClient
 from tests.conftest import settle
 
 WHERE = {"workspace": "mcp-ws", "project": "mcp-proj"}
@@ -18,7 +19,7 @@ def text_of(result: Any) -> str:
 
 
 async def test_mcp_tools_store_recall_pin_forget(pcm_url: str, client_a: Any) -> None:
-    async with Client(build(PcmApi(pcm_url, "key-a"))) as mcp:
+    async with Client(build(AsyncPcmClient(pcm_url, "key-a"))) as mcp:
         tools = {t.name for t in (await mcp.list_tools()).tools}
         assert {
             "store",

@@ -9,9 +9,7 @@ import subprocess
 import time
 from pathlib import Path
 
-from pcm_cli.client import PcmApi
-from pcm_cli.hooks import (
-    INSTALLED,
+from pcm_agent.hooks import (
     SLASH_COMMAND,
     Hook,
     HookConfig,
@@ -21,10 +19,11 @@ from pcm_cli.hooks import (
     failure_error,
     failure_text,
     has_context,
-    merge_settings,
     response_error,
     where_of,
 )
+from pcm_agent.hooks_install import INSTALLED, merge_settings
+from pcm_client import AsyncPcmClient, RecallOut
 
 
 def test_event_names_in_any_spelling() -> None:
@@ -78,8 +77,26 @@ def test_context_is_bounded_at_a_line() -> None:
     assert len(cut) <= 500 and cut.endswith("left out]")
     assert cut.splitlines()[-2].startswith("- memory ")
     assert _bounded("short", 500) == "short"
-    assert not has_context({"empty": True, "asker_context": [], "anomaly_flags": []})
-    assert has_context({"empty": True, "asker_context": [{"text": "rule"}], "anomaly_flags": []})
+    nothing = {
+        "empty": True,
+        "asker_context": [],
+        "anomaly_flags": [],
+        "situational_context": [],
+        "episode_context": [],
+        "prompt": "No relevant memories found",
+        "timings_ms": {},
+    }
+    assert not has_context(RecallOut.model_validate(nothing))
+    pinned = {
+        "memory_id": "m",
+        "text": "rule",
+        "created_at": "2026-01-01T00:00:00Z",
+        "score": 1.0,
+        "relevance": 1.0,
+        "strength": 1.0,
+        "scope": "global",
+    }
+    assert has_context(RecallOut.model_validate(nothing | {"asker_context": [pinned]}))
 
 
 def test_project_from_env_or_git_top_level(tmp_path: Path) -> None:
@@ -150,16 +167,16 @@ def test_merge_keeps_everything_and_is_idempotent() -> None:
 
 
 def test_stop_consolidates_at_most_once_per_interval(tmp_path: Path) -> None:
-    api = PcmApi("http://127.0.0.1:1", "k")
+    api = AsyncPcmClient("http://127.0.0.1:1", "k")
     cfg = HookConfig(consolidate_every_s=900.0, state_dir=tmp_path / "state")
     assert Hook(api, cfg)._consolidation_due()  # no run yet: due, and now marked
     assert not Hook(api, cfg)._consolidation_due()  # marked a moment ago
-    other = PcmApi("http://127.0.0.1:2", "k")  # another server has its own mark
+    other = AsyncPcmClient("http://127.0.0.1:2", "k")  # another server has its own mark
     assert Hook(other, cfg)._consolidation_due()
-    tenant = PcmApi("http://127.0.0.1:1", "another-key")  # so has another tenant's key
+    tenant = AsyncPcmClient("http://127.0.0.1:1", "another-key")  # so has another tenant's key
     assert Hook(tenant, cfg)._consolidation_due()
     assert not any("another-key" in p.name for p in (tmp_path / "state").iterdir())
-    mark = tmp_path / "state" / f"consolidated-{_url_key(api.url, api.key)}"
+    mark = tmp_path / "state" / f"consolidated-{_url_key(api.url, api.api_key)}"
     old = time.time() - 901
     os.utime(mark, (old, old))
     assert Hook(api, cfg)._consolidation_due()  # the interval has passed

@@ -17,7 +17,7 @@ from typing import Annotated, Any, TypeVar
 
 import typer
 
-from pcm_cli.client import PcmApi, PcmError
+from pcm_client import PcmClient, PcmError, TransportError
 
 T = TypeVar("T")
 Row = dict[str, Any]
@@ -78,12 +78,14 @@ def _redis(fn: Callable[[Any], Awaitable[T]]) -> T:
         raise typer.Exit(1) from None
 
 
-def _api(method: str, path: str, **kw: Any) -> Any:
+def _api(fn: Callable[[PcmClient], T]) -> T:
+    """Run `fn` with a client of PCM_URL and the admin key PCM_API_KEY."""
     try:
-        return asyncio.run(PcmApi.from_env().call(method, path, **kw))
+        with PcmClient() as api:
+            return fn(api)
     except PcmError as exc:
         typer.echo(f"pcm keys: {exc}", err=True)
-        raise typer.Exit(1 if exc.status is not None else 3) from None
+        raise typer.Exit(3 if isinstance(exc, TransportError) else 1) from None
 
 
 def _seconds(span: timedelta | None) -> int | None:
@@ -127,8 +129,7 @@ def create(
     if api:
         if tenant:
             raise typer.BadParameter("--api makes keys for PCM_API_KEY's own tenant; drop --tenant")
-        body = {"role": role.value, "expires_in_s": _seconds(span)}
-        out: Row = _api("POST", "/v1/admin/keys", json=body)
+        out: Row = _api(lambda api: api.create_key(role.value, _seconds(span)))
     else:
         if not tenant:
             raise typer.BadParameter("--tenant is needed (or --api, for your key's tenant)")
@@ -148,7 +149,7 @@ def list_keys(
 ) -> None:
     """Stored keys (never their secrets): id, first characters, tenant, role, dates, state."""
     if api:
-        rows: list[Row] = _api("GET", "/v1/admin/keys")["keys"]
+        rows: list[Row] = _api(lambda api: api.list_keys())["keys"]
     else:
         rows = _plain([r.public() for r in _redis(lambda store: store.list(tenant))])
     if as_json:
@@ -173,8 +174,7 @@ def rotate(
     span = parse_duration(overlap)
     life = parse_duration(expires_in) if expires_in else None
     if api:
-        body = {"overlap_s": _seconds(span), "expires_in_s": _seconds(life)}
-        out: Row = _api("POST", f"/v1/admin/keys/{key_id}:rotate", json=body)
+        out: Row = _api(lambda api: api.rotate_key(key_id, _seconds(span), _seconds(life)))
     else:
         done = _redis(lambda store: store.rotate(key_id, span, expires_in=life))
         if done is None:
@@ -193,7 +193,7 @@ def rotate(
 def revoke(key_id: KeyId, api: ViaApi = False) -> None:
     """Stop a key now (every replica refuses it within PCM_API_KEY_CACHE_S)."""
     if api:
-        _api("DELETE", f"/v1/admin/keys/{key_id}")
+        _api(lambda api: api.revoke_key(key_id))
     elif _redis(lambda store: store.revoke(key_id)) is None:
         typer.echo(f"pcm keys: no key {key_id}", err=True)
         raise typer.Exit(1)

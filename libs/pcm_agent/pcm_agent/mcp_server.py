@@ -14,24 +14,39 @@ delivers) and `pcm://pipeline` (what the background consumers have left to do).
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator
+from contextlib import contextmanager
+from datetime import datetime
 from typing import Any
 
 from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ResourceError, ToolError
 
-from pcm_cli import client
-from pcm_cli.client import DEFAULT_URL, DEV_KEY, PcmApi
-
-__all__ = ["DEFAULT_URL", "DEV_KEY", "PcmApi", "PcmError", "build", "from_env"]
-
-
-class PcmError(client.PcmError, ToolError):
-    """A refused request, with PCM's error code and detail (e.g. secret_detected): as a
-    `ToolError` it reaches the agent as the tool's error text."""
+from pcm_agent import agent_api
+from pcm_agent.agent_api import plain
+from pcm_client import LIST_MAX, AsyncPcmClient, PcmError
+from pcm_client.models import Importance, Scope, State
 
 
-def build(api: PcmApi) -> MCPServer:
-    api = api.raising(PcmError)
+@contextmanager
+def _tool_error() -> Iterator[None]:
+    """A refused request reaches the agent as the tool's error text, with PCM's status,
+    code and detail (e.g. `422 secret_detected: [...]`); MCP masks any other exception."""
+    try:
+        yield
+    except PcmError as exc:
+        raise ToolError(str(exc)) from None
+
+
+@contextmanager
+def _resource_error() -> Iterator[None]:
+    try:
+        yield
+    except PcmError as exc:  # a resource reports anticipated failures as ResourceError
+        raise ResourceError(str(exc)) from None
+
+
+def build(api: AsyncPcmClient) -> MCPServer:
     server: MCPServer = MCPServer(
         "pcm",
         instructions=(
@@ -44,27 +59,29 @@ def build(api: PcmApi) -> MCPServer:
     @server.tool()
     async def store(
         text: str,
-        scope: str | None = None,
+        scope: Scope | None = None,
         workspace: str | None = None,
         project: str | None = None,
         user_id: str | None = None,
-        importance: str | None = None,
+        importance: Importance | None = None,
         episode: str | None = None,
     ) -> dict[str, Any]:
         """Store a memory. scope: global | workspace | project (name the workspace or
         project); omitted: the narrowest one named (project, else workspace, else global).
         importance: low | normal | high (inferred from the text when omitted).
         Returns {id, status}: created, reinforced, merged or redacted."""
-        return await api.store(
-            text,
-            source="mcp",
-            scope=scope,
-            workspace=workspace,
-            project=project,
-            user_id=user_id,
-            importance=importance,
-            episode=episode,
-        )
+        with _tool_error():
+            stored = await api.store(
+                text,
+                source="mcp",
+                scope=scope,
+                workspace=workspace,
+                project=project,
+                user_id=user_id,
+                importance=importance,
+                episode=episode,
+            )
+        return plain(stored)
 
     @server.tool()
     async def recall(
@@ -78,40 +95,44 @@ def build(api: PcmApi) -> MCPServer:
     ) -> str:
         """Recall what PCM knows for a request: returns the rendered prompt slots (anomaly
         flags, pinned asker context, dated situational context). compact: 10 memories."""
-        out = await api.recall(
-            query,
-            k=k,
-            compact=compact,
-            workspace=workspace,
-            project=project,
-            user_id=user_id,
-            include_archived=include_archived,
-        )
-        return str(out["prompt"])
+        with _tool_error():
+            out = await api.recall(
+                query,
+                k=k,
+                compact=compact,
+                workspace=workspace,
+                project=project,
+                user_id=user_id,
+                include_archived=include_archived,
+            )
+        return out.prompt
 
     @server.tool()
     async def pin(memory_id: str, pinned: bool = True) -> dict[str, Any]:
         """Pin a memory (delivered with every recall in its scope), or unpin it."""
-        return await api.pin(memory_id, pinned)
+        with _tool_error():
+            return plain(await api.pin(memory_id, pinned))
 
     @server.tool()
     async def forget(memory_id: str) -> str:
         """Delete a memory for good (forgetting by decay never deletes; this does)."""
-        await api.forget(memory_id)
+        with _tool_error():
+            await api.delete(memory_id)
         return f"deleted {memory_id}"
 
     @server.tool()
     async def inspect(memory_id: str) -> dict[str, Any]:
         """A memory whole: text, strength now, state, episode, surprisal, supersession,
         and its version history."""
-        return await api.inspect(memory_id)
+        with _tool_error():
+            return await agent_api.inspect(api, memory_id)
 
     @server.tool(name="list")
     async def list_memories(
-        scope: str | None = None,
+        scope: Scope | None = None,
         workspace: str | None = None,
         project: str | None = None,
-        state: str | None = None,
+        state: State | None = None,
         pinned: bool | None = None,
         user_id: str | None = None,
         limit: int = 50,
@@ -119,56 +140,56 @@ def build(api: PcmApi) -> MCPServer:
     ) -> dict[str, Any]:
         """List memories (newest pages via `offset`), filtered by scope, state, pin or
         user."""
-        return await api.list_memories(
-            scope=scope,
-            workspace=workspace,
-            project=project,
-            state=state,
-            pinned=pinned,
-            user_id=user_id,
-            limit=limit,
-            offset=offset,
-        )
+        with _tool_error():
+            page = await api.list_memories(
+                scope=scope,
+                workspace=workspace,
+                project=project,
+                state=state,
+                pinned=pinned,
+                user_id=user_id,
+                limit=max(1, min(limit, LIST_MAX)),
+                offset=offset,
+            )
+        return plain(page)
 
     @server.tool()
-    async def consolidate(now: str | None = None) -> dict[str, Any]:
+    async def consolidate(now: datetime | None = None) -> dict[str, Any]:
         """Consolidate settled episodes into episode records now (sources are kept)."""
-        result: dict[str, Any] = await api.consolidate(now)
-        return result
+        with _tool_error():
+            return plain(await api.consolidate(now))
 
     @server.tool()
     async def stats() -> dict[str, Any]:
         """Exact counts of memories by state, pinned and episode records, and the pipeline
         backlog."""
-        return await api.stats()
+        with _tool_error():
+            return await agent_api.stats(api)
 
     @server.tool()
     async def health() -> dict[str, Any]:
         """Whether PCM and its stores are ready (Redis, vectors, graph, models)."""
         try:
-            return await api.health()
+            return plain(await api.ready())
         except PcmError as exc:  # unreachable: say so rather than fail the tool
             return {"ready": False, "detail": str(exc)}
 
     @server.resource("pcm://pinned", mime_type="application/json")
     async def pinned_memories() -> str:
         """The pinned memories (guardrails) recall always delivers."""
-        try:
-            page = await api.list_memories(pinned=True, limit=client.LIST_MAX)
-        except PcmError as exc:  # a resource reports anticipated failures as ResourceError
-            raise ResourceError(str(exc)) from None
-        return json.dumps([{"id": m["id"], "text": m["text"]} for m in page["items"]])
+        with _resource_error():
+            page = await api.list_memories(pinned=True, limit=LIST_MAX)
+        return json.dumps([{"id": m["id"], "text": m["text"]} for m in page.items])
 
     @server.resource("pcm://pipeline", mime_type="application/json")
     async def pipeline() -> str:
         """What the background consumers have not processed yet."""
-        try:
+        with _resource_error():
             return json.dumps(await api.pipeline())
-        except PcmError as exc:
-            raise ResourceError(str(exc)) from None
 
     return server
 
 
 def from_env() -> MCPServer:
-    return build(PcmApi.from_env())
+    """The server for PCM_URL and PCM_API_KEY."""
+    return build(AsyncPcmClient())

@@ -1,5 +1,5 @@
 """Claude Code hooks (DESIGN §6): `pcm hook EVENT` reads the event's JSON on stdin, talks to
-PCM's HTTP API through `pcm_cli.client`, and answers on stdout as Claude Code expects.
+PCM's HTTP API through `pcm_client`, and answers on stdout as Claude Code expects.
 
 - SessionStart: recall the project's standing context (pinned rules first) and hand it to
   the session as `hookSpecificOutput.additionalContext`.
@@ -34,7 +34,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from pcm_cli.client import PcmApi, PcmError
+from pcm_client import NO_RETRY, AsyncPcmClient, PcmError, RecallOut, TransportError
+from pcm_client.models import Scope
 
 EVENTS = (
     "SessionStart",
@@ -44,18 +45,6 @@ EVENTS = (
     "PreCompact",
     "Stop",
 )
-# What `pcm hooks install` registers. PostToolUse is left out: Claude Code calls it for
-# successful tool calls only (failures go to PostToolUseFailure), so it would start a process
-# after every tool call to store nothing. `pcm hook PostToolUse` still stores a failure that a
-# tool reports in its response, for hosts that send those there.
-INSTALLED = ("SessionStart", "UserPromptSubmit", "PostToolUseFailure", "PreCompact", "Stop")
-# Claude Code's own limit on a hook command, in seconds (ours are far shorter).
-SETTINGS_TIMEOUT_S = {"SessionStart": 15, "UserPromptSubmit": 15}
-DEFAULT_SETTINGS_TIMEOUT_S = 10
-# Tool events match tool names; "*" is every tool. The other events need no matcher (for
-# SessionStart that means every source: startup, resume, clear and compact).
-MATCHERS = {"PostToolUse": "*", "PostToolUseFailure": "*"}
-
 SESSION_QUERY = "conventions, decisions and rules to follow"
 MAX_FAILURE_CHARS = 1_000
 MAX_CAPTURE_CHARS = 8_000
@@ -121,7 +110,7 @@ class HookConfig:
 
     def budget_for(self, event: str) -> float:
         """The most this event's hook may take: the calls it makes, plus slack; inside
-        Claude Code's own limit for the event (`SETTINGS_TIMEOUT_S`)."""
+        Claude Code's own limit for the event (`hooks_install.SETTINGS_TIMEOUT_S`)."""
         calls = {
             "SessionStart": self.recall_timeout_s,
             "UserPromptSubmit": self.recall_timeout_s + self.store_timeout_s,
@@ -138,11 +127,8 @@ class Where:
     user_id: str | None
 
     @property
-    def scope(self) -> str:
+    def scope(self) -> Scope:
         return "project" if self.project else "workspace" if self.workspace else "global"
-
-    def fields(self) -> dict[str, Any]:
-        return {"project": self.project, "workspace": self.workspace, "user_id": self.user_id}
 
 
 def git_top_level(cwd: str) -> str | None:
@@ -191,19 +177,15 @@ def _bounded(text: str, limit: int) -> str:
     return cut + marker
 
 
-def has_context(recalled: Mapping[str, Any]) -> bool:
+def has_context(recalled: RecallOut) -> bool:
     """Whether a recall found anything: situational memories, pinned ones or a flag."""
-    return bool(
-        not recalled.get("empty", True)
-        or recalled.get("asker_context")
-        or recalled.get("anomaly_flags")
-    )
+    return bool(not recalled.empty or recalled.asker_context or recalled.anomaly_flags)
 
 
-def render_context(header: str, recalled: Mapping[str, Any], limit: int) -> str | None:
+def render_context(header: str, recalled: RecallOut, limit: int) -> str | None:
     if not has_context(recalled):
         return None
-    return _bounded(f"{header}\n{recalled['prompt']}", limit)
+    return _bounded(f"{header}\n{recalled.prompt}", limit)
 
 
 # ---- tool failures ---------------------------------------------------------------------------
@@ -294,7 +276,7 @@ class Hook:
     """One hook invocation: `run` returns the JSON to print (or None) and collects
     `problems` (what went wrong, for one line on stderr)."""
 
-    def __init__(self, api: PcmApi, cfg: HookConfig) -> None:
+    def __init__(self, api: AsyncPcmClient, cfg: HookConfig) -> None:
         self.api = api
         self.cfg = cfg
         self.problems: list[str] = []
@@ -302,7 +284,7 @@ class Hook:
 
     def _failed(self, what: str, exc: PcmError) -> None:
         self.problems.append(f"{what}: {exc}")
-        self.down = self.down or exc.status is None
+        self.down = self.down or isinstance(exc, TransportError)
 
     async def run(self, event: str, payload: Mapping[str, Any]) -> dict[str, Any] | None:
         if event == "SessionStart":
@@ -323,7 +305,7 @@ class Hook:
         every = self.cfg.consolidate_every_s
         if every <= 0:
             return True
-        mark = self.cfg.state_dir / f"consolidated-{_url_key(self.api.url, self.api.key)}"
+        mark = self.cfg.state_dir / f"consolidated-{_url_key(self.api.url, self.api.api_key)}"
         now = time.time()
         try:
             if now - mark.stat().st_mtime < every:
@@ -346,7 +328,7 @@ class Hook:
 
     async def _recall(
         self, query: str, where: Where, before: datetime | None = None
-    ) -> dict[str, Any] | None:
+    ) -> RecallOut | None:
         if self.down:
             return None
         try:
@@ -355,7 +337,9 @@ class Hook:
                 compact=True,
                 created_before=before,
                 timeout_s=self.cfg.recall_timeout_s,
-                **where.fields(),
+                project=where.project,
+                workspace=where.workspace,
+                user_id=where.user_id,
             )
         except PcmError as exc:
             self._failed("recall", exc)
@@ -374,7 +358,9 @@ class Hook:
                 metadata=metadata,
                 created_at=at,
                 timeout_s=self.cfg.store_timeout_s,
-                **where.fields(),
+                project=where.project,
+                workspace=where.workspace,
+                user_id=where.user_id,
             )
         except PcmError as exc:  # a secret in the capture lands here too: nothing stored
             self._failed("store", exc)
@@ -443,6 +429,18 @@ async def _nothing() -> None:
     return None
 
 
+async def _within(
+    hook: Hook, event: str, payload: Mapping[str, Any], budget_s: float, *, close: bool
+) -> dict[str, Any] | None:
+    """The hook's answer within its budget; the client it made is closed in the same
+    event loop as its connection."""
+    try:
+        return await asyncio.wait_for(hook.run(event, payload), budget_s)
+    finally:
+        if close:
+            await hook.api.aclose()
+
+
 def parse_payload(raw: str) -> dict[str, Any]:
     if not raw.strip():
         return {}
@@ -453,7 +451,7 @@ def parse_payload(raw: str) -> dict[str, Any]:
 
 
 def run_hook(
-    event: str, raw: str, api: PcmApi | None = None, cfg: HookConfig | None = None
+    event: str, raw: str, api: AsyncPcmClient | None = None, cfg: HookConfig | None = None
 ) -> tuple[str, str]:
     """Handle one hook: (what to print on stdout, a line for stderr; each may be empty).
     Never raises."""
@@ -463,58 +461,14 @@ def run_hook(
     cfg = cfg or HookConfig.from_env()
     try:
         payload = parse_payload(raw)
-        hook = Hook(api or PcmApi.from_env(timeout=cfg.recall_timeout_s), cfg)
-        out = asyncio.run(asyncio.wait_for(hook.run(name, payload), cfg.budget_for(name)))
+        # No retries: each call has a short timeout inside the event's budget, and an
+        # agent waits for its hooks; a server that did not answer once is left alone.
+        own = api is None
+        hook = Hook(api or AsyncPcmClient(timeout=cfg.recall_timeout_s, retry=NO_RETRY), cfg)
+        out = asyncio.run(_within(hook, name, payload, cfg.budget_for(name), close=own))
     except TimeoutError:
         return "", f"pcm hook {name}: gave up after {cfg.budget_for(name):g} s"
     except Exception as exc:  # a hook must never break the agent
         return "", _one_line(f"pcm hook {name}: {type(exc).__name__}: {exc}")
     problem = _one_line(f"pcm hook {name}: {'; '.join(hook.problems)}") if hook.problems else ""
     return (json.dumps(out) if out else ""), problem
-
-
-# ---- installing them -------------------------------------------------------------------------
-
-
-def hook_entry(event: str, command: str) -> dict[str, Any]:
-    return {
-        "type": "command",
-        # `|| true`: a hook that cannot run (an older pcm without `hook`, a usage error: exit
-        # 2) must not block the agent; Claude Code reads exit 2 as "block".
-        "command": f"{command} hook {event} || true",
-        "timeout": SETTINGS_TIMEOUT_S.get(event, DEFAULT_SETTINGS_TIMEOUT_S),
-    }
-
-
-def _is_ours(hook: Any, event: str) -> bool:
-    """A hook command that runs `pcm hook EVENT`, whatever launches pcm (a path, a quoted
-    path with spaces, uv run), with or without `|| true`."""
-    if not isinstance(hook, dict) or not isinstance(hook.get("command"), str):
-        return False
-    pattern = rf"(^|[\s/\\])pcm(\.exe)?['\"]?\s+hook\s+{event}(\s|$)"
-    return re.search(pattern, hook["command"]) is not None
-
-
-def merge_settings(settings: dict[str, Any], command: str) -> dict[str, Any]:
-    """`settings` with PCM's hooks added: any other hook and setting is kept, and a PCM hook
-    already there is updated in place, so installing twice changes nothing."""
-    merged = json.loads(json.dumps(settings))  # a deep copy
-    hooks = merged.get("hooks")
-    if not isinstance(hooks, dict):
-        hooks = merged["hooks"] = {}
-    for event in INSTALLED:
-        entry = hook_entry(event, command)
-        groups = hooks.get(event)
-        if not isinstance(groups, list):
-            groups = hooks[event] = []
-        found = False
-        for group in groups:
-            for n, hook in enumerate(group.get("hooks", []) if isinstance(group, dict) else []):
-                if _is_ours(hook, event):
-                    if not found:
-                        group["hooks"][n] = hook | entry
-                    found = True
-        if not found:
-            group = {"matcher": MATCHERS[event]} if event in MATCHERS else {}
-            groups.append(group | {"hooks": [entry]})
-    return merged

@@ -1,0 +1,262 @@
+"""Each API operation as a `Call`: the request to send and how to read its answer. Built
+here once, sent by the sync client and the async one alike, so the two cannot differ.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any, Generic, TypedDict, TypeVar
+from urllib.parse import quote
+
+import httpx
+from pydantic import BaseModel
+
+from pcm_client.models import (
+    BatchIn,
+    BatchOut,
+    CaptureMode,
+    Importance,
+    JobIn,
+    JobResult,
+    KeyIn,
+    Memory,
+    MemoryHistory,
+    MemoryIn,
+    MemoryPage,
+    MemoryPatch,
+    PolicyIn,
+    Readiness,
+    RecallIn,
+    RecallOut,
+    Role,
+    RotateIn,
+    Scope,
+    Source,
+    State,
+    StoreResult,
+)
+
+T = TypeVar("T")
+M = TypeVar("M", bound=BaseModel)
+Json = dict[str, Any]
+LIST_MAX = 500  # the server's largest page
+
+
+@dataclass(frozen=True)
+class Call(Generic[T]):
+    method: str
+    path: str
+    read: Callable[[httpx.Response], T]
+    json: Any = None
+    params: Mapping[str, Any] | None = None
+    headers: Mapping[str, str] | None = None
+    # Safe to send again after it may have reached the server (`pcm_client.retry`).
+    replayable: bool = True
+    # Statuses answered with a body `read` understands, not raised (`/readyz`'s 503).
+    accepted: frozenset[int] = frozenset()
+
+
+# ---- the keyword arguments of the client methods (one definition for both clients) ----
+
+
+class MemoryFields(TypedDict, total=False):
+    user_id: str | None
+    scope: Scope | None
+    workspace: str | None
+    project: str | None
+    created_at: datetime | None
+    importance: Importance | None
+    pinned: bool | None
+    source: Source | None
+    episode: str | None
+    metadata: dict[str, Any] | None
+
+
+class RecallFields(TypedDict, total=False):
+    user_id: str | None
+    workspace: str | None
+    project: str | None
+    k: int | None
+    compact: bool | None
+    now: datetime | None
+    include_archived: bool | None
+    include_superseded: bool | None
+    created_before: datetime | None
+
+
+class PatchFields(TypedDict, total=False):
+    text: str | None
+    importance: Importance | None
+    pinned: bool | None
+    state: State | None
+    metadata: dict[str, Any] | None
+
+
+class StatsFilters(TypedDict, total=False):
+    scope: Scope | None
+    workspace: str | None
+    project: str | None
+    user_id: str | None
+
+
+class ListFilters(StatsFilters, total=False):
+    state: State | None
+    pinned: bool | None
+
+
+class PolicyFields(TypedDict, total=False):
+    workspace: str | None
+    project: str | None
+    capture_mode: CaptureMode | None
+    retention_days: int | None
+    max_memories: int | None
+
+
+# ---- reading answers ---------------------------------------------------------------------
+
+
+def model(cls: type[M]) -> Callable[[httpx.Response], M]:
+    return lambda r: cls.model_validate_json(r.content)
+
+
+def json_object(r: httpx.Response) -> Json:
+    out: Json = r.json()
+    return out
+
+
+def nothing(_: httpx.Response) -> None:
+    return None
+
+
+def _id(memory_id: str) -> str:
+    return quote(memory_id, safe="")
+
+
+def _query(fields: Mapping[str, Any]) -> dict[str, Any]:
+    """Query parameters: the given ones, booleans as the API spells them."""
+    return {
+        k: (str(v).lower() if isinstance(v, bool) else v)
+        for k, v in fields.items()
+        if v is not None
+    }
+
+
+# ---- the operations ----------------------------------------------------------------------
+
+
+def store(memory: MemoryIn, idempotency_key: str | None) -> Call[StoreResult]:
+    key = idempotency_key or uuid.uuid4().hex
+    return Call(
+        "POST",
+        "/v1/memories",
+        model(StoreResult),
+        json=memory.body(),
+        headers={"Idempotency-Key": key},
+    )
+
+
+def store_batch(
+    memories: Iterable[MemoryIn | Mapping[str, Any]], idempotency_key: str | None
+) -> Call[BatchOut]:
+    body = BatchIn(memories=[MemoryIn.model_validate(m) for m in memories])
+    key = idempotency_key or uuid.uuid4().hex
+    return Call(
+        "POST",
+        "/v1/memories:batch",
+        model(BatchOut),
+        json=body.body(),
+        headers={"Idempotency-Key": key},
+    )
+
+
+def recall(body: RecallIn) -> Call[RecallOut]:
+    # A read (its reinforcement happens once per answered recall, in the sweeper).
+    return Call("POST", "/v1/recall", model(RecallOut), json=body.body())
+
+
+def get(memory_id: str) -> Call[Memory]:
+    return Call("GET", f"/v1/memories/{_id(memory_id)}", model(Memory))
+
+
+def history(memory_id: str) -> Call[MemoryHistory]:
+    return Call("GET", f"/v1/memories/{_id(memory_id)}/history", model(MemoryHistory))
+
+
+def update(memory_id: str, patch: MemoryPatch) -> Call[Memory]:
+    # Sending the same patch twice leaves the same memory.
+    return Call("PATCH", f"/v1/memories/{_id(memory_id)}", model(Memory), json=patch.body())
+
+
+def delete(memory_id: str) -> Call[None]:
+    # Not replayed after it may have arrived: the second try would answer 404.
+    return Call("DELETE", f"/v1/memories/{_id(memory_id)}", nothing, replayable=False)
+
+
+def list_memories(filters: ListFilters, limit: int, offset: str | None) -> Call[MemoryPage]:
+    params = _query({**filters, "limit": limit, "offset": offset})
+    return Call("GET", "/v1/memories", model(MemoryPage), params=params)
+
+
+def stats(filters: StatsFilters) -> Call[Json]:
+    return Call("GET", "/v1/stats", json_object, params=_query(filters))
+
+
+def policies(scope: Scope | None, workspace: str | None, project: str | None) -> Call[Json]:
+    params = _query({"scope": scope, "workspace": workspace, "project": project})
+    return Call("GET", "/v1/governance", json_object, params=params)
+
+
+def set_policy(policy: PolicyIn) -> Call[Json]:
+    return Call("PUT", "/v1/governance", json_object, json=policy.body())
+
+
+def clear_policy(scope: Scope, workspace: str | None, project: str | None) -> Call[None]:
+    params = _query({"scope": scope, "workspace": workspace, "project": project})
+    return Call("DELETE", "/v1/governance", nothing, params=params, replayable=False)
+
+
+def jobs() -> Call[Json]:
+    return Call("GET", "/v1/jobs", json_object)
+
+
+def run_job(name: str, body: JobIn) -> Call[JobResult]:
+    # A job run is not replayed after it may have started (a second one would run again).
+    return Call(
+        "POST", f"/v1/jobs/{_id(name)}", model(JobResult), json=body.body(), replayable=False
+    )
+
+
+def pipeline() -> Call[Json]:
+    return Call("GET", "/v1/pipeline", json_object)
+
+
+def ready() -> Call[Readiness]:
+    # 503 with the same body: a store is down. Answered, not raised, and not retried.
+    return Call("GET", "/readyz", model(Readiness), accepted=frozenset({503}))
+
+
+def list_keys() -> Call[Json]:
+    return Call("GET", "/v1/admin/keys", json_object)
+
+
+def create_key(role: Role | None, expires_in_s: int | None) -> Call[Json]:
+    body = KeyIn(role=role, expires_in_s=expires_in_s)
+    return Call("POST", "/v1/admin/keys", json_object, json=body.body(), replayable=False)
+
+
+def rotate_key(key_id: str, overlap_s: int | None, expires_in_s: int | None) -> Call[Json]:
+    body = RotateIn(overlap_s=overlap_s, expires_in_s=expires_in_s)
+    return Call(
+        "POST",
+        f"/v1/admin/keys/{_id(key_id)}:rotate",
+        json_object,
+        json=body.body(),
+        replayable=False,
+    )
+
+
+def revoke_key(key_id: str) -> Call[None]:
+    return Call("DELETE", f"/v1/admin/keys/{_id(key_id)}", nothing, replayable=False)

@@ -1,0 +1,244 @@
+"""Request and answer bodies of PCM's HTTP API (DESIGN §4), as pydantic models.
+
+They mirror the schemas the server publishes at `/openapi.json` (a test compares the two,
+so drift fails it). Requests carry the fields and their types; the limits (lengths, k's
+range, text size) are the server's to enforce, so a client does not refuse what a newer
+server accepts, and a bad value comes back as the server's own error code.
+
+Answers accept fields they do not declare (`extra="allow"`): a server that adds one does
+not break an older client, and the field is still there under `model_extra`.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+Scope = Literal["global", "workspace", "project"]
+Importance = Literal["low", "normal", "high"]
+Source = Literal["api", "mcp", "hook", "import", "consolidation"]
+State = Literal["active", "archived", "superseded"]
+CaptureMode = Literal["all", "manual_only", "hooks_only"]
+Role = Literal["admin", "data"]
+StoreStatus = Literal["created", "reinforced", "merged", "redacted", "skipped"]
+
+
+class Request(BaseModel):
+    """A request body: unknown fields are refused here (a typo would otherwise be a 422
+    from the server), and fields left unset are not sent, so the server's defaults apply
+    (a memory without a scope goes to the narrowest scope it names).
+
+    Models are built at their first use (`defer_build`): a hook process uses two or
+    three of them and starts anew for every event."""
+
+    model_config = ConfigDict(extra="forbid", defer_build=True)
+
+    def body(self) -> dict[str, Any]:
+        return self.model_dump(mode="json", exclude_none=True)
+
+
+class Answer(BaseModel):
+    model_config = ConfigDict(extra="allow", defer_build=True)
+
+
+# ---- requests ------------------------------------------------------------------------------
+
+
+class MemoryIn(Request):
+    text: str
+    user_id: str | None = None
+    scope: Scope | None = None
+    workspace: str | None = None
+    project: str | None = None
+    created_at: datetime | None = None
+    importance: Importance | None = None
+    pinned: bool | None = None
+    source: Source | None = None
+    episode: str | None = None
+    metadata: dict[str, Any] | None = None
+
+
+class BatchIn(Request):
+    memories: list[MemoryIn]
+
+
+class MemoryPatch(Request):
+    text: str | None = None
+    importance: Importance | None = None
+    pinned: bool | None = None
+    state: State | None = None
+    metadata: dict[str, Any] | None = None
+
+
+class RecallIn(Request):
+    query: str
+    user_id: str | None = None
+    workspace: str | None = None
+    project: str | None = None
+    k: int | None = None
+    compact: bool | None = None
+    now: datetime | None = None
+    include_archived: bool | None = None
+    include_superseded: bool | None = None
+    created_before: datetime | None = None
+
+
+class PolicyIn(Request):
+    scope: Scope | None = None
+    workspace: str | None = None
+    project: str | None = None
+    capture_mode: CaptureMode | None = None
+    retention_days: int | None = None
+    max_memories: int | None = None
+
+
+class JobIn(Request):
+    now: datetime | None = None
+
+
+class KeyIn(Request):
+    role: Role | None = None
+    expires_in_s: int | None = None
+
+
+class RotateIn(Request):
+    overlap_s: int | None = None
+    expires_in_s: int | None = None
+
+
+# ---- answers -------------------------------------------------------------------------------
+
+
+class StoreResult(Answer):
+    # None only for a capture the server skipped (`status: "skipped"`, with a `reason`).
+    id: str | None
+    status: StoreStatus
+    reason: str | None = None
+
+
+class BatchOut(Answer):
+    results: list[StoreResult]
+
+
+class MemoryPage(Answer):
+    items: list[dict[str, Any]]
+    next_offset: str | None
+
+
+class Affect(Answer):
+    valence: float = 0.0
+    arousal: float = 0.0
+    complexity: float = 0.0
+
+
+class ContextItem(Answer):
+    memory_id: str
+    text: str
+    created_at: datetime
+    score: float
+    relevance: float
+    strength: float
+    scope: str
+    episode: str | None = None
+    metadata: dict[str, Any] = Field(default_factory=dict)
+    state: str = "active"
+    superseded_by: str | None = None
+
+
+class AnomalyFlag(Answer):
+    memory_id: str
+    kind: str
+    text: str
+    differs: str = ""
+    usual: str = ""
+    created_at: datetime | None = None
+    score: float | None = None
+    last_at: datetime | None = None
+    usual_interval_days: float | None = None
+
+
+class RecallOut(Answer):
+    anomaly_flags: list[AnomalyFlag]
+    asker_context: list[ContextItem]
+    situational_context: list[ContextItem]
+    episode_context: list[ContextItem]
+    prompt: str
+    empty: bool
+    timings_ms: dict[str, float]
+    query_affect: Affect | None = None
+
+
+class Readiness(Answer):
+    ready: bool
+    checks: dict[str, Any]
+
+
+class ErrorBody(Answer):
+    error: str
+    detail: Any = None
+
+
+class Memory(Answer):
+    """A stored memory (`GET /v1/memories/{id}`): the fields every memory has, and the
+    rest of its record (strength, surprisal, graph, affect, ...) under `model_extra`."""
+
+    id: str
+    text: str
+    scope: Scope
+    state: State
+    pinned: bool
+    importance: Importance
+    source: Source
+    created_at: datetime
+    version: int
+    user_id: str | None = None
+    workspace: str | None = None
+    project: str | None = None
+    episode: str | None = None
+    metadata: dict[str, Any] = Field(default_factory=dict)
+
+
+class MemoryVersion(Answer):
+    version: int
+    text: str
+    current: bool = False
+
+
+class MemoryHistory(Answer):
+    id: str
+    versions: list[MemoryVersion]
+    supersedes: str | None = None
+    superseded_by: str | None = None
+
+
+class JobResult(Answer):
+    job: str
+    changed: Any
+
+
+# The server's schema names of the models above whose fields it declares (the rest are
+# answers it publishes as free-form objects); the OpenAPI drift test walks this.
+SCHEMA_MODELS: dict[str, type[BaseModel]] = {
+    m.__name__: m
+    for m in (
+        MemoryIn,
+        BatchIn,
+        MemoryPatch,
+        RecallIn,
+        PolicyIn,
+        JobIn,
+        KeyIn,
+        RotateIn,
+        StoreResult,
+        BatchOut,
+        MemoryPage,
+        Affect,
+        ContextItem,
+        AnomalyFlag,
+        RecallOut,
+        Readiness,
+        ErrorBody,
+    )
+}

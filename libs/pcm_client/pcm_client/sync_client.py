@@ -1,0 +1,227 @@
+"""`PcmClient`: PCM's HTTP API as blocking calls over one pooled httpx connection.
+
+with PcmClient() as pcm:                      # PCM_URL, PCM_API_KEY
+    pcm.store("Deploys go out on Tuesdays.", project="shop")
+    print(pcm.recall("when do we deploy?", project="shop").prompt)
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterable, Iterator, Mapping
+from datetime import datetime
+from types import TracebackType
+from typing import Any, TypeVar, Unpack
+
+import httpx
+
+from pcm_client import calls
+from pcm_client.base import DEFAULT_TIMEOUT_S, ClientBase
+from pcm_client.calls import (
+    Call,
+    ListFilters,
+    MemoryFields,
+    PatchFields,
+    PolicyFields,
+    RecallFields,
+    StatsFilters,
+)
+from pcm_client.errors import ApiError, PcmError
+from pcm_client.models import (
+    BatchOut,
+    JobIn,
+    JobResult,
+    Memory,
+    MemoryHistory,
+    MemoryIn,
+    MemoryPage,
+    MemoryPatch,
+    PolicyIn,
+    Readiness,
+    RecallIn,
+    RecallOut,
+    Role,
+    Scope,
+    StoreResult,
+)
+from pcm_client.retry import Retry, transport_error
+
+T = TypeVar("T")
+
+
+class PcmClient(ClientBase):
+    def __init__(
+        self,
+        url: str | None = None,
+        api_key: str | None = None,
+        *,
+        timeout: float = DEFAULT_TIMEOUT_S,
+        retry: Retry | None = None,
+        headers: dict[str, str] | None = None,
+        transport: httpx.BaseTransport | None = None,
+    ) -> None:
+        super().__init__(url, api_key, timeout=timeout, retry=retry, headers=headers)
+        self._http = httpx.Client(
+            base_url=self.url, headers=self.headers, timeout=timeout, transport=transport
+        )
+
+    def close(self) -> None:
+        self._http.close()
+
+    def __enter__(self) -> PcmClient:
+        return self
+
+    def __exit__(
+        self,
+        kind: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.close()
+
+    def send(self, call: Call[T], timeout_s: float | None = None) -> T:
+        """Send `call`, retried as `self.retry` allows; its result, or its error raised."""
+        tried = 0
+        while True:
+            tried += 1
+            try:
+                return self._answer(call, self._http.request(**self._request(call, timeout_s)))
+            except httpx.HTTPError as exc:
+                error: PcmError = transport_error(exc, self.url, self._limit(timeout_s))
+            except ApiError as exc:
+                error = exc
+            wait = self.retry.wait_after(tried, error, call.replayable)
+            if wait is None:
+                raise error from error.__cause__
+            time.sleep(wait)
+
+    # ---- memories ----------------------------------------------------------------------
+
+    def store(
+        self,
+        text: str,
+        *,
+        idempotency_key: str | None = None,
+        timeout_s: float | None = None,
+        **fields: Unpack[MemoryFields],
+    ) -> StoreResult:
+        """Store a memory: `{id, status}` (created, reinforced, merged, redacted, or
+        skipped for a capture the scope declines). Sent with an `Idempotency-Key` (a new
+        one unless given), so a retried write is stored once."""
+        memory = MemoryIn(text=text, **fields)
+        return self.send(calls.store(memory, idempotency_key), timeout_s)
+
+    def store_batch(
+        self,
+        memories: Iterable[MemoryIn | Mapping[str, Any]],
+        *,
+        idempotency_key: str | None = None,
+        timeout_s: float | None = None,
+    ) -> BatchOut:
+        """Store up to the server's batch limit (1,000) at once: one result per memory."""
+        return self.send(calls.store_batch(memories, idempotency_key), timeout_s)
+
+    def recall(
+        self, query: str, *, timeout_s: float | None = None, **fields: Unpack[RecallFields]
+    ) -> RecallOut:
+        """What PCM knows for `query`: the slots and the rendered `prompt`."""
+        return self.send(calls.recall(RecallIn(query=query, **fields)), timeout_s)
+
+    def get(self, memory_id: str) -> Memory:
+        return self.send(calls.get(memory_id))
+
+    def history(self, memory_id: str) -> MemoryHistory:
+        return self.send(calls.history(memory_id))
+
+    def update(self, memory_id: str, **fields: Unpack[PatchFields]) -> Memory:
+        """Change a memory's text, importance, pin, state or metadata."""
+        return self.send(calls.update(memory_id, MemoryPatch(**fields)))
+
+    def pin(self, memory_id: str, pinned: bool = True) -> Memory:
+        return self.update(memory_id, pinned=pinned)
+
+    def delete(self, memory_id: str) -> None:
+        self.send(calls.delete(memory_id))
+
+    def list_memories(
+        self, *, limit: int = 50, offset: str | None = None, **filters: Unpack[ListFilters]
+    ) -> MemoryPage:
+        """One page of memories; pass its `next_offset` back as `offset` for the next."""
+        return self.send(calls.list_memories(filters, limit, offset))
+
+    def iter_memories(
+        self, *, page_size: int = calls.LIST_MAX, **filters: Unpack[ListFilters]
+    ) -> Iterator[dict[str, Any]]:
+        """Every memory matching `filters`, page by page."""
+        offset: str | None = None
+        while True:
+            page = self.list_memories(limit=page_size, offset=offset, **filters)
+            yield from page.items
+            if not page.next_offset:
+                return
+            offset = page.next_offset
+
+    def stats(self, **filters: Unpack[StatsFilters]) -> dict[str, Any]:
+        """Exact counts of memories by state, pinned, and episode records."""
+        return self.send(calls.stats(filters))
+
+    # ---- governance --------------------------------------------------------------------
+
+    def policies(
+        self, scope: Scope | None = None, workspace: str | None = None, project: str | None = None
+    ) -> dict[str, Any]:
+        """`{policies: [...]}`, and with `scope` the policy in force there (`effective`)."""
+        return self.send(calls.policies(scope, workspace, project))
+
+    def set_policy(self, scope: Scope = "global", **fields: Unpack[PolicyFields]) -> dict[str, Any]:
+        """Replace one scope's policy (fields left out inherit from the wider scope)."""
+        return self.send(calls.set_policy(PolicyIn(scope=scope, **fields)))
+
+    def clear_policy(
+        self, scope: Scope = "global", workspace: str | None = None, project: str | None = None
+    ) -> None:
+        self.send(calls.clear_policy(scope, workspace, project))
+
+    # ---- jobs, state, keys -------------------------------------------------------------
+
+    def jobs(self) -> dict[str, Any]:
+        return self.send(calls.jobs())
+
+    def run_job(
+        self, name: str, now: datetime | None = None, *, timeout_s: float | None = None
+    ) -> JobResult:
+        """Run a lifecycle job for this key's tenant now (`consolidation` with a data key;
+        the others need an admin key)."""
+        return self.send(calls.run_job(name, JobIn(now=now)), timeout_s)
+
+    def consolidate(
+        self, now: datetime | None = None, *, timeout_s: float | None = None
+    ) -> JobResult:
+        """Consolidate settled episodes into episode records now (sources are kept)."""
+        return self.run_job("consolidation", now, timeout_s=timeout_s)
+
+    def pipeline(self) -> dict[str, Any]:
+        """`{pending, streams}`: what the background consumers have not processed yet."""
+        return self.send(calls.pipeline())
+
+    def ready(self) -> Readiness:
+        """`/readyz`: whether the server and each store are ready (a store down is
+        answered `ready: false`, not raised)."""
+        return self.send(calls.ready())
+
+    def list_keys(self) -> dict[str, Any]:
+        return self.send(calls.list_keys())
+
+    def create_key(
+        self, role: Role | None = None, expires_in_s: int | None = None
+    ) -> dict[str, Any]:
+        """A new key for this admin key's tenant; the answer holds it (shown only once)."""
+        return self.send(calls.create_key(role, expires_in_s))
+
+    def rotate_key(
+        self, key_id: str, overlap_s: int | None = None, expires_in_s: int | None = None
+    ) -> dict[str, Any]:
+        return self.send(calls.rotate_key(key_id, overlap_s, expires_in_s))
+
+    def revoke_key(self, key_id: str) -> None:
+        self.send(calls.revoke_key(key_id))

@@ -38,7 +38,9 @@ def test_every_yaml_file_parses_and_every_manifest_is_used() -> None:
             target = (kfile.parent / entry).resolve()
             assert target.exists(), f"{kfile} lists missing {entry}"
             listed.add(target)
-        listed |= {(kfile.parent / p["path"]).resolve() for p in k.get("patches", []) if "path" in p}
+        listed |= {
+            (kfile.parent / p["path"]).resolve() for p in k.get("patches", []) if "path" in p
+        }
         listed |= {(kfile.parent / c).resolve() for c in k.get("configurations", [])}
     not_manifests = {"kustomization.yaml", "alerts.test.yaml", "prometheus-adapter-values.yaml"}
     for path in K8S.rglob("*.yaml"):

@@ -122,7 +122,9 @@ def test_dashboard_queries_parse_as_promql(tmp_path: Path) -> None:
     """promtool parses each query as a recording rule's expression."""
     queries = _dashboard_queries()
     assert len(queries) >= 15
-    rules = [{"record": f"pcm:dashboard:{i}", "expr": _plain(q)} for i, (_, q) in enumerate(queries)]
+    rules = [
+        {"record": f"pcm:dashboard:{i}", "expr": _plain(q)} for i, (_, q) in enumerate(queries)
+    ]
     (tmp_path / "dashboard-rules.yaml").write_text(
         yaml.safe_dump({"groups": [{"name": "dashboard", "rules": rules}]})
     )

@@ -96,11 +96,13 @@ def test_grace_period_covers_prestop_and_both_drains(rendered: dict[str, list[Ob
     (pcm_cli.main) and the consumers' drain (pcm_common.bus.GRACEFUL_TIMEOUT_S)."""
     main = ast.parse((ROOT / "libs/pcm_cli/pcm_cli/main.py").read_text())
     http_drain = [
-        kw.value.value
+        float(kw.value.value)
         for node in ast.walk(main)
         if isinstance(node, ast.Call)
         for kw in node.keywords
-        if kw.arg == "timeout_graceful_shutdown" and isinstance(kw.value, ast.Constant)
+        if kw.arg == "timeout_graceful_shutdown"
+        and isinstance(kw.value, ast.Constant)
+        and isinstance(kw.value.value, int | float)
     ]
     assert len(http_drain) == 1, "pcm_cli.main should set timeout_graceful_shutdown once"
     for variant in INSTALLS:
@@ -184,9 +186,7 @@ def _peer_is(peer: Obj, labels: dict[str, str]) -> bool:
 
 
 @pytest.mark.parametrize("variant", INSTALLS)
-def test_pcm_pods_accept_only_their_http_port(
-    rendered: dict[str, list[Obj]], variant: str
-) -> None:
+def test_pcm_pods_accept_only_their_http_port(rendered: dict[str, list[Obj]], variant: str) -> None:
     objs = rendered[variant]
     for s in SERVICES:
         labels = find(objs, "Deployment", s)["spec"]["template"]["metadata"]["labels"]
@@ -218,7 +218,9 @@ def test_pod_disruption_budgets_and_autoscalers_match_their_deployments(
             target = find(objs, "Deployment", pdb["metadata"]["name"])
             labels = target["spec"]["template"]["metadata"]["labels"]
             assert all(labels[k] == v for k, v in pdb["spec"]["selector"]["matchLabels"].items())
-        scaled = [h["spec"]["scaleTargetRef"]["name"] for h in of_kind(objs, "HorizontalPodAutoscaler")]
+        scaled = [
+            h["spec"]["scaleTargetRef"]["name"] for h in of_kind(objs, "HorizontalPodAutoscaler")
+        ]
         scaled += [s["spec"]["scaleTargetRef"]["name"] for s in of_kind(objs, "ScaledObject")]
         assert sorted(scaled) == sorted(names), variant  # each scaled by exactly one
         for d in of_kind(objs, "Deployment"):

@@ -33,9 +33,7 @@ def _secret_data(objs: list[Obj]) -> dict[str, str]:
 
 
 @pytest.mark.parametrize("overlay", ["dev", "prod"])
-def test_an_overlay_without_its_secrets_file_does_not_build(
-    overlay: str, tmp_path: Path
-) -> None:
+def test_an_overlay_without_its_secrets_file_does_not_build(overlay: str, tmp_path: Path) -> None:
     root = copy_tree(tmp_path, with_secrets=False)
     done = build(root / "overlays" / overlay)
     assert done.returncode != 0
@@ -101,7 +99,9 @@ def test_every_configmap_and_secret_reference_resolves(
 ) -> None:
     """A reference to a generated object must carry its hashed name, in the same namespace."""
     objs = rendered[variant]
-    have = {(o["kind"], o["metadata"]["name"]) for o in objs if o["kind"] in ("Secret", "ConfigMap")}
+    have = {
+        (o["kind"], o["metadata"]["name"]) for o in objs if o["kind"] in ("Secret", "ConfigMap")
+    }
     for w in workloads(objs):
         for c in containers(w):
             for src in c.get("envFrom", []):
@@ -138,7 +138,9 @@ def test_dev_keys_are_the_ones_the_stores_and_pcm_read(rendered: dict[str, list[
 def test_prod_reaches_external_stores_only(rendered: dict[str, list[Obj]]) -> None:
     objs = rendered["prod"]
     assert not of_kind(objs, "StatefulSet")
-    assert not {"redis", "qdrant", "neo4j"} & {o["metadata"]["name"] for o in of_kind(objs, "Service")}
+    assert not {"redis", "qdrant", "neo4j"} & {
+        o["metadata"]["name"] for o in of_kind(objs, "Service")
+    }
     (cm,) = of_kind(objs, "ConfigMap")
     assert cm["data"]["QDRANT_URL"].startswith("https://")
     assert cm["data"]["NEO4J_URI"].startswith("neo4j+s://")

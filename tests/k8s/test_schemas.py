@@ -59,9 +59,7 @@ def _crdcheck(path: Path) -> subprocess.CompletedProcess[str]:
     )
 
 
-def test_custom_resources_decode_strictly(
-    rendered: dict[str, list[Obj]], tmp_path: Path
-) -> None:
+def test_custom_resources_decode_strictly(rendered: dict[str, list[Obj]], tmp_path: Path) -> None:
     crds = [o for variant in VARIANTS for o in rendered[variant] if _is_crd(o)]
     assert CRDCHECK_KINDS <= {o["kind"] for o in crds}
     path = tmp_path / "crds.yaml"
@@ -73,9 +71,7 @@ def test_custom_resources_decode_strictly(
     assert ok == expected
 
 
-def test_crdcheck_refuses_an_unknown_field(
-    rendered: dict[str, list[Obj]], tmp_path: Path
-) -> None:
+def test_crdcheck_refuses_an_unknown_field(rendered: dict[str, list[Obj]], tmp_path: Path) -> None:
     route = next(o for o in rendered["prod"] if o["kind"] == "HTTPRoute")
     broken = yaml.safe_load(yaml.safe_dump(route))
     broken["spec"]["rules"][0]["backendRef"] = broken["spec"]["rules"][0].pop("backendRefs")

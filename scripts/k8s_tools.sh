@@ -6,7 +6,8 @@
 # machine spends nothing here; a fresh one needs Go (1.26) and a few minutes (README.md).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-BIN="$PWD/.tools/bin"
+TOOLS="$PWD/.tools"
+BIN="$TOOLS/bin"
 KUSTOMIZE_VERSION=v5.8.2
 # Prometheus's Go module tags v0.3XX.Y are its v3.XX.Y releases.
 PROMETHEUS_VERSION=v0.316.0
@@ -22,8 +23,13 @@ build() {  # name version command...
   shift 2
   if [ -x "$BIN/$name" ] && [ -e "$(stamp "$name" "$version")" ]; then return; fi
   echo "building $name $version into .tools/bin" >&2
-  local started=$SECONDS
-  "$@"
+  local started=$SECONDS log="$TOOLS/build-$name.log"
+  # The module downloads print a line each: kept in a log, shown when the build fails.
+  if ! "$@" >"$log" 2>&1; then
+    tail -n 40 "$log" >&2
+    echo "k8s_tools: building $name failed (whole log: $log)" >&2
+    exit 1
+  fi
   rm -f "$BIN/.$name-"*
   touch "$(stamp "$name" "$version")"
   echo "$name $version built in $((SECONDS - started)) s" >&2

@@ -13,8 +13,9 @@ and every metadata value is screened before anything is stored, on every write p
   SSNs without dashes and dates of birth where words before them say so; IP addresses.
 
 Detectors read a `views.View` of the text: invisible characters (zero-width space or
-joiner, soft hyphen) dropped, as ASCII, and for secrets also with chunked groups joined
-("AKIA IOSF ODNN 7EXA MPLE"). Every detector is linear in the text's length (RE2, bounded
+joiner, soft hyphen) dropped, as ASCII, and for secrets also with a key written in groups
+joined (`firewall.grouped`: "AKIA IOSF ODNN 7EXA MPLE", "AKIA-IOSF-...", unequal groups,
+a key broken over lines). Every detector is linear in the text's length (RE2, bounded
 windows, a budget of libphonenumber calls), so a 100 kB text is screened in milliseconds
 whatever its shape.
 
@@ -32,9 +33,10 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any
 
+from pcm_ingest.firewall.grouped import grouped_views
 from pcm_ingest.firewall.pii import pii_hits
 from pcm_ingest.firewall.secrets import SECRET_PLUGINS, Hit, secret_hits
-from pcm_ingest.firewall.views import View, joined, view_of
+from pcm_ingest.firewall.views import View, view_of
 
 __all__ = [
     "DEFAULT_PHONE_REGIONS",
@@ -167,12 +169,10 @@ def _in_original(view: View, category: str, hits: list[Hit]) -> Iterator[Finding
 
 
 def _secrets_in(view: View, first_only: bool = False) -> list[Finding]:
-    hits = _whole_tokens(view.text, secret_hits(view.text, first_only))
-    found = list(_in_original(view, "secret", hits))
-    grouped = joined(view)
-    if grouped is not None:  # a key written in groups, read as one token
-        hits = _whole_tokens(grouped.text, secret_hits(grouped.text, first_only))
-        found += _in_original(grouped, "secret", hits)
+    found: list[Finding] = []
+    for reading in (view, *grouped_views(view)):  # keys written in groups read as one token
+        hits = _whole_tokens(reading.text, secret_hits(reading.text, first_only))
+        found += _in_original(reading, "secret", hits)
     return found
 
 

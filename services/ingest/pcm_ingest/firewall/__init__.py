@@ -31,7 +31,7 @@ import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from enum import StrEnum
-from typing import Any
+from typing import Any, NamedTuple
 
 from pcm_ingest.firewall.grouped import grouped_views
 from pcm_ingest.firewall.pii import pii_hits
@@ -69,8 +69,7 @@ class SecretDetected(Exception):
         self.items = items
 
 
-@dataclass(frozen=True)
-class Finding:
+class Finding(NamedTuple):
     category: str  # "secret" or "pii"
     kind: str  # e.g. "AWS Access Key", "email"
     start: int
@@ -162,10 +161,10 @@ def _redact(text: str, spans: list[Finding]) -> str:
     return "".join(out)
 
 
-def _in_original(view: View, category: str, hits: list[Hit]) -> Iterator[Finding]:
-    for h in hits:
-        start, end = view.span(h.start, h.end)
-        yield Finding(category, h.kind, start, end)
+def _in_original(view: View, category: str, hits: list[Hit]) -> list[Finding]:
+    if view.origin is None:
+        return [Finding(category, *h) for h in hits]
+    return [Finding(category, h.kind, *view.span(h.start, h.end)) for h in hits]
 
 
 def _secrets_in(view: View, first_only: bool = False) -> list[Finding]:

@@ -41,16 +41,44 @@ from dataclasses import dataclass
 
 import re2
 
-from pcm_ingest.firewall.views import View, without
+from pcm_ingest.firewall.views import View, kept
 
 Span = tuple[int, int]
 _MIN_CHARS = 12  # of a grouped key, separators left out
+_SHORT = 512  # characters of a stretch that `re` checks for a mixed group
 
 
-def _re2(pattern: str) -> re2._Regexp:
+def _re2(pattern: bytes) -> re2._Regexp:
     options = re2.Options()
     options.log_errors = False
     return re2.compile(pattern, options)
+
+
+# Where a grouped key can be: a run of group and separator characters (of any reading)
+# with letters and digits, or a capital after a small letter, in it. Runs a few
+# characters apart are looked at together (a stretch never crosses what separates them,
+# and one scan of a list of part numbers costs less than 10,000 short ones).
+_RUN = re.compile(rb"[A-Za-z0-9_+/=. \t\r\n-]{13,}")  # shorter holds no 12-character key
+_DIGIT = re.compile(rb"[0-9]")
+_LETTER = re.compile(rb"[A-Za-z]")
+_CAMEL = re.compile(rb"[a-z][A-Z]")
+_APART = 8
+
+
+def _regions(text: bytes) -> list[tuple[int, int]]:
+    out: list[tuple[int, int]] = []
+    for run in _RUN.finditer(text):
+        start, end = run.span()
+        if not (
+            (_DIGIT.search(text, start, end) and _LETTER.search(text, start, end))
+            or _CAMEL.search(text, start, end)
+        ):
+            continue
+        if out and start - out[-1][1] <= _APART:
+            out[-1] = (out[-1][0], end)
+        else:
+            out.append((start, end))
+    return out
 
 
 @dataclass(frozen=True)
@@ -58,61 +86,83 @@ class _Reading:
     """One way to read groups: `mark` (a dash or a dot, or none) separates groups with the
     spaces; the other marks belong to groups."""
 
-    mark: str
-    stretch: re2._Regexp  # a grouped key's candidate, from its first group to its last
-    separator: re.Pattern[bytes]
-    mixed: re2._Regexp  # a group of letters and digits, or a capital after a small letter
+    mark: bytes
+    stretch: re.Pattern[bytes]  # a grouped key's candidate, from its first group to its last
+    # A group of letters and digits, or a capital after a small letter: in `re` for a
+    # short stretch (a call to RE2 costs ~5 µs), in RE2 for a long one (a bounded lazy
+    # repeat tried at each letter of 64-letter groups costs `re` 64 steps a letter).
+    mixed: re.Pattern[bytes]
+    mixed_re2: re2._Regexp
+    separators: bytes  # the characters a stretch loses
+    keep: bytes  # `bytes.translate` table: 0 for those, 1 for any other character
 
 
 def _reading(mark: str) -> _Reading:
-    kept = re.escape("".join(m for m in ".-" if m != mark))
-    g = f"[A-Za-z0-9_+/={kept}]"  # a group's character
+    others = re.escape("".join(m for m in ".-" if m != mark))
+    g = f"[A-Za-z0-9_+/={others}]"  # a group's character
+    group = f"{g}{{1,64}}+(?!{g})"
     # Key-like: a character words do not have, or a capital inside; "strong" unless it is
-    # capitals alone (an acronym: "AWS", "HF"). (RE2 has no look-around: a group's own
-    # pattern reaches its ends because separators are other characters.)
-    key = f"{g}*(?:[0-9_+/={kept}]|[A-Za-z][A-Z]){g}*"
-    strong = f"{g}*(?:[0-9_+/={kept}]|[a-z][A-Z]){g}*"
-    sep = f"[ \\t\\r\\n{re.escape(mark)}]{{1,5}}"
-    gap = f"(?:[A-Za-z][a-z]*{sep}|[A-Za-z][a-z]{{0,7}}{sep}[A-Za-z][a-z]{{0,7}}{sep})"
+    # capitals alone (an acronym: "AWS", "HF").
+    key = f"(?={g}{{0,63}}[0-9_+/={others}]|{g}{{0,62}}[A-Za-z][A-Z]){group}"
+    strong = f"(?={g}{{0,63}}[0-9_+/={others}]|{g}{{0,62}}[a-z][A-Z]){group}"
+    sep = f"[ \\t\\r\\n{re.escape(mark)}]{{1,5}}+(?={g})"
+    word = f"[A-Za-z][a-z]{{0,63}}+(?!{g}){sep}"
+    short = f"[A-Za-z][a-z]{{0,7}}+(?!{g}){sep}"
+    gap = f"(?:{word}|{short}{short})"
     # An acronym next to a word at an end of a stretch is prose around a key ("HF token
     # hf_...", "... for AWS"): it starts one only right before a key-like group, and is
     # reached over a gap only with a key-like group after it, right away or over a gap.
-    inner = f"(?:{strong}|{key}{sep}(?:{gap})?{key})"
-    step = f"{sep}(?:{key}|{gap}{inner})"
-    stretch = f"{strong}(?:{step})+|{key}{sep}{key}(?:{step})*"
-    mixed = f"[A-Za-z]{g}*[0-9]|[0-9]{g}*[A-Za-z]|[a-z][A-Z]"
-    separator = re.compile(f"[ \t\r\n{re.escape(mark)}]+".encode())
-    return _Reading(mark, _re2(stretch), separator, _re2(mixed))
+    head = f"(?:{strong}|{key}(?={sep}{key}))"
+    inner = f"(?:{strong}|{key}(?={sep}(?:{gap})?{key}))"
+    stretch = f"(?<!{g}){head}(?:{sep}(?:{key}|{gap}{inner}))+"
+    mixed = f"[A-Za-z]{g}{{0,62}}?[0-9]|[0-9]{g}{{0,62}}?[A-Za-z]|[a-z][A-Z]".encode()
+    separators = (" \t\r\n" + mark).encode()
+    keep = bytes(0 if c in separators else 1 for c in range(256))
+    return _Reading(
+        mark.encode(),
+        re.compile(stretch.encode()),
+        re.compile(mixed),
+        _re2(mixed),
+        separators,
+        keep,
+    )
 
 
 _READINGS = (_reading(""), _reading("."), _reading("-"))
 
 
-def _removed(reading: _Reading, text: bytes) -> list[Span]:
-    """The separators inside each grouped key of `text`, read one way."""
-    out: list[Span] = []
-    for m in reading.stretch.finditer(text):
-        start, end = m.span()
-        if end - start <= _MIN_CHARS or not reading.mixed.search(text, start, end):
-            continue
-        seps = [cut.span() for cut in reading.separator.finditer(text, start, end)]
-        if end - start - sum(b - a for a, b in seps) >= _MIN_CHARS:
-            out += seps
-    return out
+def _keep(reading: _Reading, text: bytes, regions: list[tuple[int, int]]) -> bytearray | None:
+    """Which characters of `text` the reading keeps (0: a separator inside a grouped
+    key), or None when it joins nothing."""
+    keep: bytearray | None = None
+    for region_start, region_end in regions:
+        for m in reading.stretch.finditer(text, region_start, region_end):
+            start, end = m.span()
+            stretch = m.group()
+            if (
+                len(stretch.translate(None, reading.separators)) < _MIN_CHARS
+                or (reading.mark and reading.mark not in stretch)  # spaced joins it already
+                or not (reading.mixed if end - start < _SHORT else reading.mixed_re2).search(
+                    text, start, end
+                )
+            ):
+                continue
+            if keep is None:
+                keep = bytearray(b"\x01") * len(text)
+            keep[start:end] = stretch.translate(reading.keep)
+    return keep
 
 
 def grouped_views(view: View) -> list[View]:
     """`view` read with its grouped keys joined: the spaced reading and, where they remove
     a dot or a dash, the dotted and dashed ones (none when the text has no grouped key)."""
     text = view.text.encode("ascii")  # (a view is ASCII: positions stay the same)
+    regions = _regions(text)
     views = []
-    for reading in _READINGS:
-        if reading.mark and reading.mark.encode() not in text:
+    for reading in _READINGS if regions else ():
+        if reading.mark and reading.mark not in text:
             continue
-        spans = _removed(reading, text)
-        mark = reading.mark.encode()
-        if mark and not any(mark in text[a:b] for a, b in spans):
-            continue  # what the spaced reading joins already
-        if spans:
-            views.append(without(view, spans))
+        keep = _keep(reading, text, regions)
+        if keep is not None:
+            views.append(kept(view, keep))
     return views

@@ -8,7 +8,7 @@ everything else to " "). Detectors then work on ASCII with patterns of linear co
 or bounded repeats in Python's `re`), and each finding maps back to the original text
 through `View.span`.
 
-`without` makes a further view with some spans of a view removed: `firewall.grouped`
+`kept` makes a further view with some characters of a view removed: `firewall.grouped`
 uses it to read a key that a person wrote in groups as one token.
 """
 
@@ -17,8 +17,7 @@ from __future__ import annotations
 import operator
 import unicodedata
 from dataclasses import dataclass
-from itertools import chain, compress, repeat
-from operator import itemgetter
+from itertools import compress, repeat
 
 # Marks a character the view drops (an input NUL is mapped to a space first).
 _DROP = "\x00"
@@ -81,16 +80,10 @@ def view_of(text: str) -> View:
     return View(shadow.replace(_DROP, ""), list(compress(range(len(shadow)), kept)))
 
 
-def without(view: View, spans: list[tuple[int, int]]) -> View:
-    """`view` with `spans` (sorted, not overlapping) of its text removed; positions still
-    map to the original text. (Built by C-level iteration: a key in 20,000 groups is
+def kept(view: View, keep: bytes | bytearray) -> View:
+    """`view` with only the characters whose `keep` byte is not 0; positions still map to
+    the original text. (`compress` and `map` run in C: a key written in 20,000 groups is
     joined in milliseconds.)"""
-    starts = [0, *map(itemgetter(1), spans)]
-    ends = [*map(itemgetter(0), spans), len(view.text)]
-    kept = list(map(slice, starts, ends))
-    text = "".join(map(view.text.__getitem__, kept))
-    if view.origin is None:
-        origin = list(chain.from_iterable(map(range, starts, ends)))
-    else:
-        origin = list(chain.from_iterable(map(view.origin.__getitem__, kept)))
-    return View(text, origin)
+    positions = list(compress(range(len(view.text)), keep))
+    origin = positions if view.origin is None else list(map(view.origin.__getitem__, positions))
+    return View("".join(compress(view.text, keep)), origin)

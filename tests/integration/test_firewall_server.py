@@ -1,7 +1,8 @@
 """The write firewall on a real server in its own process (`pcm dev`, real Redis, Qdrant
 Edge on disk, the graph server): a blocked secret leaves no trace in any store, stream,
-log or Redis AOF; texts of the shapes that once froze the server are answered fast while
-another tenant's recalls keep their pace."""
+log, Redis AOF or the graph store, and redacted PII none in the graph store either; texts
+of the shapes that once froze the server are answered fast while another tenant's recalls
+keep their pace."""
 
 from __future__ import annotations
 
@@ -19,12 +20,13 @@ from pathlib import Path
 import httpx
 import pytest
 import re2
+from neo4j import AsyncGraphDatabase
 from redis.asyncio import Redis
 
 from pcm_cli.testing import server_process, settle
 from pcm_ingest.firewall import WriteFirewall
-from tests.conftest import TEST_REDIS, service_env
-from tests.unit.firewall_corpus import INVISIBLE, PII, SECRETS, chunked, split
+from tests.conftest import KEYS, NEO4J_URI, TEST_REDIS, service_env
+from tests.unit.firewall_corpus import INVISIBLE, PII, SECRETS, SEPARATORS, chunked, grouped, split
 
 pytestmark = pytest.mark.slow
 REDIS_URL = f"{TEST_REDIS}/14"
@@ -116,6 +118,26 @@ def _appended(path: Path, before: dict[Path, int]) -> bytes:
     return data[start:] if len(data) >= start else data
 
 
+async def _graph_dump(tenant: str) -> bytes:
+    """Every property value of every node and relationship of `tenant` in the graph store
+    the server writes to (each value on its own line, list items too)."""
+    auth = (
+        os.environ.get("NEO4J_USER", "neo4j"),
+        os.environ.get("NEO4J_PASSWORD", "pcm-dev-password"),
+    )
+    values: list[str] = []
+    async with AsyncGraphDatabase.driver(NEO4J_URI, auth=auth) as driver:
+        for query in (
+            "MATCH (n) WHERE n.tenant = $tenant RETURN n AS item",
+            "MATCH ()-[r]->() WHERE r.tenant = $tenant RETURN r AS item",
+        ):
+            records, _, _ = await driver.execute_query(query, tenant=tenant)
+            for record in records:
+                for value in dict(record["item"]).values():
+                    values += map(str, value) if isinstance(value, list) else [str(value)]
+    return "\n".join(values).encode()
+
+
 def _files_under(folder: Path) -> list[Path]:
     return [p for p in folder.rglob("*") if p.is_file()]
 
@@ -137,9 +159,15 @@ def _blocked_writes(tag: str) -> list[tuple[str, dict[str, object]]]:
             ("PATCH", {"text": item.text}),
             ("PATCH", {"metadata": {"notes": [item.text]}}),
         ]
-        if item.chunked:
-            grouped = item.text.replace(item.value, chunked(item.value))
-            writes.append(("POST /v1/memories", {"text": grouped}))
+        if item.chunked:  # in groups of four, and in unequal ones split in several ways
+            writes.append(
+                ("POST /v1/memories", {"text": item.text.replace(item.value, chunked(item.value))})
+            )
+            for k, separator in enumerate(SEPARATORS.values()):
+                written = grouped(item.value, separator, n + k)
+                writes.append(
+                    ("POST /v1/memories", {"text": item.text.replace(item.value, written)})
+                )
         if "\n" not in item.value and _ALONE.screen(item.value).blocked:
             writes.append(("POST /v1/memories", {**plain, "user_id": item.value[:200]}))
     return writes
@@ -151,7 +179,8 @@ async def test_a_blocked_secret_leaves_no_trace(server: Server) -> None:
     redis = Redis.from_url(REDIS_URL)
     aof_before = await _aof_sizes(redis)
     async with _client(server, "key-a") as c:
-        r = await c.post("/v1/memories", json={"text": f"Ann keeps the {canary} in the attic."})
+        text = f"Ann Lee from Oslo keeps the {canary} in the attic."
+        r = await c.post("/v1/memories", json={"text": text})
         assert r.status_code == 201, r.text
         target = r.json()["id"]
         for route, body in _blocked_writes(tag):
@@ -170,6 +199,7 @@ async def test_a_blocked_secret_leaves_no_trace(server: Server) -> None:
             stores[str(path)] = _appended(path, aof_before)
         for path in [*_files_under(server.qdrant), server.log]:
             stores[str(path)] = path.read_bytes()
+        stores["graph"] = await _graph_dump(KEYS["key-a"])
     finally:
         await redis.aclose()
     secrets = _finder([i.value for i in SECRETS])
@@ -181,22 +211,36 @@ async def test_a_blocked_secret_leaves_no_trace(server: Server) -> None:
     assert "redis" in seen and any(str(server.qdrant) in name for name in seen), seen
     assert not aof_before or any(str(p) in seen for p in aof_before), seen
     assert b"write_blocked" in stores[str(server.log)]
+    # ... and the graph holds the canary memory's node and what its text named.
+    assert target.encode() in stores["graph"] and b"Oslo" in stores["graph"], stores["graph"]
 
 
 async def test_pii_is_stored_redacted(server: Server) -> None:
+    ids = []
     async with _client(server, "key-a") as c:
-        for item in PII[:12]:
-            body = {"text": item.text, "metadata": {"n": {"t": [item.text]}}}
+        for n, item in enumerate(PII):
+            # (A person and a place, so that the graph has this memory's facts to hold; a
+            # figure of its own, so that no two are merged as near-duplicates.)
+            text = f"Ann Lee wrote note {n} from Oslo: {item.text}"
+            body = {"text": text, "metadata": {"n": {"t": [item.text]}}}
             r = await c.post("/v1/memories", json=body)
             assert r.status_code == 201 and r.json()["status"] == "redacted", (item.kind, r.text)
             rec = (await c.get(f"/v1/memories/{r.json()['id']}")).json()
             assert item.value not in rec["text"] and "[REDACTED_" in rec["text"]
             assert item.value not in json.dumps(rec["metadata"], ensure_ascii=False)
+            ids.append(rec["id"])
         # PATCH screens as a write does: new metadata is stored redacted.
         item = PII[0]
         r = await c.patch(f"/v1/memories/{rec['id']}", json={"metadata": {"who": item.text}})
         assert r.status_code == 200, r.text
         assert item.value not in json.dumps(r.json()["metadata"]), r.json()["metadata"]
+        await settle(c)
+    # The graph was built from the stored, redacted texts: none of the values is in it,
+    # while the memories' nodes are.
+    graph = await _graph_dump(KEYS["key-a"])
+    found = _finder([i.value for i in PII]).search(graph)
+    assert found is None, found.group()
+    assert all(i.encode() in graph for i in ids), [i for i in ids if i.encode() not in graph]
 
 
 # --- probe shapes are answered fast, and another tenant's recalls keep their pace --------

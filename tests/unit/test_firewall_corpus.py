@@ -215,8 +215,8 @@ PROBE_SHAPES = {
     "::1:": "::1:" * (_SIZE // 4),
     "zero-width": "a\u200b" * (_SIZE // 2),
 }
-# Quadratic detectors took 7-27 s on these; linear ones take 10-160 ms on a busy 2-core
-# machine. The bound leaves room for a slow machine, none for a super-linear detector.
+# Quadratic detectors took 7-27 s on these; linear ones with their gates take 7-60 ms on a
+# 2-core machine. The bound leaves room for a slow machine, none for a super-linear one.
 _BOUND_S = 1.5
 
 

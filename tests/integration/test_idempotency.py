@@ -111,7 +111,7 @@ class _Vectors:
     def __init__(self, payloads: dict[str, dict[str, Any]]) -> None:
         self.payloads = payloads
 
-    async def get(self, tenant: str, ids: list[str]) -> list[ScoredPoint]:
+    async def get(self, tenant: str, ids: list[str], fields: object = None) -> list[ScoredPoint]:
         return [
             ScoredPoint(id=i, score=1.0, payload=self.payloads[i])
             for i in ids

@@ -307,3 +307,29 @@ def chunked(value: str) -> str:
     prefix = m.group() if (m := _PREFIX.match(value)) and len(m.group()) < len(value) // 2 else ""
     body = value[len(prefix) :]
     return prefix + " ".join(body[i : i + 4] for i in range(0, len(body), 4))
+
+
+# What people put between the groups of a key they copy out by hand.
+SEPARATORS = {
+    "space": " ",
+    "two spaces": "  ",
+    "dash": "-",
+    "spaced dash": " - ",
+    "dot": ".",
+    "line break": "\n",
+    "zero-width space": "\u200b",
+}
+# Unequal group sizes, repeated over a key's body: no two neighbours alike.
+SIZES = (5, 3, 7, 4, 6, 2, 8)
+
+
+def grouped(value: str, separator: str, offset: int = 0) -> str:
+    """`value` after its vendor prefix in groups of unequal sizes (`SIZES` from its
+    `offset`-th on) with `separator` between them; the prefix stays on the first group."""
+    prefix = m.group() if (m := _PREFIX.match(value)) and len(m.group()) < len(value) // 2 else ""
+    body, groups, at, k = value[len(prefix) :], [], 0, offset
+    while at < len(body):
+        size = SIZES[k % len(SIZES)]
+        groups.append(body[at : at + size])
+        at, k = at + size, k + 1
+    return prefix + separator.join(groups)

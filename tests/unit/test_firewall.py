@@ -2,11 +2,18 @@
 
 from __future__ import annotations
 
+import random
+import string
+
 import pytest
 from pydantic import ValidationError
 
-from pcm_ingest.firewall import Action, WriteFirewall
+from pcm_ingest.firewall import Action, WriteFirewall, pii, secrets
+from pcm_ingest.firewall.views import view_of
 from pcm_ingest.settings import IngestSettings
+from tests.unit.firewall_corpus import PII as CORPUS_PII
+from tests.unit.firewall_corpus import SECRETS as CORPUS_SECRETS
+from tests.unit.test_firewall_corpus import PROBE_SHAPES
 
 SECRETS = {
     "AWS Access Key": "my aws key is AKIAIOSFODNN7EXAMPLE",
@@ -102,3 +109,44 @@ def test_unknown_phone_regions_are_refused() -> None:
         "GB",
         "DE",
     )
+
+
+# --- the gates that spare most texts a detector never hide a match ----------------------
+
+
+def _gate_texts() -> list[str]:
+    rng = random.Random(7)
+    alphabets = (string.printable, string.digits + " -.()+/", string.ascii_letters + "@._-")
+    noise = ["".join(rng.choice(a) for _ in range(20_000)) for a in alphabets]
+    corpus = [i.text for i in (*CORPUS_SECRETS, *CORPUS_PII)]
+    return [view_of(t).text for t in (*corpus, *PROBE_SHAPES.values(), *noise)]
+
+
+@pytest.fixture(scope="module")
+def gate_texts() -> list[str]:
+    return _gate_texts()
+
+
+def test_each_pii_gate_finds_its_pattern_no_later(gate_texts: list[str]) -> None:
+    """The gate (RE2) of each PII pattern matches wherever the pattern (Python's `re`)
+    does, and first no later, so the scan that starts there misses nothing."""
+    checked = set()
+    for text in gate_texts:
+        data = text.encode()
+        for n, kind in enumerate(pii._KINDS):
+            first = kind.pattern.search(text)
+            if first is not None:
+                gate = kind.gate.search(data)
+                assert gate is not None and gate.start() <= first.start(), (kind.name, text[:80])
+                checked.add(n)
+    assert checked == set(range(len(pii._KINDS)))  # the texts hold candidates of every kind
+
+
+def test_each_key_shape_needs_a_word_its_matches_hold(gate_texts: list[str]) -> None:
+    """A key shape is skipped for a text holding none of its words: no text it matches
+    lacks them."""
+    for text in gate_texts:
+        lowered = text.lower()
+        for shape in secrets._SHAPES:
+            if shape.pattern.search(text.encode()) is not None:
+                assert any(word in lowered for word in shape.needs), (shape.kind, text[:80])

@@ -1,6 +1,7 @@
 """The write firewall over its corpus (tests/unit/firewall_corpus.py): every secret is
 blocked and every PII item redacted, in a text, in nested metadata, split by invisible
-characters, and (keys) written in groups; ordinary notes pass untouched."""
+characters, and (keys) written in groups, equal or not, with any separator people use;
+ordinary notes pass untouched."""
 
 from __future__ import annotations
 
@@ -12,7 +13,17 @@ import pytest
 
 from bench.common import LOCOMO_PATH
 from pcm_ingest.firewall import Action, WriteFirewall
-from tests.unit.firewall_corpus import INVISIBLE, PII, SECRETS, Item, chunked, split
+from tests.unit.firewall_corpus import (
+    INVISIBLE,
+    PII,
+    SECRETS,
+    SEPARATORS,
+    SIZES,
+    Item,
+    chunked,
+    grouped,
+    split,
+)
 
 FIREWALL = WriteFirewall()
 REDACTING = WriteFirewall(secrets=Action.REDACT)
@@ -66,6 +77,26 @@ def test_a_key_written_in_groups_is_blocked(item: Item) -> None:
     assert FIREWALL.screen_metadata(_nested(text)).blocked
 
 
+CHUNKED = [i for i in SECRETS if i.chunked]
+
+
+@pytest.mark.parametrize("separator", SEPARATORS.values(), ids=list(SEPARATORS))
+@pytest.mark.parametrize("item", CHUNKED, ids=lambda i: i.kind)
+def test_a_key_in_unequal_groups_is_blocked_whatever_separates_them(
+    item: Item, separator: str
+) -> None:
+    """Every split of the sizes' cycle (so each size falls on the first, middle and last
+    group), in a text and in metadata; redacted, no group of it stays."""
+    for offset in range(len(SIZES)):
+        written = grouped(item.value, separator, offset)
+        text = item.text.replace(item.value, written)
+        assert FIREWALL.screen(text).blocked, written
+        assert FIREWALL.screen_metadata(_nested(text)).blocked, written
+        redacted = REDACTING.screen(text).text
+        kept = [g for g in written.split(separator) if len(g) >= 4 and g in redacted]
+        assert "[REDACTED_SECRET]" in redacted and not kept, (written, redacted)
+
+
 @pytest.mark.parametrize("item", PII, ids=PII_IDS)
 def test_pii_in_a_text_is_redacted(item: Item) -> None:
     assert item.value in item.text
@@ -116,6 +147,14 @@ def test_a_secret_in_a_metadata_key_blocks() -> None:
         "Task-based approach: sk- prefixed names are just a convention here.",
         "Foo::Bar and std::map are C++ names, 12:30:45 is a time.",
         "Order 1234 5678 shipped; invoice 2023-0042 paid in full.",
+        # Groups of letters and digits with dashes, dots and line breaks: nothing to join
+        # into a key.
+        "Deploy v2.3.1-rc.4 to eu-west-1 on 2024-03-05, see docs.example.com/a-b/c.d.",
+        "COVID-19 and H1N1 vaccines; the iPhone 15 Pro and MacBook M2 Air are on sale.",
+        "Order A12-B34-C56 shipped via UPS in 3-5 days, tracking 1Z 999 AA1.",
+        "Flight BA 2490 leaves at 10.45 from gate B12 - terminal 5, seat 14C.",
+        "Shopping list:\n- eggs\n- 2 kg flour\n- milk\nCall Ann re: the AB12 form and the W-9.",
+        "Meet at 221B Baker St. at 7pm. Bring the PS5 and 2 HDMI cables. Wi-Fi is on 5GHz.",
     ],
 )
 def test_ordinary_notes_pass_untouched(text: str) -> None:
@@ -176,8 +215,8 @@ PROBE_SHAPES = {
     "::1:": "::1:" * (_SIZE // 4),
     "zero-width": "a\u200b" * (_SIZE // 2),
 }
-# Quadratic detectors took 7-27 s on these; linear ones take 10-160 ms on a busy 2-core
-# machine. The bound leaves room for a slow machine, none for a super-linear detector.
+# Quadratic detectors took 7-27 s on these; linear ones with their gates take 7-60 ms on a
+# 2-core machine. The bound leaves room for a slow machine, none for a super-linear one.
 _BOUND_S = 1.5
 
 

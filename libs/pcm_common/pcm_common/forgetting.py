@@ -3,7 +3,8 @@ API's DELETE (ingest) and a scope's retention period (the sweeper's governance j
 
 After the point is gone: a `deleted` change event (the graph-extractor drops the memory's
 facts, recall replicas their pinned cache), the episode record quoting it is dropped, and a
-memory it had superseded is current again.
+memory it had superseded is current again. Each change event is owed in the outbox
+(`pcm_common.outbox`) before its change is made, so a publish that fails is made up for.
 """
 
 from __future__ import annotations
@@ -12,7 +13,8 @@ from typing import Any
 
 from pcm_common.domain.consolidation import GroupKey, record_id
 from pcm_common.domain.memory import Scope, Source, State
-from pcm_common.events import STREAM_CHANGED, MemoryChanged
+from pcm_common.events import MemoryChanged
+from pcm_common.outbox import forgive, owe, pay
 from pcm_common.resources import Resources
 from pcm_common.telemetry import get_logger
 from pcm_common.tombstones import record
@@ -34,55 +36,60 @@ class Forgetter:
         )
         if found:  # graph repair removes facts only of memories with a tombstone
             await record(self.res.redis, tenant, [memory_id])
+        owed = [MemoryChanged(tenant=tenant, memory_id=memory_id, change="deleted")]
+        await owe(self.res.redis, owed)
         deleted = await self.res.vectors.delete(tenant, [memory_id])
         if not deleted:
+            await forgive(self.res.redis, owed)
             return False
-        await self.res.bus.publish(
-            STREAM_CHANGED, MemoryChanged(tenant=tenant, memory_id=memory_id, change="deleted")
-        )
         log.info("memory_deleted", tenant=tenant, memory_id=memory_id, reason=reason)
         if found:
-            await self.drop_episode_record(tenant, memory_id, found[0].payload)
-            await self._restore_superseded(tenant, memory_id, found[0].payload)
+            owed += await self.drop_episode_record(tenant, memory_id, found[0].payload)
+            owed += await self._restore_superseded(tenant, memory_id, found[0].payload)
+        # Every store change made before any event goes out: a publish that fails leaves
+        # the events owed, not the changes undone.
+        await pay(self.res, owed)
         return True
 
     async def _restore_superseded(
         self, tenant: str, memory_id: str, payload: dict[str, Any]
-    ) -> None:
+    ) -> list[MemoryChanged]:
         """Deleting the memory that superseded another makes that one current again, unless
         the deleted one was itself superseded: then the chain closes over the gap (A, B
-        superseded by C, B deleted: A is superseded by C)."""
+        superseded by C, B deleted: A is superseded by C). Returns the change event owed,
+        for the caller to pay."""
         old = payload.get("supersedes")
         if not old:
-            return
+            return []
         prev = await self.res.vectors.get(tenant, [str(old)], fields=("state", "superseded_by"))
         if not prev or prev[0].payload.get("superseded_by") != memory_id:
-            return
+            return []
         if prev[0].payload.get("state") != State.SUPERSEDED.value:
-            return
+            return []
         newer = payload.get("superseded_by")
         if payload.get("state") == State.SUPERSEDED.value and newer:
             await self.res.vectors.set_payload_many(
                 tenant, [(str(old), {"superseded_by": newer}), (str(newer), {"supersedes": old})]
             )
             log.info("supersession_relinked", tenant=tenant, memory_id=str(old), by=newer)
-            return
+            return []
+        restored = [MemoryChanged(tenant=tenant, memory_id=str(old), change="updated")]
+        await owe(self.res.redis, restored)
         await self.res.vectors.set_payload(
             tenant, str(old), {"state": State.ACTIVE.value, "superseded_by": None}
         )
-        await self.res.bus.publish(
-            STREAM_CHANGED, MemoryChanged(tenant=tenant, memory_id=str(old), change="updated")
-        )
         log.info("memory_restored", tenant=tenant, memory_id=str(old), deleted=memory_id)
+        return restored
 
     async def drop_episode_record(
         self, tenant: str, memory_id: str, payload: dict[str, Any]
-    ) -> None:
+    ) -> list[MemoryChanged]:
         """Delete the episode record that quotes this memory, so a deleted or rewritten text
         does not live on in it until the next consolidation run; that run rebuilds the
-        record from the sources left (with the new text), once the episode qualifies."""
+        record from the sources left (with the new text), once the episode qualifies.
+        Returns the change event owed, for the caller to pay."""
         if not payload.get("episode") or payload.get("source") == Source.CONSOLIDATION.value:
-            return
+            return []
         key = GroupKey(
             episode=str(payload["episode"]),
             user_id=payload.get("user_id"),
@@ -95,10 +102,12 @@ class Forgetter:
         if not found or memory_id not in (found[0].payload.get("metadata") or {}).get(
             "sources", []
         ):
-            return
+            return []
         await record(self.res.redis, tenant, [rid])
-        if await self.res.vectors.delete(tenant, [rid]):
-            await self.res.bus.publish(
-                STREAM_CHANGED, MemoryChanged(tenant=tenant, memory_id=rid, change="deleted")
-            )
-            log.info("episode_record_dropped", tenant=tenant, memory_id=rid, source_id=memory_id)
+        gone = [MemoryChanged(tenant=tenant, memory_id=rid, change="deleted")]
+        await owe(self.res.redis, gone)
+        if not await self.res.vectors.delete(tenant, [rid]):
+            await forgive(self.res.redis, gone)
+            return []
+        log.info("episode_record_dropped", tenant=tenant, memory_id=rid, source_id=memory_id)
+        return gone

@@ -229,7 +229,8 @@ async def memory_history(memory_id: str, tenant: Tenant, svc: Svc) -> dict[str, 
     }
 
 
-@router.patch("/memories/{memory_id}", responses={**JSON_BODY, **error_responses(403), **NOT_FOUND})
+# (No 403: a PATCH screens for secrets and PII, but the capture mode judges new writes only.)
+@router.patch("/memories/{memory_id}", responses={**JSON_BODY, **NOT_FOUND})
 async def patch_memory(
     memory_id: str, body: MemoryPatch, tenant: Tenant, svc: Svc
 ) -> dict[str, Any]:

@@ -29,13 +29,13 @@ from pcm_common.domain.memory import (
 )
 from pcm_common.domain.strength import initial_strength
 from pcm_common.domain.surprisal import distinct_events
-from pcm_common.events import STREAM_CHANGED, STREAM_WRITTEN, MemoryChanged, MemoryWritten
+from pcm_common.events import STREAM_WRITTEN, MemoryChanged, MemoryWritten
 from pcm_common.forgetting import Forgetter
 from pcm_common.judge.features import FEATURES_FIELD
 from pcm_common.keylocks import KeyLocks
 from pcm_common.models.affect import classify
 from pcm_common.models.sparse import encode_document
-from pcm_common.outbox import cross_out, note
+from pcm_common.outbox import cross_out, note, owe, pay
 from pcm_common.resources import TENANTS_KEY, Resources
 from pcm_common.stores.governance import GovernanceStore
 from pcm_common.stores.vectors import Filter, ScoredPoint, SearchQuery, SparseVec, VectorPoint
@@ -356,12 +356,19 @@ class IngestService:
             )
             for r in records
         ]
+        # Pinned memories: recall replicas drop their pinned cache for this tenant.
+        pinned = [
+            MemoryChanged(tenant=tenant, memory_id=r.id, change="pinned")
+            for r in records + owed
+            if r.pinned
+        ]
         if points:
             # Noted before the upsert, crossed out once published: a write whose publish
             # failed (Redis restarting) has its events sent by the sweeper within a minute.
             await note(self.res.redis, tenant, [r.id for r in records])
+            await owe(self.res.redis, pinned)
             await self.res.vectors.upsert(points)
-        await self._publish_written(tenant, records + owed)
+        await self._publish_written(tenant, records + owed, pinned)
         # Exact copies and near-duplicates inside the batch reinforce the stored memory once
         # it exists, each remembered as a repeat at its own time.
         later = [(i, first, "reinforced") for i, first in dup_of.items()]
@@ -379,19 +386,15 @@ class IngestService:
             log.info("memory_stored", tenant=tenant, memory_id=r.id, status=r.status)
         return [r for r in results if r is not None]
 
-    async def _publish_written(self, tenant: str, records: list[MemoryRecord]) -> None:
+    async def _publish_written(
+        self, tenant: str, records: list[MemoryRecord], pinned: list[MemoryChanged]
+    ) -> None:
         """The new memories' events, published after the upsert is durable."""
         if not records:
             return
         await self.res.bus.publish_many(STREAM_WRITTEN, [MemoryWritten.of(r) for r in records])
         await cross_out(self.res.redis, tenant, [r.id for r in records])
-        pinned = [
-            MemoryChanged(tenant=tenant, memory_id=r.id, change="pinned")
-            for r in records
-            if r.pinned
-        ]
-        if pinned:  # recall replicas drop their pinned cache for this tenant
-            await self.res.bus.publish_many(STREAM_CHANGED, pinned)
+        await pay(self.res, pinned)
 
     async def _derived(self, items: list[MemoryIn], fresh: list[int]) -> _Derived:
         """What the new items' texts imply (`_Derived`): in a worker thread for a request
@@ -549,16 +552,13 @@ class IngestService:
         repeats = [*rec.repeats, at]
         # A repeat of an archived memory reactivates it (strength.reactivates).
         patch = {**rec.strength_patch(strength, at), "repeats": [d.isoformat() for d in repeats]}
-        await self.res.vectors.set_payload(tenant, rec.id, patch)
-        if "state" in patch:
-            await self.res.bus.publish(
-                STREAM_CHANGED,
-                MemoryChanged(tenant=tenant, memory_id=rec.id, change="reactivated"),
-            )
         # The sweeper adds the repeat to the memory's routine (absence flags count it).
-        await self.res.bus.publish(
-            STREAM_CHANGED, MemoryChanged(tenant=tenant, memory_id=rec.id, change="repeated")
-        )
+        changes = [MemoryChanged(tenant=tenant, memory_id=rec.id, change="repeated")]
+        if "state" in patch:
+            changes.insert(0, MemoryChanged(tenant=tenant, memory_id=rec.id, change="reactivated"))
+        await owe(self.res.redis, changes)
+        await self.res.vectors.set_payload(tenant, rec.id, patch)
+        await pay(self.res, changes)
 
     # ---- read / update / delete -------------------------------------------------------
 
@@ -643,8 +643,12 @@ class IngestService:
             rec.metadata = patch.metadata
         changes = rec.to_payload()
         changes["history"] = history
+        # Both events are owed before the store write (`pcm_common.outbox`).
+        changed = [MemoryChanged(tenant=tenant, memory_id=rec.id, change=change_kind)]
+        await owe(self.res.redis, changed)
         if rec.version != found[0].payload.get("version"):
             vec = await self.res.embedder.embed_one(rec.text)
+            await note(self.res.redis, tenant, [rec.id])
             await self.res.vectors.upsert(
                 [
                     VectorPoint(
@@ -652,13 +656,14 @@ class IngestService:
                     )
                 ]
             )
+            changed += await self.forgetter.drop_episode_record(tenant, rec.id, changes)
+            # (Every store change first: a publish that fails leaves events owed, not
+            # changes undone.)
             await self.res.bus.publish(STREAM_WRITTEN, MemoryWritten.of(rec))
-            await self.forgetter.drop_episode_record(tenant, rec.id, changes)
+            await cross_out(self.res.redis, tenant, [rec.id])
         else:
             await self.res.vectors.set_payload(tenant, rec.id, changes)
-        await self.res.bus.publish(
-            STREAM_CHANGED, MemoryChanged(tenant=tenant, memory_id=rec.id, change=change_kind)
-        )
+        await pay(self.res, changed)
         log.info("memory_patched", tenant=tenant, memory_id=rec.id, change=change_kind)
         return present(changes)
 

@@ -13,8 +13,7 @@ from pcm_common.domain.clock import as_utc
 from pcm_common.http import JSON_BODY, KEYED, ApiError, Tenant, error_responses, refuse_future
 from pcm_sweeper.jobs import Jobs
 
-# 403: a data key running an admin job.
-router = APIRouter(prefix="/v1", tags=["jobs"], responses={**KEYED, **error_responses(403)})
+router = APIRouter(prefix="/v1", tags=["jobs"], responses=KEYED)
 
 # The earliest simulated clock a job takes: the jobs look back from `now` (90 days of
 # demotion, hours of consolidation), and from year 1 that date arithmetic overflowed (500).
@@ -35,7 +34,8 @@ async def list_jobs(_: Tenant, jobs: Annotated[Jobs, Depends(jobs_of)]) -> dict[
     return {"jobs": sorted(jobs.jobs)}
 
 
-@router.post("/jobs/{name}", responses={**JSON_BODY, **error_responses(404, 409)})
+# 403: a data key running an admin job (listing them needs no role).
+@router.post("/jobs/{name}", responses={**JSON_BODY, **error_responses(403, 404, 409)})
 async def run_job(
     name: str,
     tenant: Tenant,

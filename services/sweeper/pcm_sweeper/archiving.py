@@ -7,7 +7,8 @@ from __future__ import annotations
 from typing import Literal
 
 from pcm_common.domain.memory import State
-from pcm_common.events import STREAM_CHANGED, MemoryChanged
+from pcm_common.events import MemoryChanged
+from pcm_common.outbox import owe, pay
 from pcm_common.resources import Resources
 from pcm_common.telemetry import get_logger
 
@@ -31,9 +32,10 @@ async def _move(
     logged: str,
     reason: str,
 ) -> None:
-    """Write the memory's new state, then announce it (`change`) and log it (`logged`)."""
+    """Write the memory's new state, then announce it (`change`, owed in the outbox before
+    the write: `pcm_common.outbox`) and log it (`logged`)."""
+    changed = [MemoryChanged(tenant=tenant, memory_id=memory_id, change=change)]
+    await owe(res.redis, changed)
     await res.vectors.set_payload(tenant, memory_id, {"state": state.value})
-    await res.bus.publish(
-        STREAM_CHANGED, MemoryChanged(tenant=tenant, memory_id=memory_id, change=change)
-    )
+    await pay(res, changed)
     log.info(logged, tenant=tenant, memory_id=memory_id, reason=reason)

@@ -32,10 +32,10 @@ from pcm_common.domain.memory import (
     text_hash,
 )
 from pcm_common.domain.strength import should_demote
-from pcm_common.events import STREAM_CHANGED, STREAM_WRITTEN, MemoryChanged, MemoryWritten
+from pcm_common.events import STREAM_WRITTEN, MemoryChanged, MemoryWritten
 from pcm_common.keylocks import release
 from pcm_common.models.sparse import encode_document
-from pcm_common.outbox import publish_owed
+from pcm_common.outbox import owe, pay, publish_owed
 from pcm_common.resources import TENANTS_KEY, Resources
 from pcm_common.stores.vectors import Filter, ScoredPoint, VectorPoint, usable_vector
 from pcm_common.telemetry import get_logger
@@ -282,11 +282,10 @@ class Jobs:
         stale = [rid for rid in records if rid not in wanted]
         if stale:
             await tombstones.record(self.res.redis, tenant, stale)
+            gone = [MemoryChanged(tenant=tenant, memory_id=rid, change="deleted") for rid in stale]
+            await owe(self.res.redis, gone)  # made up for if the publish fails (outbox)
             await self.res.vectors.delete(tenant, stale)
-            for rid in stale:
-                await self.res.bus.publish(
-                    STREAM_CHANGED, MemoryChanged(tenant=tenant, memory_id=rid, change="deleted")
-                )
+            await pay(self.res, gone)
             changed += len(stale)
         return changed
 

@@ -24,6 +24,7 @@ from pcm_ingest.schemas import MemoryIn, MemoryPatch
 from pcm_ingest.service import IngestService
 from pcm_ingest.settings import IngestSettings
 from pcm_sweeper.archiving import archive
+from pcm_sweeper.judging import Judging
 from tests.conftest import TEST_REDIS
 
 
@@ -195,3 +196,19 @@ async def test_nothing_is_published_for_a_change_that_was_not_made(world: World)
     assert await _events(world, STREAM_CHANGED) == before
     members = [e.model_dump_json() for e in events]
     assert [await world.res.redis.zscore(CHANGED_KEY, m) for m in members] == [None, None]
+
+
+async def test_a_supersession_by_the_judge(world: World, failing: _Failing) -> None:
+    """The verdict and the older memory's state are stored, so a redelivery of the write
+    would skip the judged memory: the judge leaves the lost event owed instead of failing."""
+    old = await _store(world, "Standup: the team standup is at 9:30 every morning.")
+    new = await _store(world, "Standup: the team standup is now at 10:15 every morning.")
+    judging = Judging(world.res)
+    for mid in (old, new):
+        (point,) = await world.res.vectors.get(world.tenant, [mid], with_vectors=True)
+        failing.streams(STREAM_CHANGED)
+        assert await judging.judge_point(world.tenant, point)
+    (stored,) = await world.res.vectors.get(world.tenant, [old])
+    assert stored.payload["state"] == "superseded"
+    assert stored.payload["superseded_by"] == new
+    await _made_up(world, failing, {STREAM_CHANGED: [(old, "superseded")]})

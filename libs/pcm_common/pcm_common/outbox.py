@@ -79,6 +79,21 @@ async def pay(res: Resources, events: Sequence[MemoryChanged]) -> None:
         await forgive(res.redis, events)
 
 
+async def pay_or_leave_owed(res: Resources, events: Sequence[MemoryChanged]) -> bool:
+    """`pay`, for a stream handler whose changes are made: a failed publish leaves the
+    events owed (the outbox job sends them) instead of failing the handler, whose
+    redelivery would find the change made and announce nothing, or apply it twice.
+    False when they were left owed."""
+    try:
+        await pay(res, events)
+    except Exception as exc:
+        log.warning("changes_left_owed", count=len(events), error=repr(exc)[:300])
+        return False
+    for e in events:
+        log.info("change_published", tenant=e.tenant, memory_id=e.memory_id, change=e.change)
+    return True
+
+
 async def publish_owed(res: Resources, grace_s: float) -> int:
     """Publish the events owed for notes older than `grace_s` (a write still in flight is
     younger) where the store shows the change; returns how many were published. Safe with

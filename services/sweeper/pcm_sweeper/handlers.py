@@ -8,12 +8,12 @@ from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any, TypeVar
 
+from pcm_common import outbox
 from pcm_common.domain import activation, visibility
 from pcm_common.domain.clock import as_utc
 from pcm_common.domain.memory import MemoryRecord, StrengthView
 from pcm_common.domain.visibility import audience
 from pcm_common.events import (
-    STREAM_CHANGED,
     MemoryChanged,
     MemoryExtracted,
     MemoryRecalled,
@@ -219,16 +219,16 @@ class SweeperHandlers:
         writes = [(w, w.patch) for w in todo if w.patch is not None]
         if writes:
             await self._yield()
+            lifted = [
+                MemoryChanged(tenant=tenant, memory_id=w.memory_id, change="reactivated")
+                for w, patch in writes
+                if "state" in patch
+            ]
+            await outbox.owe(self.res.redis, lifted)
             await self.res.vectors.set_payload_many(
                 tenant, [(w.memory_id, patch) for w, patch in writes]
             )
-            for w, patch in writes:
-                if "state" in patch:
-                    changed = MemoryChanged(
-                        tenant=tenant, memory_id=w.memory_id, change="reactivated"
-                    )
-                    await self.res.bus.publish(STREAM_CHANGED, changed)
-                    log.debug("memory_reactivated", tenant=tenant, memory_id=w.memory_id)
+            await outbox.pay_or_leave_owed(self.res, lifted)
         if todo:
             async with self.res.redis.pipeline(transaction=True) as pipe:
                 pipe.hset(key, mapping={w.memory_id: w.value for w in todo})

@@ -18,11 +18,12 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
 
+from pcm_common import outbox
 from pcm_common.domain import supersession, time_keys, visibility
 from pcm_common.domain import surprisal as sp
 from pcm_common.domain.clock import utcnow
 from pcm_common.domain.memory import MemoryRecord
-from pcm_common.events import STREAM_CHANGED, MemoryChanged, MemoryWritten
+from pcm_common.events import MemoryChanged, MemoryWritten
 from pcm_common.judge import MEMBER_FIELDS, FamilyMember, Judge, Verdict, make_judge
 from pcm_common.resources import Resources
 from pcm_common.stores.vectors import Filter, ScoredPoint, SearchQuery
@@ -385,11 +386,15 @@ class Judging:
         # The newer memory's link first: after a crash between the two, the redelivery
         # finds the link and writes the older one's state again (`_supersedes`); the
         # other order could leave a superseded memory that nothing links to.
+        superseded = [
+            MemoryChanged(tenant=tenant, memory_id=old, change="superseded") for old, _ in replaced
+        ]
+        # Owed before the write: once the verdict is stored, a redelivery skips the memory
+        # (judged), so a publish lost here would never be made again but by the outbox.
+        await outbox.owe(self.res.redis, superseded)
         await self.res.vectors.set_payload_many(tenant, [*patches, *replaced])
+        await outbox.pay_or_leave_owed(self.res, superseded)
         for old, patch in replaced:
-            await self.res.bus.publish(
-                STREAM_CHANGED, MemoryChanged(tenant=tenant, memory_id=old, change="superseded")
-            )
             log.info("memory_superseded", tenant=tenant, memory_id=old, by=patch["superseded_by"])
         for (j, _), (_, patch) in zip(judged, patches, strict=True):
             log.info(

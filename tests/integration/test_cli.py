@@ -90,6 +90,17 @@ async def test_store_recall_pin_inspect_list_forget(
     assert ok(await pcm(pcm_url, "pin", mid, "--off")).strip() == f"unpinned {mid}"
     assert (await client_a.get(f"/v1/memories/{mid}")).json()["pinned"] is False
 
+    # `update` is the API's PATCH: the new text is current, the old one stays in history.
+    edited = f"{fact} It moved to the Tuesday slot."
+    changed = json.loads(
+        ok(await pcm(pcm_url, "update", mid, "--text", edited, "--importance", "low"))
+    )
+    assert (changed["text"], changed["importance"]) == (edited, "low")
+    versions = (await client_a.get(f"/v1/memories/{mid}/history")).json()["versions"]
+    assert [v["text"] for v in versions] == [fact, edited]
+    nothing = await pcm(pcm_url, "update", mid)
+    assert nothing.exit_code != 0 and "give --text" in nothing.stderr
+
     assert ok(await pcm(pcm_url, "forget", mid)).strip() == f"deleted {mid}"
     gone = await pcm(pcm_url, "inspect", mid)
     assert gone.exit_code == EXIT_REFUSED and "404 memory_not_found" in gone.stderr

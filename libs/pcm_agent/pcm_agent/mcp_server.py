@@ -3,8 +3,8 @@ an agent needs to keep and use memory, over stdio or streamable HTTP.
 
 It is a client of PCM's HTTP API (`PCM_URL`, `PCM_API_KEY`), so the API's rules hold for
 every tool unchanged: one key is one tenant, the write firewall screens every store, and
-recall returns the rendered PAE slots. Tools: store, recall, pin, forget, inspect, list,
-consolidate, stats, health. Resources: `pcm://pinned` (the guardrails recall always
+recall returns the rendered PAE slots. Tools: store, recall, pin, update, forget, inspect,
+list, consolidate, stats, health. Resources: `pcm://pinned` (the guardrails recall always
 delivers) and `pcm://pipeline` (what the background consumers have left to do).
 
     pcm mcp                               # stdio, for a local agent
@@ -16,7 +16,6 @@ from __future__ import annotations
 import json
 from collections.abc import Iterator
 from contextlib import contextmanager
-from datetime import datetime
 from typing import Any
 
 from mcp.server.mcpserver import MCPServer
@@ -24,8 +23,38 @@ from mcp.server.mcpserver.exceptions import ResourceError, ToolError
 
 from pcm_agent import agent_api
 from pcm_agent.agent_api import plain
+from pcm_agent.mcp_params import (
+    DESTRUCTIVE,
+    IDEMPOTENT_WRITE,
+    READ_ONLY,
+    WRITES,
+    Compact,
+    Episode,
+    ImportanceArg,
+    IncludeArchived,
+    K,
+    Limit,
+    MemoryId,
+    Metadata,
+    NewImportance,
+    NewPinned,
+    NewState,
+    NewText,
+    Now,
+    Offset,
+    Pinned,
+    PinnedFilter,
+    Project,
+    Query,
+    ScopeArg,
+    ScopeFilter,
+    StateFilter,
+    Text,
+    UserId,
+    Workspace,
+)
 from pcm_client import LIST_MAX, AsyncPcmClient, PcmError
-from pcm_client.models import Importance, Scope, State
+from pcm_client.calls import PatchFields
 
 
 @contextmanager
@@ -56,20 +85,17 @@ def build(api: AsyncPcmClient) -> MCPServer:
         ),
     )
 
-    @server.tool()
+    @server.tool(annotations=WRITES)
     async def store(
-        text: str,
-        scope: Scope | None = None,
-        workspace: str | None = None,
-        project: str | None = None,
-        user_id: str | None = None,
-        importance: Importance | None = None,
-        episode: str | None = None,
+        text: Text,
+        scope: ScopeArg = None,
+        workspace: Workspace = None,
+        project: Project = None,
+        user_id: UserId = None,
+        importance: ImportanceArg = None,
+        episode: Episode = None,
     ) -> dict[str, Any]:
-        """Store a memory. scope: global | workspace | project (name the workspace or
-        project); omitted: the narrowest one named (project, else workspace, else global).
-        importance: low | normal | high (inferred from the text when omitted).
-        Returns {id, status}: created, reinforced, merged or redacted."""
+        """Store a memory. Returns {id, status}: created, reinforced, merged or redacted."""
         with _tool_error():
             stored = await api.store(
                 text,
@@ -83,18 +109,19 @@ def build(api: AsyncPcmClient) -> MCPServer:
             )
         return plain(stored)
 
-    @server.tool()
+    # Read-only to the agent: a recall only strengthens what it delivered (DESIGN §3).
+    @server.tool(annotations=READ_ONLY)
     async def recall(
-        query: str,
-        k: int | None = None,
-        compact: bool = False,
-        workspace: str | None = None,
-        project: str | None = None,
-        user_id: str | None = None,
-        include_archived: bool = False,
+        query: Query,
+        k: K = None,
+        compact: Compact = False,
+        workspace: Workspace = None,
+        project: Project = None,
+        user_id: UserId = None,
+        include_archived: IncludeArchived = False,
     ) -> str:
         """Recall what PCM knows for a request: returns the rendered prompt slots (anomaly
-        flags, pinned asker context, dated situational context). compact: 10 memories."""
+        flags, pinned asker context, dated situational context)."""
         with _tool_error():
             out = await api.recall(
                 query,
@@ -107,38 +134,65 @@ def build(api: AsyncPcmClient) -> MCPServer:
             )
         return out.prompt
 
-    @server.tool()
-    async def pin(memory_id: str, pinned: bool = True) -> dict[str, Any]:
+    @server.tool(annotations=IDEMPOTENT_WRITE)
+    async def pin(memory_id: MemoryId, pinned: Pinned = True) -> dict[str, Any]:
         """Pin a memory (delivered with every recall in its scope), or unpin it."""
         with _tool_error():
             return plain(await api.pin(memory_id, pinned))
 
-    @server.tool()
-    async def forget(memory_id: str) -> str:
+    @server.tool(annotations=IDEMPOTENT_WRITE)
+    async def update(
+        memory_id: MemoryId,
+        text: NewText = None,
+        importance: NewImportance = None,
+        pinned: NewPinned = None,
+        state: NewState = None,
+        metadata: Metadata = None,
+    ) -> dict[str, Any]:
+        """Change a memory: its text (a new version; `inspect` shows the history), importance,
+        pin, state or metadata. Only the fields given change. Returns the memory."""
+        fields: PatchFields = {}
+        if text is not None:
+            fields["text"] = text
+        if importance is not None:
+            fields["importance"] = importance
+        if pinned is not None:
+            fields["pinned"] = pinned
+        if state is not None:
+            fields["state"] = state
+        if metadata is not None:
+            fields["metadata"] = metadata
+        if not fields:
+            raise ToolError("nothing to update: give text, importance, pinned, state or metadata")
+        with _tool_error():
+            return plain(await api.update(memory_id, **fields))
+
+    @server.tool(annotations=DESTRUCTIVE)
+    async def forget(memory_id: MemoryId) -> str:
         """Delete a memory for good (forgetting by decay never deletes; this does)."""
         with _tool_error():
             await api.delete(memory_id)
         return f"deleted {memory_id}"
 
-    @server.tool()
-    async def inspect(memory_id: str) -> dict[str, Any]:
+    @server.tool(annotations=READ_ONLY)
+    async def inspect(memory_id: MemoryId) -> dict[str, Any]:
         """A memory whole: text, strength now, state, episode, surprisal, supersession,
         and its version history."""
         with _tool_error():
             return await agent_api.inspect(api, memory_id)
 
-    @server.tool(name="list")
+    @server.tool(name="list", annotations=READ_ONLY)
     async def list_memories(
-        scope: Scope | None = None,
-        workspace: str | None = None,
-        project: str | None = None,
-        state: State | None = None,
-        pinned: bool | None = None,
-        user_id: str | None = None,
-        limit: int = 50,
-        offset: str | None = None,
+        scope: ScopeFilter = None,
+        workspace: Workspace = None,
+        project: Project = None,
+        state: StateFilter = None,
+        pinned: PinnedFilter = None,
+        user_id: UserId = None,
+        limit: Limit = 50,
+        offset: Offset = None,
     ) -> dict[str, Any]:
-        """List memories (newest pages via `offset`), filtered by scope, state, pin or
+        """List memories, newest first, a page at a time, filtered by scope, state, pin or
         user."""
         with _tool_error():
             page = await api.list_memories(
@@ -153,20 +207,20 @@ def build(api: AsyncPcmClient) -> MCPServer:
             )
         return plain(page)
 
-    @server.tool()
-    async def consolidate(now: datetime | None = None) -> dict[str, Any]:
+    @server.tool(annotations=WRITES)
+    async def consolidate(now: Now = None) -> dict[str, Any]:
         """Consolidate settled episodes into episode records now (sources are kept)."""
         with _tool_error():
             return plain(await api.consolidate(now))
 
-    @server.tool()
+    @server.tool(annotations=READ_ONLY)
     async def stats() -> dict[str, Any]:
         """Exact counts of memories by state, pinned and episode records, and the pipeline
         backlog."""
         with _tool_error():
             return await agent_api.stats(api)
 
-    @server.tool()
+    @server.tool(annotations=READ_ONLY)
     async def health() -> dict[str, Any]:
         """Whether PCM and its stores are ready (Redis, vectors, graph, models)."""
         try:

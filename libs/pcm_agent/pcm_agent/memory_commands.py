@@ -1,5 +1,5 @@
 """The `pcm` commands for memories, as a client of the HTTP API at PCM_URL with PCM_API_KEY:
-store, recall, pin, forget, inspect, list, consolidate, stats."""
+store, recall, pin, update, forget, inspect, list, consolidate, stats."""
 
 from __future__ import annotations
 
@@ -23,6 +23,7 @@ from pcm_agent.cli_support import (
     instant,
     print_json,
 )
+from pcm_client.calls import PatchFields
 
 
 def store(
@@ -105,6 +106,27 @@ def pin(
     typer.echo(f"{'unpinned' if off else 'pinned'} {memory_id}")
 
 
+def update(
+    memory_id: MemoryId,
+    text: Annotated[
+        str | None, typer.Option(help="new text (the old stays in its history)")
+    ] = None,
+    importance: Annotated[ImportanceName | None, typer.Option()] = None,
+    state: Annotated[StateName | None, typer.Option()] = None,
+) -> None:
+    """Change a memory's text, importance or state (PATCH); prints the memory as JSON."""
+    fields: PatchFields = {}
+    if text is not None:
+        fields["text"] = text
+    if importance is not None:
+        fields["importance"] = importance.value
+    if state is not None:
+        fields["state"] = state.value
+    if not fields:
+        raise typer.BadParameter("give --text, --importance or --state")
+    print_json(plain(call(lambda api: api.update(memory_id, **fields))))
+
+
 def forget(memory_id: MemoryId) -> None:
     """Delete a memory for good."""
     call(lambda api: api.delete(memory_id))
@@ -185,6 +207,7 @@ def register(app: typer.Typer) -> None:
     app.command()(store)
     app.command()(recall)
     app.command()(pin)
+    app.command()(update)
     app.command()(forget)
     app.command()(inspect)
     app.command(name="list")(list_memories)

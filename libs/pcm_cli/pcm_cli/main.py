@@ -42,16 +42,22 @@ def _serve(names: list[str], host: str, port: int, settings: PcmSettings | None 
     )
 
 
-def dev(host: str = "127.0.0.1", port: int = 8080) -> None:
-    """Every service in one process on the embedded default (Qdrant Edge, local models)."""
-    from pcm_common.config import PcmSettings
+PROFILE_HELP = "starter | local-performance | scale (default: PCM_PROFILE, else none)"
 
+
+def dev(
+    host: str = "127.0.0.1",
+    port: int = 8080,
+    profile: str = typer.Option("", help=PROFILE_HELP),
+) -> None:
+    """Every service in one process on the embedded default (Qdrant Edge, local models)."""
     # A development server: the dev key is allowed (`pcm serve` refuses it elsewhere).
     os.environ.setdefault("PCM_ENV", "dev")
     # Read once: the key printed is the one the server is built with.
-    s = PcmSettings()
+    s = _settings(profile)
     key = f"dev key: {s.dev_api_key}" if s.dev_key_enabled else "dev key off"
-    typer.echo(f"PCM dev: http://{host}:{port}  (docs at /docs, {key})")
+    shown = f", profile {s.profile}" if s.profile else ""
+    typer.echo(f"PCM dev: http://{host}:{port}  (docs at /docs, {key}{shown})")
     _serve(list(SERVICES), host, port, s)
 
 
@@ -61,19 +67,39 @@ def serve(
     port: int = typer.Option(
         0, help="defaults: ingest 8081, recall 8082, graph-extractor 8083, sweeper 8084"
     ),
+    profile: str = typer.Option("", help=PROFILE_HELP),
 ) -> None:
     """One service per process (production)."""
     from pcm_cli.app import DEFAULT_PORTS
-    from pcm_common.config import PcmSettings
 
     if service not in SERVICES:
         raise typer.BadParameter(f"unknown service {service!r}; one of {', '.join(SERVICES)}")
-    s = PcmSettings()
+    s = _settings(profile)
     refusal = dev_key_refusal(s)
     if refusal:
         typer.echo(refusal, err=True)
         raise typer.Exit(2)
     _serve([service], host, port or DEFAULT_PORTS[service], s)
+
+
+def _settings(profile: str) -> PcmSettings:
+    """The process's settings, or exit 2 with what is wrong in them (an unknown profile,
+    `scale` without its servers, a malformed value) rather than a traceback."""
+    from pydantic import ValidationError
+
+    from pcm_common.config import PcmSettings
+
+    if profile:
+        # Through the environment: each service builds its own settings class from it.
+        os.environ["PCM_PROFILE"] = profile
+    try:
+        return PcmSettings()
+    except ValidationError as exc:
+        for err in exc.errors():
+            where = ".".join(str(p) for p in err["loc"])
+            msg = str(err["msg"]).removeprefix("Value error, ")
+            typer.echo(f"pcm: invalid settings: {where + ': ' if where else ''}{msg}", err=True)
+        raise typer.Exit(2) from None
 
 
 def dev_key_refusal(s: PcmSettings) -> str | None:

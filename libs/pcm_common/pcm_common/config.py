@@ -6,8 +6,10 @@ import json
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import AliasChoices, Field, field_validator
-from pydantic_settings import BaseSettings, SettingsConfigDict
+from pydantic import AliasChoices, Field, field_validator, model_validator
+from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, SettingsConfigDict
+
+from pcm_common.profiles import PROFILES, ProfileSource, missing_servers, unknown_profile
 
 DEV_API_KEY = "pcm-dev-key"
 DEV_TENANT = "dev"
@@ -17,10 +19,14 @@ class PcmSettings(BaseSettings):
     """Connection and model settings every PCM process needs.
 
     The three server addresses read the conventional unprefixed variables
-    (`REDIS_URL`, `QDRANT_URL`, `NEO4J_URI`) as well as their `PCM_` names.
+    (`REDIS_URL`, `QDRANT_URL`, `NEO4J_URI`) as well as their `PCM_` names. A profile
+    (`PCM_PROFILE`, `pcm_common.profiles`) supplies the defaults of the settings left unset.
     """
 
     model_config = SettingsConfigDict(env_prefix="PCM_", extra="ignore")
+
+    # starter | local-performance | scale; empty: the fields' own defaults.
+    profile: str = ""
 
     redis_url: str = Field(
         "redis://127.0.0.1:6379/0", validation_alias=AliasChoices("REDIS_URL", "PCM_REDIS_URL")
@@ -150,6 +156,35 @@ class PcmSettings(BaseSettings):
     # the young generation every this many net allocations (0: Python's default, 700).
     gc_freeze: bool = True
     gc_gen0_threshold: int = 50_000
+
+    @classmethod
+    def settings_customise_sources(
+        cls,
+        settings_cls: type[BaseSettings],
+        init_settings: PydanticBaseSettingsSource,
+        env_settings: PydanticBaseSettingsSource,
+        dotenv_settings: PydanticBaseSettingsSource,
+        file_secret_settings: PydanticBaseSettingsSource,
+    ) -> tuple[PydanticBaseSettingsSource, ...]:
+        # After every explicit source, so an argument or a variable always beats the profile.
+        explicit = (init_settings, env_settings, dotenv_settings, file_secret_settings)
+        return (*explicit, ProfileSource(settings_cls, explicit))
+
+    @field_validator("profile")
+    @classmethod
+    def _known_profile(cls, v: str) -> str:
+        name = v.strip().lower()
+        if name and name not in PROFILES:
+            raise ValueError(unknown_profile(v))
+        return name
+
+    @model_validator(mode="after")
+    def _profile_servers(self) -> PcmSettings:
+        # `scale` cannot fall back to the embedded store or a local graph it never named.
+        why = missing_servers(self.profile, set(self.model_fields_set), self.__dict__)
+        if why:
+            raise ValueError(why)
+        return self
 
     @field_validator("api_keys", "admin_keys", mode="before")
     @classmethod

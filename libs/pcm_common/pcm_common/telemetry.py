@@ -71,7 +71,8 @@ CALLER: ContextVar[str] = ContextVar("pcm_caller", default="http")
 JOB_RUNS = Counter(
     "pcm_job_runs_total",
     "Scheduled job runs, one per tenant a tick ran it for",
-    ["job", "outcome"],  # ok|failed|locked (another replica holds the tenant's job lock)
+    # Not `job`: Prometheus sets that target label on every scraped series.
+    ["job_name", "outcome"],  # ok|failed|locked (another replica holds the tenant's lock)
 )
 
 _configured = False

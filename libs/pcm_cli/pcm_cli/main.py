@@ -38,6 +38,9 @@ def _serve(names: list[str], host: str, port: int, settings: PcmSettings | None 
         host=host,
         port=port,
         log_level="warning",
+        # Logging is PCM's (`pcm_common.telemetry`: JSON); access lines are its own.
+        log_config=None,
+        access_log=False,
         timeout_graceful_shutdown=20,
     )
 

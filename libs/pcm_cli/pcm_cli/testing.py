@@ -55,7 +55,14 @@ async def running_server(
 
     port = free_port()
     server = uvicorn.Server(
-        uvicorn.Config(dev_app(), host="127.0.0.1", port=port, log_level="warning")
+        uvicorn.Config(
+            dev_app(),
+            host="127.0.0.1",
+            port=port,
+            log_level="warning",
+            log_config=None,
+            access_log=False,
+        )
     )
     task = asyncio.create_task(server.serve())
     deadline = asyncio.get_running_loop().time() + start_timeout_s

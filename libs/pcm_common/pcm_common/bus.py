@@ -27,6 +27,8 @@ from redis.exceptions import TimeoutError as RedisTimeoutError
 from pcm_common.backlog import group_backlogs, parse_id, pipeline_status
 from pcm_common.config import PcmSettings
 from pcm_common.events import PIPELINE_GROUPS, STREAM_DLQ, DeadLetter
+from pcm_common.heartbeats import Heartbeats
+from pcm_common.request_context import bound_request
 from pcm_common.stream_batches import BatchConsumer, BatchHandler, Outcome, each_outcome
 from pcm_common.telemetry import EVENTS_DEAD, get_logger
 
@@ -49,8 +51,9 @@ def default_consumer_name() -> str:
 class Bus:
     """One per process: a FastStream broker plus a plain client for stream administration."""
 
-    def __init__(self, settings: PcmSettings) -> None:
+    def __init__(self, settings: PcmSettings, heartbeats: Heartbeats | None = None) -> None:
         self.settings = settings
+        self.heartbeats = heartbeats or Heartbeats(settings.stall_after_s)
         self.consumer = settings.consumer_name or default_consumer_name()
         # Per-message broker logs at DEBUG: our handlers log each event with tenant and ids.
         self.broker = RedisBroker(
@@ -132,8 +135,13 @@ class Bus:
         up to `concurrency` at once, each succeeding or failing on its own."""
         workers = max(1, concurrency or self.settings.consumer_concurrency)
 
+        async def traced(event: E) -> None:
+            # Each event's lines carry the id of the request that published it.
+            with bound_request(getattr(event, "request_id", None)):
+                await handler(event)
+
         async def each(events: list[E]) -> list[Outcome]:
-            return await each_outcome(events, handler, workers)
+            return await each_outcome(events, traced, workers)
 
         self.consume_batch(stream, group, model, each, max_batch=max(16, 2 * workers))
 
@@ -163,6 +171,7 @@ class Bus:
                 max_deliveries=self.settings.max_deliveries,
                 claim_idle_ms=self.settings.claim_idle_ms,
                 readers=readers,
+                heartbeats=self.heartbeats,
             )
         )
 
@@ -195,6 +204,7 @@ class Bus:
             entry_id=entry_id,
             tenant=body.get("tenant"),
             memory_id=body.get("memory_id"),
+            request_id=body.get("request_id"),
             error=error,
         )
 

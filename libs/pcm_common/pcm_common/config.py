@@ -151,6 +151,10 @@ class PcmSettings(BaseSettings):
 
     log_level: str = "INFO"
     log_json: bool = True
+    # /healthz answers 503 when a consumer loop or the scheduler has not been through an
+    # iteration (idle waits included) for this long (`pcm_common.heartbeats`). One batch
+    # or one tenant's job taking longer counts as a stall, so it sits well above both.
+    stall_after_s: float = Field(default=600.0, gt=0)
 
     # Garbage collector (`pcm_common.gc_tuning`): freeze what start-up loaded, and collect
     # the young generation every this many net allocations (0: Python's default, 700).

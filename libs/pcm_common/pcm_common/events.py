@@ -15,6 +15,7 @@ from pydantic import BaseModel, Field
 
 from pcm_common.domain.clock import utcnow
 from pcm_common.domain.memory import MemoryRecord
+from pcm_common.request_context import current_request_id
 
 STREAM_WRITTEN = "pcm.memory.written"
 STREAM_RECALLED = "pcm.memory.recalled"
@@ -45,6 +46,10 @@ class Event(BaseModel):
     schema_version: int = 1
     tenant: str
     emitted_at: datetime = Field(default_factory=utcnow)
+    # The request that caused it (`X-Request-ID`), taken from the task's context when made:
+    # consumers bind it, so their lines of one write carry the same id. Absent in events
+    # from before it existed, and in those of scheduled jobs.
+    request_id: str | None = Field(default_factory=current_request_id)
 
 
 class MemoryWritten(Event):

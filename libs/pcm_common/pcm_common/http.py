@@ -23,6 +23,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 from pcm_common.auth import Refusal, guard_of
 from pcm_common.bus import pipeline_status
 from pcm_common.domain.clock import as_utc, utcnow
+from pcm_common.request_context import RequestContext, bind_tenant
 from pcm_common.resources import Resources
 from pcm_common.telemetry import REQUEST_LATENCY, get_logger
 
@@ -118,6 +119,7 @@ async def tenant_of(
         raise err from None
     request.state.tenant = principal.tenant
     request.state.principal = principal
+    bind_tenant(principal.tenant)
     return principal.tenant
 
 
@@ -154,6 +156,8 @@ def install(app: FastAPI, service: str) -> None:
         return JSONResponse(body, status_code=503, headers={"Retry-After": "5"})
 
     app.add_middleware(LimitAndTime, service=service)
+    # Added last, so outermost: every answer, LimitAndTime's own refusals too, has the id.
+    app.add_middleware(RequestContext)
 
 
 class LimitAndTime:
@@ -233,6 +237,12 @@ class LimitAndTime:
         await JSONResponse(body, 413)(scope, receive, send)
 
 
+class Health(BaseModel):
+    status: str  # ok | stalled
+    stalled: dict[str, float] | None = None  # loop -> seconds since its last beat
+    stall_after_s: float | None = None
+
+
 class Readiness(BaseModel):
     ready: bool
     checks: dict[str, Any]
@@ -242,9 +252,26 @@ def ops_router(checks: dict[str, ReadinessCheck]) -> APIRouter:
     """/healthz (process alive), /readyz (dependencies answer), /metrics, /v1/pipeline."""
     router = APIRouter()
 
-    @router.get("/healthz", tags=["ops"])
-    async def healthz() -> dict[str, str]:
-        return {"status": "ok"}
+    @router.get(
+        "/healthz",
+        tags=["ops"],
+        responses={
+            200: {"model": Health},
+            503: {"model": Health, "description": "A consumer loop or the scheduler stalled"},
+        },
+    )
+    async def healthz(res: Res) -> JSONResponse:
+        # Liveness: the process answers, and every loop it runs has beaten within the bound
+        # (`pcm_common.heartbeats`); a stalled one is named with its silence in seconds.
+        stalled = res.heartbeats.stalled()
+        if not stalled:
+            return JSONResponse({"status": "ok"})
+        body = {
+            "status": "stalled",
+            "stalled": stalled,
+            "stall_after_s": res.settings.stall_after_s,
+        }
+        return JSONResponse(body, status_code=503)
 
     @router.get(
         "/readyz",

@@ -11,6 +11,7 @@ from redis.asyncio import Redis
 
 from pcm_common.bus import Bus
 from pcm_common.config import PcmSettings
+from pcm_common.heartbeats import Heartbeats
 from pcm_common.stores.vectors import usable_vector
 
 if TYPE_CHECKING:
@@ -40,9 +41,13 @@ class Resources:
         self._opened: set[str] = set()
 
     @cached_property
+    def heartbeats(self) -> Heartbeats:
+        return Heartbeats(self.settings.stall_after_s)
+
+    @cached_property
     def bus(self) -> Bus:
         self._opened.add("bus")
-        return Bus(self.settings)
+        return Bus(self.settings, self.heartbeats)
 
     @cached_property
     def redis(self) -> Redis:

@@ -16,7 +16,7 @@ from pcm_common import gc_tuning
 from pcm_common.admin_keys import admin_router
 from pcm_common.http import ANY_ROUTE, ReadinessCheck, install, ops_router
 from pcm_common.resources import Resources
-from pcm_common.telemetry import configure_logging, get_logger, quiet_broker_loggers
+from pcm_common.telemetry import configure_logging, get_logger, route_library_logs
 
 log = get_logger("service")
 
@@ -60,7 +60,8 @@ def create_app(res: Resources, components: Sequence[Component], title: str) -> F
         for c in components:
             c.consume()
         await res.bus.start()
-        quiet_broker_loggers(res.settings.log_level)
+        # uvicorn configured its loggers after the app was built, the broker on start.
+        route_library_logs(res.settings.log_level)
         gc_tuning.tune(freeze=res.settings.gc_freeze, gen0_threshold=res.settings.gc_gen0_threshold)
         log.info("service_started", services=[c.name for c in components])
         try:

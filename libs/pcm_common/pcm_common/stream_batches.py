@@ -30,6 +30,8 @@ from pydantic import BaseModel, ValidationError
 from redis.asyncio import Redis
 from redis.exceptions import ResponseError
 
+from pcm_common.heartbeats import Heartbeats
+from pcm_common.request_context import bound_batch
 from pcm_common.telemetry import (
     CALLER,
     EVENT_SECONDS,
@@ -102,6 +104,7 @@ class BatchConsumer(Generic[E]):
         poll_ms: int = 100,
         claim_poll_ms: int = 1000,
         readers: int = 1,
+        heartbeats: Heartbeats | None = None,
     ) -> None:
         self.redis = redis
         self.stream = stream
@@ -116,6 +119,8 @@ class BatchConsumer(Generic[E]):
         self.poll_ms = poll_ms
         self.claim_poll_ms = claim_poll_ms
         self.readers = max(1, readers)
+        self.heartbeats = heartbeats or Heartbeats(float("inf"))
+        self._claim_name = f"claim:{group}"
         self.failures_key = f"pcm:failures:{stream}:{group}"
         self.batches: list[int] = []  # recent batch sizes, for tests and diagnostics
         self._in_flight: set[bytes] = set()
@@ -136,12 +141,12 @@ class BatchConsumer(Generic[E]):
         # Several readers of one group in one process are like that many replicas: Redis
         # hands each new entry to one of them, and a batch waiting on the parse process or
         # the graph server no longer leaves the next batch unread.
+        names = [f"read:{self.group}:{i}" for i in range(self.readers)]
         self._tasks = [
-            *(
-                asyncio.create_task(self._loop(self._read_fresh), name=f"read:{self.group}:{i}")
-                for i in range(self.readers)
+            *(asyncio.create_task(self._loop(self._read_fresh, n), name=n) for n in names),
+            asyncio.create_task(
+                self._loop(self._read_stale, self._claim_name), name=self._claim_name
             ),
-            asyncio.create_task(self._loop(self._read_stale), name=f"claim:{self.group}"),
         ]
 
     async def stop(self, timeout_s: float) -> None:
@@ -154,10 +159,15 @@ class BatchConsumer(Generic[E]):
         for task in late:
             task.cancel()
         await asyncio.gather(*self._tasks, return_exceptions=True)
+        for task in self._tasks:
+            self.heartbeats.forget(task.get_name())  # the task's name is its heartbeat's
         self._tasks = []
 
-    async def _loop(self, read: Callable[[], Awaitable[bool]]) -> None:
+    async def _loop(self, read: Callable[[], Awaitable[bool]], name: str) -> None:
         while self._running:
+            # Each read returns within its poll (or the claimer's sleep) when idle: a loop
+            # silent past the bound is stuck in a handler, or dead.
+            self.heartbeats.beat(name)
             try:
                 await read()
             except asyncio.CancelledError:
@@ -201,6 +211,7 @@ class BatchConsumer(Generic[E]):
                     raise
                 break  # stream or group not created yet: nothing to claim
             start, claimed = resp[0], resp[1]
+            self.heartbeats.beat(self._claim_name)  # a long backlog is many batches
             # Entries this process is handling right now are its own, just slow.
             entries = [e for e in claimed if e[1] is not None and e[0] not in self._in_flight]
             if entries:
@@ -239,7 +250,8 @@ class BatchConsumer(Generic[E]):
         if valid:
             self.batches = [*self.batches[-99:], len(valid)]
             try:
-                outcomes = list(await self.handler([ev for _, _, ev in valid]))
+                with bound_batch([body.get("request_id") for _, body, _ in valid]):
+                    outcomes = list(await self.handler([ev for _, _, ev in valid]))
             except Exception as exc:  # the whole batch failed the same way
                 outcomes = [exc] * len(valid)
             if len(outcomes) != len(valid):
@@ -272,6 +284,7 @@ class BatchConsumer(Generic[E]):
             entry_id=entry_id.decode(),
             tenant=body.get("tenant"),
             memory_id=body.get("memory_id"),
+            request_id=body.get("request_id"),
             failures=failures,
             error=repr(error),
         )

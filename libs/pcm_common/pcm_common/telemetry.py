@@ -68,35 +68,72 @@ MIRROR_POINTS = Gauge(
 # Who the current task works for; consumers set their group (`stream_batches`).
 CALLER: ContextVar[str] = ContextVar("pcm_caller", default="http")
 
+JOB_RUNS = Counter(
+    "pcm_job_runs_total",
+    "Scheduled job runs, one per tenant a tick ran it for",
+    # Not `job`: Prometheus sets that target label on every scraped series.
+    ["job_name", "outcome"],  # ok|failed|locked (another replica holds the tenant's lock)
+)
+
 _configured = False
 
 
+def _shared_processors() -> list[structlog.types.Processor]:
+    return [
+        structlog.contextvars.merge_contextvars,
+        structlog.processors.add_log_level,
+        structlog.processors.TimeStamper(fmt="iso", utc=True),
+    ]
+
+
 def configure_logging(level: str = "INFO", json: bool = True) -> None:
-    """Idempotent: the all-in-one process configures once for every service."""
+    """Idempotent: the all-in-one process configures once for every service. structlog's
+    own lines and every library's stdlib logging (uvicorn, litellm, neo4j, httpx,
+    faststream...) leave as one JSON stream on stderr, with the request id bound."""
     global _configured
     if _configured:
         return
     _configured = True
-    logging.basicConfig(stream=sys.stderr, level=level.upper(), format="%(message)s")
-    # The broker's own INFO chatter (task supervision, per-message access lines) would
-    # drown the structured events; it still shows when running at DEBUG.
-    if level.upper() != "DEBUG":
-        logging.getLogger("faststream").setLevel(logging.WARNING)
     renderer: structlog.types.Processor = (
         structlog.processors.JSONRenderer() if json else structlog.dev.ConsoleRenderer()
     )
+    handler = logging.StreamHandler(sys.stderr)
+    handler.setFormatter(
+        structlog.stdlib.ProcessorFormatter(
+            foreign_pre_chain=[structlog.stdlib.add_logger_name, *_shared_processors()],
+            processors=[
+                structlog.stdlib.ProcessorFormatter.remove_processors_meta,
+                structlog.processors.format_exc_info,
+                renderer,
+            ],
+        )
+    )
+    root = logging.getLogger()
+    root.handlers = [handler]
+    root.setLevel(level.upper())
+    route_library_logs(level)
     structlog.configure(
-        processors=[
-            structlog.contextvars.merge_contextvars,
-            structlog.processors.add_log_level,
-            structlog.processors.TimeStamper(fmt="iso", utc=True),
-            structlog.processors.format_exc_info,
-            renderer,
-        ],
+        processors=[*_shared_processors(), structlog.processors.format_exc_info, renderer],
         wrapper_class=structlog.make_filtering_bound_logger(logging.getLevelName(level.upper())),
         logger_factory=structlog.PrintLoggerFactory(file=sys.stderr),
         cache_logger_on_first_use=True,
     )
+
+
+def route_library_logs(level: str) -> None:
+    """Libraries that installed handlers of their own (uvicorn's config, litellm, the
+    broker) would print plain text beside the JSON: their loggers lose those handlers and
+    pass records up to the root's JSON handler. Run again once the server and the broker
+    have started, since they add theirs late."""
+    for logger in list(logging.root.manager.loggerDict.values()):
+        if isinstance(logger, logging.Logger) and logger.handlers:
+            logger.handlers = []
+            logger.propagate = True
+    # The broker's own INFO chatter (task supervision, per-message access lines) would
+    # drown the structured events; it still shows when running at DEBUG. uvicorn's access
+    # lines carry the query string: `pcm_common.request_context` writes its own.
+    quiet_broker_loggers(level)
+    logging.getLogger("uvicorn.access").disabled = True
 
 
 def quiet_broker_loggers(level: str) -> None:
@@ -105,6 +142,7 @@ def quiet_broker_loggers(level: str) -> None:
     line per task at shutdown even with PCM_LOG_LEVEL=WARNING."""
     if level.upper() == "DEBUG":
         return
+    logging.getLogger("faststream").setLevel(logging.WARNING)
     for name in list(logging.root.manager.loggerDict):
         if name.startswith("faststream"):
             logging.getLogger(name).setLevel(logging.WARNING)

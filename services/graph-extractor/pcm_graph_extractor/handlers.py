@@ -153,6 +153,8 @@ class GraphHandlers:
                 memory_id=ev.memory_id,
                 entities=sorted({e.name for e in ex.entities}),
                 relations=len(ex.relations),
+                # The write's id, also in a batch of several requests' events.
+                request_id=ev.request_id,
             )
             for ev, ex in done
         ]
@@ -160,6 +162,7 @@ class GraphHandlers:
         for e in events:
             log.info(
                 "facts_written",
+                request_id=e.request_id,
                 tenant=e.tenant,
                 memory_id=e.memory_id,
                 entities=len(e.entities),

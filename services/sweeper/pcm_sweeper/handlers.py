@@ -149,7 +149,12 @@ class SweeperHandlers:
                 continue
             for ev, ok in zip(evs, done, strict=True):
                 if ok:
-                    log.info("memory_extracted", tenant=tenant, memory_id=ev.memory_id)
+                    log.info(
+                        "memory_extracted",
+                        request_id=ev.request_id,
+                        tenant=tenant,
+                        memory_id=ev.memory_id,
+                    )
         return [failed.get(id(ev)) for ev in events]
 
     # ---- recall side effects -----------------------------------------------------------

@@ -38,7 +38,7 @@ from pcm_common.models.sparse import encode_document
 from pcm_common.outbox import owe, pay, publish_owed
 from pcm_common.resources import TENANTS_KEY, Resources
 from pcm_common.stores.vectors import Filter, ScoredPoint, VectorPoint, usable_vector
-from pcm_common.telemetry import get_logger
+from pcm_common.telemetry import JOB_RUNS, get_logger
 from pcm_sweeper.archiving import archive, restore
 from pcm_sweeper.governance import Governance
 from pcm_sweeper.graph_repair import remove_orphan_facts, republish_unextracted
@@ -53,6 +53,9 @@ _EXTEND = """
 if redis.call('get', KEYS[1]) == ARGV[1] then return redis.call('expire', KEYS[1], ARGV[2]) end
 return 0
 """
+# The loops' heartbeat names (/healthz names a stalled one).
+SCHEDULER = "scheduler"
+OUTBOX = "outbox"
 _IMPORTANCE_ORDER = {Importance.LOW: 0, Importance.NORMAL: 1, Importance.HIGH: 2}
 
 
@@ -136,30 +139,45 @@ class Jobs:
                 log.warning("job_lock_extend_failed", key=key, error=repr(exc))
 
     async def run_scheduled(self, name: str) -> int:
-        """One scheduler tick for `name`: each tenant whose interval slot is free runs."""
+        """One scheduler tick for `name`: each tenant whose interval slot is free runs; one
+        tenant's failure is counted and logged, and the others still run (the failed one
+        is retried at its next slot)."""
         done = 0
         ttl = max(1, math.ceil(self.intervals[name]))
         for tenant in await self.tenants():
+            self.res.heartbeats.beat(SCHEDULER)
             slot = f"pcm:job:slot:{name}:{tenant}"
-            if await self.res.redis.set(slot, 1, nx=True, ex=ttl):
-                done += await self._run_locked(name, tenant, utcnow()) or 0
+            if not await self.res.redis.set(slot, 1, nx=True, ex=ttl):
+                continue
+            try:
+                changed = await self._run_locked(name, tenant, utcnow())
+            except Exception as exc:
+                JOB_RUNS.labels(name, "failed").inc()
+                log.error("job_failed", job=name, tenant=tenant, error=repr(exc)[:300])
+                continue
+            JOB_RUNS.labels(name, "locked" if changed is None else "ok").inc()
+            done += changed or 0
         return done
 
     def start(self) -> None:
-        self._tasks = [asyncio.create_task(self._loop()), asyncio.create_task(self._outbox())]
+        self._tasks = [
+            asyncio.create_task(self._loop(), name=SCHEDULER),
+            asyncio.create_task(self._outbox(), name=OUTBOX),
+        ]
 
     async def stop(self) -> None:
         for task in self._tasks:
             task.cancel()
             with contextlib.suppress(asyncio.CancelledError):
                 await task
+            self.res.heartbeats.forget(task.get_name())
         self._tasks = []
 
     async def _outbox(self) -> None:
         """Events owed by writes whose publish failed (`pcm_common.outbox`), on a shorter
         beat than the scheduler's: their memories wait for the graph meanwhile."""
         while True:
-            await asyncio.sleep(self.settings.outbox_interval_s)
+            await self.res.heartbeats.idle(OUTBOX, self.settings.outbox_interval_s)
             try:
                 await publish_owed(self.res, self.settings.outbox_grace_s)
             except Exception as exc:  # Redis away: the notes wait for the next beat
@@ -167,13 +185,17 @@ class Jobs:
 
     async def _loop(self) -> None:
         while True:
-            await asyncio.sleep(self.settings.job_interval_s)
+            # Beats while it waits and between tenants (`run_scheduled`): /healthz sees a
+            # job that never returns, not the minute between ticks.
+            await self.res.heartbeats.idle(SCHEDULER, self.settings.job_interval_s)
             for name in self.jobs:
                 try:
                     await self.run_scheduled(name)
-                except Exception as exc:  # a failed job is retried at its next slot
+                except Exception as exc:  # Redis away: the tick is retried at the next one
+                    JOB_RUNS.labels(name, "failed").inc()
                     log.error("job_failed", job=name, error=repr(exc))
             if self.settings.stream_trim:
+                self.res.heartbeats.beat(SCHEDULER)
                 try:
                     dropped = await trim_processed(self.res.redis)
                     dead = await trim_dead_letters(

@@ -96,8 +96,9 @@ async def test_healthz_names_a_stalled_consumer_and_scheduler(
                     if held and "scheduler" in stalled:
                         break
                     await asyncio.sleep(0.2)
-                assert len(held) == 1 and stalled[held[0]] > BOUND_S
-                assert stalled["scheduler"] > BOUND_S
+                # Silent longer than the bound (reported to a tenth of a second).
+                assert len(held) == 1 and stalled[held[0]] >= BOUND_S
+                assert stalled["scheduler"] >= BOUND_S
                 # Loops that kept going are not named (the sweeper's, the claimers).
                 assert not [n for n in stalled if "sweeper" in n or n.startswith("claim:")]
                 release.set()

@@ -41,6 +41,10 @@ class Bus:
     async def publish(self, stream: str, event: Any) -> None:
         self.sent.append((stream, event.memory_id, event.change))
 
+    async def publish_many(self, stream: str, events: Any) -> None:
+        for event in events:
+            await self.publish(stream, event)
+
 
 @dataclass
 class Res:

@@ -234,3 +234,14 @@ def test_a_figure_written_in_whole_units_may_move_by_one() -> None:
     (one_more,) = sp.value_deviations(sp.parse_quantities("ack 6 min"), family)
     (ten_times,) = sp.value_deviations(sp.parse_quantities("ack 50 min"), family)
     assert one_more.score < sp.FLAG_MIN_SCORE <= ten_times.score
+
+
+def test_a_clock_past_midnight_wraps_and_never_scores_below_zero() -> None:
+    """Times of day are compared on a 24-hour circle; a clock written past 24:00 (a shift
+    log's "31:20") once gave a negative distance, a negative score and a verdict the judge
+    could not store (the memory was retried by every sweep)."""
+    family = [[sp.Quantity("time_of_day", 7 * 60.0 + m, f"07:{m:02d}")] for m in (0, 5, 10, 15)]
+    late = [sp.Quantity("time_of_day", 31 * 60.0 + 20, "31:20")]
+    (dev,) = sp.value_deviations(late, family)
+    assert 0.0 <= dev.score <= 1.0 and dev.z >= 0.0
+    assert sp.z_score(-1.0, 5) == 0.0

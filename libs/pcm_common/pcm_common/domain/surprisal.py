@@ -208,7 +208,9 @@ def value_deviations(
             scale = shrunk_scale(scale, len(values))
         diff = abs(x - med)
         if circular:
-            diff = min(diff, 1440.0 - diff)  # 23:50 is close to 00:10
+            # 23:50 is close to 00:10; a clock past 24:00 ("31:20") wraps like one.
+            diff = diff % 1440.0
+            diff = min(diff, 1440.0 - diff)
         # A prediction for one new value: the centre's own uncertainty widens it.
         z = diff / scale / math.sqrt(1 + 1 / len(values))
         if min(values) <= q.value <= max(values) and not circular:
@@ -265,7 +267,7 @@ def z_score(z: float, n: int) -> float:
     thr = z_threshold(n)
     if z >= thr:
         return min(1.0, FLAG_MIN_SCORE + 0.3 * (z - thr) / thr)
-    return round(0.6 * z / thr, 4)
+    return round(0.6 * max(z, 0.0) / thr, 4)
 
 
 def describe_value(v: float, kind: str) -> str:

@@ -150,3 +150,19 @@ def test_each_key_shape_needs_a_word_its_matches_hold(gate_texts: list[str]) -> 
         for shape in secrets._SHAPES:
             if shape.pattern.search(text.encode()) is not None:
                 assert any(word in lowered for word in shape.needs), (shape.kind, text[:80])
+
+
+@pytest.mark.parametrize(
+    ("text", "kept"),
+    [
+        ("Reading ISBN 978-0-306-40615-7 for the book club.", True),
+        ("isbn: 0-306-40615-2 is the first edition", True),
+        ("ISBN-13 9780306406157, paperback", True),
+        # A wrong check digit, or a phone written after the label, stays redacted.
+        ("ISBN 978-0-306-40615-8 (misprinted)", False),
+        ("isbn 415-555-2671 call me", False),
+    ],
+)
+def test_a_labelled_book_number_is_no_phone(text: str, kept: bool) -> None:
+    screened = WriteFirewall(phone_regions=("US", "GB", "DE", "FR")).screen(text)
+    assert (screened.text == text) is kept, screened.text

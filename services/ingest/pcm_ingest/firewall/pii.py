@@ -26,7 +26,7 @@ from itertools import accumulate
 import phonenumbers
 import re2
 from phonenumbers import Leniency
-from stdnum import iban, luhn
+from stdnum import iban, isbn, luhn
 from stdnum.br import cpf
 from stdnum.ca import sin
 from stdnum.cn import ric
@@ -387,7 +387,26 @@ def _phone_hits(text: str, data: bytes, regions: tuple[str, ...]) -> Iterator[Hi
         return
     is_phone = _PhoneChecks(regions)
     for m in _PHONE_CANDIDATE.finditer(text, max(0, start - _PHONE_PREFIX)):
+        if _labelled_isbn(text, m.start(), m.end()):
+            continue
         yield from _numbers_in(text, m.start(), m.end(), is_phone)
+
+
+# A book number written after its label ("ISBN 978-0-306-40615-7"): libphonenumber takes
+# a run of its digits for a number in some region. Only a labelled one with a valid check
+# digit is let through (a bare 10-digit phone passes the ISBN-10 check one time in 11).
+_ISBN_LABEL = re.compile(r"\bISBN(?:-1[03])?\s*:?\s*$", re.IGNORECASE)
+
+
+def _labelled_isbn(text: str, start: int, end: int) -> bool:
+    """After an ISBN label, a valid ISBN-13, or a valid ISBN-10 in its four hyphenated
+    parts (a phone is not written so: "isbn 415-555-2671" stays a phone)."""
+    if not _ISBN_LABEL.search(text, max(0, start - 12), start):
+        return False
+    raw = text[start:end].strip()
+    if not isbn.is_valid(raw):
+        return False
+    return isbn.isbn_type(raw) == "ISBN13" or raw.count("-") == 3
 
 
 def pii_hits(text: str, regions: tuple[str, ...]) -> list[Hit]:

@@ -33,6 +33,7 @@ from pcm_sweeper.judgement import (
     created_ts,
     event_times,
     events,
+    events_before,
     routine_item,
 )
 from pcm_sweeper.kin import Kinship, routine_kin
@@ -261,15 +262,17 @@ class Judging:
         # member stands for every earlier event it records.
         times = [event_times(f.payload) for f in family]
         cut = memory.created_at.timestamp()
-        compared, kin = family, []
+        counts = [events_before(t, cut) for t in times]
+        compared, kin, n_events = family, [], sum(counts)
         if kinship is not None:
-            own = [f for f in family if f.id not in kinship.foreign]
-            wider = [*own, *kinship.kin]
-            if events(wider, cut) >= self.config.family_min:
-                compared, kin = wider, kinship.kin
+            own = sum(n for f, n in zip(family, counts, strict=True) if f.id not in kinship.foreign)
+            wider = own + events(kinship.kin, cut)
+            if wider >= self.config.family_min:
+                compared = [f for f in family if f.id not in kinship.foreign] + kinship.kin
+                kin, n_events = kinship.kin, wider
         records = (
             [FamilyMember.of_payload(f.payload) for f in compared]
-            if events(compared, cut) >= self.config.family_min
+            if n_events >= self.config.family_min
             else None
         )
         return Judgement(point, memory, family, records, times, kin)

@@ -1,7 +1,8 @@
 """Synthetic personal-routine datasets for evaluating anomaly flags.
 
 Writes files in the layout of the dev routine files (meta, personas, memories, questions) from
-26 routine kinds and three disjoint phrasing splits, ``tune``, ``heldout`` and ``valid``.
+26 routine kinds (29 in the blind split) and four disjoint phrasing splits, ``tune``,
+``heldout``, ``valid`` and ``blind``.
 Standard library only; the output depends only on the split, the variant, the seed and the
 persona count.
 """

@@ -1,8 +1,10 @@
-"""Command line: write one dataset, all four, or check generated files.
+"""Command line: write one dataset, all eight, or check generated files.
 
 python -m bench.routine_gen --split tune --variant plain --seed 20261204 --out FILE
 python -m bench.routine_gen --all bench/routine_gen/data
 python -m bench.routine_gen --check [FILE ...]
+
+Without --seed each split uses the seed of its frozen files (FROZEN_SEEDS).
 """
 
 from __future__ import annotations
@@ -13,7 +15,7 @@ import sys
 from pathlib import Path
 
 from .check import check_path, check_phrasebooks
-from .generate import DEFAULT_SEED, VARIANTS, build_dataset
+from .generate import FROZEN_SEEDS, VARIANTS, build_dataset
 from .phrasings import SPLITS
 
 DATA_DIR = Path(__file__).parent / "data"
@@ -36,7 +38,7 @@ def run_check(paths: list[str]) -> int:
     print(
         f"families per kind ({'/'.join(SPLITS)}):",
         ", ".join(
-            f"{key} " + "/".join(str(c[split]) for split in SPLITS)
+            f"{key} " + "/".join(str(c.get(split, "-")) for split in SPLITS)
             for key, c in sorted(counts.items())
         ),
     )
@@ -57,14 +59,16 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     )
     parser.add_argument("--split", choices=SPLITS, default="tune")
     parser.add_argument("--variant", choices=tuple(VARIANTS), default="plain")
-    parser.add_argument("--seed", type=int, default=DEFAULT_SEED)
+    parser.add_argument(
+        "--seed", type=int, default=None, help="default: the split's frozen seed (FROZEN_SEEDS)"
+    )
     parser.add_argument("--personas", type=int, default=12)
     parser.add_argument("--out", type=Path, help="write one dataset to this path")
     parser.add_argument(
         "--all",
         type=Path,
         metavar="DIR",
-        help="write {tune,heldout,valid}.{outliers,outliers_absence}.json into DIR",
+        help="write {tune,heldout,valid,blind}.{outliers,outliers_absence}.json into DIR",
     )
     parser.add_argument(
         "--check",
@@ -86,12 +90,14 @@ def main(argv: list[str] | None = None) -> int:
         for split in SPLITS:
             for variant in VARIANTS:
                 out = args.all / file_name(split, variant)
-                write(split, variant, args.seed, args.personas, out)
+                seed = FROZEN_SEEDS[split] if args.seed is None else args.seed
+                write(split, variant, seed, args.personas, out)
         return 0
     if not args.out:
         print("give --out FILE, --all DIR or --check", file=sys.stderr)
         return 2
-    write(args.split, args.variant, args.seed, args.personas, args.out)
+    seed = FROZEN_SEEDS[args.split] if args.seed is None else args.seed
+    write(args.split, args.variant, seed, args.personas, args.out)
     return 0
 
 

@@ -98,7 +98,7 @@ def check_phrasebooks() -> tuple[list[str], dict[str, dict[str, int]]]:
     seen: dict[str, str] = {}
     for split in SPLITS:
         book = load(split)
-        for kind in K.KINDS:
+        for kind in K.kinds_for(split):
             families = book.families.get(kind.key, ())
             counts[kind.key][split] = len(families)
             if not book.questions.get(kind.key) or not book.notes.get(kind.key):
@@ -159,7 +159,7 @@ def check_heldout_isolation() -> list[str]:
 
 
 def check_isolation() -> list[str]:
-    """Every isolated split (heldout, valid) keeps its wording to its own module."""
+    """Every isolated split (heldout, valid, blind) keeps its wording to its own module."""
     problems: list[str] = []
     for split in ISOLATED:
         problems.extend(check_split_isolation(split))
@@ -263,7 +263,7 @@ def kind_vocabulary(key: str) -> frozenset[str]:
     """Words of a kind's label and of the fixed text of its families in every split."""
     vocabulary = content_words(K.KIND_BY_KEY[key].label)
     for split in SPLITS:
-        for template in load(split).families[key]:
+        for template in load(split).families.get(key, ()):
             literal = "".join(text for text, _, _, _ in string.Formatter().parse(template))
             vocabulary |= content_words(literal)
     return frozenset(vocabulary)

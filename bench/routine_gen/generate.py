@@ -31,6 +31,13 @@ from .textstats import shares_content_word
 
 GENERATOR_VERSION = "routine_gen 1.0"
 DEFAULT_SEED = 20261204
+# The seed each split's frozen files in data/ were written with.
+FROZEN_SEEDS: dict[str, int] = {
+    "tune": DEFAULT_SEED,
+    "heldout": DEFAULT_SEED,
+    "valid": DEFAULT_SEED,
+    "blind": 20261205,
+}
 VARIANTS: dict[str, str] = {"plain": "outliers", "absence": "outliers_absence"}
 ROUTINES_PER_PERSONA = 8
 STOPPED_PER_PERSONA = 2
@@ -303,7 +310,9 @@ def attach_note(entry: str, note: str, rng: random.Random) -> str:
 # ---------------------------------------------------------------------------- planning
 
 
-def plan_kinds(n_personas: int, rng: random.Random) -> list[list[K.Kind]]:
+def plan_kinds(
+    n_personas: int, rng: random.Random, kinds: tuple[K.Kind, ...] = K.KINDS
+) -> list[list[K.Kind]]:
     """Deal kinds to personas from a reshuffled deck so every kind is used about as often."""
     deck: list[K.Kind] = []
     plans = []
@@ -311,7 +320,7 @@ def plan_kinds(n_personas: int, rng: random.Random) -> list[list[K.Kind]]:
         chosen: list[K.Kind] = []
         while len(chosen) < ROUTINES_PER_PERSONA:
             if not deck:
-                deck = list(K.KINDS)
+                deck = list(kinds)
                 rng.shuffle(deck)
             kind = deck.pop()
             if kind in chosen:
@@ -676,7 +685,7 @@ def build_personas(split: str, variant: str, seed: int, n_personas: int) -> list
     book = load(split)
     rng = rng_for(seed, split, "dataset")
     profiles = pick_profiles(rng)
-    kind_plans = plan_kinds(n_personas, rng)
+    kind_plans = plan_kinds(n_personas, rng, K.kinds_for(split))
     patterns = plan_outliers(n_personas, rng)
     planted: Counter[tuple[str, str]] = Counter()
     return [

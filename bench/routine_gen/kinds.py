@@ -1,7 +1,7 @@
 """Routine kinds, the entities they mention and the people who keep them.
 
 Nothing in this module is wording: it holds cadences, quantities, value ranges and the pools of
-places, people and providers. Both phrasing splits share it. The placeholders a kind offers to
+places, people and providers. All phrasing splits share it. The placeholders a kind offers to
 its phrasing templates are its slot names and its quantity names (names starting with "_" are
 hidden helpers used only to derive other quantities).
 """
@@ -774,4 +774,89 @@ KINDS: tuple[Kind, ...] = (
     ),
 )
 
-KIND_BY_KEY: dict[str, Kind] = {kind.key: kind for kind in KINDS}
+# Kinds that only the blind split deals (added with it); the other splits keep the 26 above, so
+# their datasets do not change.
+EXTRA_KINDS: tuple[Kind, ...] = (
+    Kind(
+        "dog_walk",
+        "daily dog walks",
+        "daily",
+        (6.8, 8.2),
+        30,
+        {
+            "dog": ("Biscuit", "Pepper", "Otis", "Maple", "Bruno", "Tilly"),
+            "route": (
+                "the common",
+                "Millbrook woods",
+                "the playing fields",
+                "the allotment lane",
+                "the reservoir path",
+                "the dunes",
+            ),
+        },
+        (
+            _q("dur", "duration", base=(30, 55), spread=0.12),
+            _q(
+                "dist", "measure", base=(3.6, 5.4), spread=0.06, unit="km", scale_by="dur", per=60.0
+            ),
+        ),
+        "dur",
+        (0.2, 3.4),
+        ("route",),
+    ),
+    Kind(
+        "cloud_bill",
+        "monthly cloud hosting bills",
+        "monthly",
+        (8.0, 18.0),
+        90,
+        {
+            "host": (
+                "Cirrus Compute",
+                "Hostwell",
+                "Gridline Hosting",
+                "Altostack",
+                "ByteHarbor",
+                "Cumulo Systems",
+            ),
+            "project": ("the blog", "the side project", "the photo archive", "the shop site"),
+        },
+        (
+            _q("amount", "money", base=(18, 60), spread=0.07),
+            _q("storage", "measure", base=(40, 160), spread=0.03, unit="gb"),
+        ),
+        "amount",
+        (4.0, 6.5),
+        ("host",),
+    ),
+    Kind(
+        "tutoring",
+        "weekly tutoring sessions",
+        "weekly",
+        (16.0, 19.0),
+        20,
+        {
+            "tutor": ("Ms Adeyemi", "Mr Novak", "Dr Ferreira", "Mrs Kowalski", "Mr Haddad"),
+            "subject": ("maths", "piano", "Spanish", "chemistry", "guitar"),
+        },
+        (
+            _q("dur", "duration", choices=(45, 60, 90)),
+            _q("_rate", "money", base=(30, 55), nice="whole"),
+            _q("fee", "money", scale_by="dur", ratio_from="_rate", per=60.0),
+        ),
+        "dur",
+        (0.3, 0.25),
+        ("tutor",),
+    ),
+)
+
+# Kinds dealt per split; a split not named here deals KINDS.
+SPLIT_KINDS: dict[str, tuple[Kind, ...]] = {"blind": KINDS + EXTRA_KINDS}
+
+
+def kinds_for(split: str) -> tuple[Kind, ...]:
+    """The kinds a split deals to its personas."""
+    return SPLIT_KINDS.get(split, KINDS)
+
+
+KIND_BY_KEY: dict[str, Kind] = {kind.key: kind for kind in KINDS + EXTRA_KINDS}

@@ -7,9 +7,9 @@ import random
 import re
 from dataclasses import dataclass
 
-SPLITS: tuple[str, ...] = ("tune", "heldout", "valid")
+SPLITS: tuple[str, ...] = ("tune", "heldout", "valid", "blind")
 # Splits whose wording may appear only in their own module (and in generated data).
-ISOLATED: tuple[str, ...] = ("heldout", "valid")
+ISOLATED: tuple[str, ...] = ("heldout", "valid", "blind")
 
 _CHOICE = re.compile(r"\[([^\[\]]*\|[^\[\]]*)\]")
 

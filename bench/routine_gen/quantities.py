@@ -80,7 +80,8 @@ class Money:
 
     Specs: "" local style (£1,234.50 or 1.234,50 €), "code" (EUR 45.10), "codeafter"
     (45.10 EUR), "round" (local style, whole units), "k" (£2.1k for large sums),
-    "bare" (number in local style without currency).
+    "bare" (number in local style without currency), "neg" (a debit: -£45.10 or -45,10 €),
+    "approx" (about, whole units: ~£45 or ~45 €).
     """
 
     value: float
@@ -108,6 +109,10 @@ class Money:
             return self._local(0)
         if spec == "bare":
             return self._num(self.decimals, cur.suffix)
+        if spec == "neg":
+            return "-" + self._local(self.decimals)
+        if spec == "approx":
+            return "~" + self._local(0)
         if spec == "k":
             if self.value < 1000 or (cur.decimals == 0 and not cur.indian):
                 return self._local(0)
@@ -146,7 +151,8 @@ class Duration:
     Specs: "" / "min" (45 min), "mins" (45 mins), "minutes" (45 minutes), "m" (45m),
     "hyph" (45-minute), "hm" (1h20, 45m), "hmin" (1 hr 20 min), "clock" (1:20),
     "hms" (1:20:05 or 44:18), "hrs" (7.5 hrs), "hours" (7.5 hours), "h" (7.5h),
-    "range" (7-8 hours), "words" (an hour and a half, forty minutes).
+    "range" (7-8 hours), "words" (an hour and a half, forty minutes), "hsp" (1h 20m, 45m),
+    "hlong" (1 hour 20 minutes), "tilde" (~45 min).
     """
 
     minutes: float
@@ -198,6 +204,18 @@ class Duration:
         if spec == "range":
             low = math.floor(self.minutes / 60)
             return f"{low}-{low + 1} hours"
+        if spec == "hsp":
+            if h == 0:
+                return f"{m}m"
+            return f"{h}h" if m == 0 else f"{h}h {m}m"
+        if spec == "hlong":
+            mins = f"{m} minute" if m == 1 else f"{m} minutes"
+            if h == 0:
+                return mins
+            hours = "1 hour" if h == 1 else f"{h} hours"
+            return hours if m == 0 else f"{hours} {mins}"
+        if spec == "tilde":
+            return f"~{whole} min"
         if spec == "words":
             if whole < 40:
                 return f"{number_words(whole)} minutes"
@@ -223,7 +241,8 @@ class Measure:
     """A number with a unit, already converted to the persona's unit system.
 
     Specs: "" (5.2 km), "u" (5.2km), "n" (5.2), "h" (5.2-km), "long" (5.2 kilometres),
-    "unit" (km), "alt" (the alternative unit, e.g. 2100 ml), "round" (no decimals, 5 km).
+    "unit" (km), "alt" (the alternative unit, e.g. 2100 ml), "round" (no decimals, 5 km),
+    "approx" (~5.2 km).
     """
 
     value: float  # in the base (metric) unit
@@ -256,6 +275,9 @@ class Measure:
         if spec == "round":
             sep = " " if unit.space else ""
             return f"{self._num(unit, 0)}{sep}{unit.short}"
+        if spec == "approx":
+            sep = " " if unit.space else ""
+            return f"~{self._num(unit)}{sep}{unit.short}"
         if spec == "alt":
             other = self.alt or unit
             sep = " " if other.space else ""
@@ -288,7 +310,8 @@ class Count:
 class Reading:
     """A two-part reading such as blood pressure.
 
-    Specs: "" (128/82), "mm" (128/82 mmHg), "over" (128 over 82), "sys" (128), "dia" (82).
+    Specs: "" (128/82), "mm" (128/82 mmHg), "over" (128 over 82), "sys" (128), "dia" (82),
+    "sp" (128 / 82).
     """
 
     high: int
@@ -305,6 +328,8 @@ class Reading:
             return str(self.high)
         if spec == "dia":
             return str(self.low)
+        if spec == "sp":
+            return f"{self.high} / {self.low}"
         raise ValueError(f"unknown reading spec {spec!r}")
 
 
@@ -312,7 +337,8 @@ class Reading:
 class Clock:
     """A time of day in minutes after midnight.
 
-    Specs: "" (3:25), "pm" (3:25pm), "24" (15:25), "dot" (3.25pm), "hhmm" (1525).
+    Specs: "" (3:25), "pm" (3:25pm), "24" (15:25), "dot" (3.25pm), "hhmm" (1525),
+    "fr" (15h25), "ampm" (3:25 p.m.).
     """
 
     minute_of_day: int
@@ -339,6 +365,11 @@ class Clock:
             return f"{hh}.{mm:02d}{suffix}"
         if spec == "hhmm":
             return f"{h:02d}{m:02d}"
+        if spec == "fr":
+            return f"{h}h{m:02d}"
+        if spec == "ampm":
+            hh, mm, suffix = self._twelve()
+            return f"{hh}:{mm:02d} {suffix[0]}.{suffix[1]}."
         raise ValueError(f"unknown clock spec {spec!r}")
 
 

@@ -4,7 +4,8 @@ not news. Phrasings written for these tests, of routines the shared dev set lack
 
 from __future__ import annotations
 
-from pcm_common.domain.quantities import harmonise, parse_quantities
+from pcm_common.domain.harmonise import harmonise
+from pcm_common.domain.quantities import parse_quantities
 from pcm_common.domain.surprisal import FLAG_MIN_SCORE
 from pcm_common.judge.local import judge_texts
 
@@ -75,3 +76,48 @@ def test_a_reworded_event_is_no_category_change_but_a_new_place_is() -> None:
     assert reworded.score < FLAG_MIN_SCORE
     moved = judge_texts("Did the weekly laundry at Bubbles Launderette: $14.50.", LAUNDRY)
     assert moved.score >= FLAG_MIN_SCORE and moved.kind == "category"
+
+
+INVOICES = [
+    "Billed Harbour Ltd £1,240.00 for March.",
+    "Invoice to Harbour Ltd went out: £1,180.00.",
+    "Billed Harbour Ltd £1,310.00 for May.",
+    "Invoice to Harbour Ltd went out: £1,205.00.",
+]
+
+
+def test_another_series_that_only_brushes_the_family_is_no_change() -> None:
+    # A deploy log whose nearest entries are invoices (through "billing"): it shares no
+    # word and no kind of figure the routine agrees on, so it swaps no provider and adds
+    # no statement to the invoices' routine.
+    text = "Another billing-svc rollout (r2.4.1) to eu-west-1, fourteen minutes."
+    assert judge_texts(text, INVOICES).score < FLAG_MIN_SCORE
+    # The routine's own entry with a swapped client is still a category change.
+    swapped = judge_texts("Invoice to Northgate Partners went out: £1,220.00.", INVOICES)
+    assert swapped.score >= FLAG_MIN_SCORE and swapped.kind == "category"
+
+
+WEIGH_INS = [
+    "68.2kg on the bathroom scale.",
+    "Weekly weight: 68.5 kg.",
+    "68.1kg on the bathroom scale.",
+    "Weekly weight: 68.4 kg.",
+    "68.3kg on the bathroom scale.",
+]
+
+
+def test_a_log_measuring_more_is_not_compared_with_another_series_kilograms() -> None:
+    # A climbing log's first entries lie near the weigh-ins (both in kg) but measure a
+    # time as well: its 95 kg is no body weight.
+    text = "Bouldering 80 min at Crux Hall, max hang 95 kg."
+    assert judge_texts(text, WEIGH_INS).score < FLAG_MIN_SCORE
+    # A weigh-in in a new wording is still compared with the others.
+    assert judge_texts("Scale says 81.0 kg.", WEIGH_INS).score >= FLAG_MIN_SCORE
+    assert judge_texts("Scale says 68.3 kg.", WEIGH_INS).score < FLAG_MIN_SCORE
+
+
+def test_an_extra_figure_in_a_wording_that_names_nothing_still_compares() -> None:
+    # "body fat" is a figure some weigh-ins add; the weight is compared with every
+    # weigh-in whatever else they state.
+    family = [*WEIGH_INS, "Weekly weight: 68.2 kg."]
+    assert judge_texts("Body fat 24%, 81.0 kg.", family).score >= FLAG_MIN_SCORE

@@ -10,11 +10,17 @@ from hypothesis import strategies as st
 from pcm_common.domain.kin import cosine, kin_routine
 
 
-def test_the_routine_of_most_of_the_family_by_cosine() -> None:
+def test_the_routine_of_most_of_the_family_by_closeness() -> None:
     routine_of = {"a": "R", "b": "R", "c": "S", "d": None}
-    assert kin_routine([("a", 0.6), ("b", 0.5), ("c", 0.7), ("d", 0.9)], routine_of) == "R"
+    assert kin_routine([("a", 0.7), ("b", 0.65), ("c", 0.6), ("d", 0.9)], routine_of) == "R"
     # One member is enough when it is the only one placed.
     assert kin_routine([("a", 0.5), ("d", 0.9)], routine_of) == "R"
+
+
+def test_one_near_copy_outweighs_a_fringe_of_loose_members() -> None:
+    routine_of = {"own": "R", "x": "S", "y": "S", "z": "S"}
+    family = [("own", 0.95), ("x", 0.47), ("y", 0.47), ("z", 0.46)]
+    assert kin_routine(family, routine_of) == "R"
 
 
 def test_a_family_split_between_routines_lends_nothing() -> None:

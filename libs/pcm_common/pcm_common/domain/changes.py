@@ -33,6 +33,9 @@ CLAUSE_NOVEL_SHARE = 0.5
 # this share of some member's content words.
 ADDITION_COVER = 0.8
 NAME_ROLE = "name"
+# More than this share of a memory's words (and figure kinds) must be in one phrasing of
+# its routine when the memory holds nothing the routine agrees on: a majority.
+ANCHOR_COVER = 0.5
 # Fewer members of the memory's own routine than this: no consensus to speak of.
 MIN_MEMBERS = 3
 # Roles whose new filler is a new place, person or provider when added to an entry.
@@ -194,6 +197,11 @@ def detect_changes(memory: Profile, family: Sequence[Profile]) -> ChangeReport:
     added = _added_clauses(memory, df, consensus)
     report.changes += [c for c, _ in added]
     in_added: set[str] = set().union(*(lemmas for _, lemmas in added))
+    if not _anchored(memory, own, consensus):
+        # Nothing the routine agrees on, not even the kind of figure it states, and no
+        # phrasing of it: another series whose family only brushed this one (a deploy log
+        # among invoices through "billing"), not a swapped place or provider.
+        return report
     novel = {w: r for w, r in memory.slots.items() if df.get(w, 0) == 0 and w not in in_added}
     swap = _substitution(memory, own, df_own, consensus, novel, n)
     if swap is not None:
@@ -201,6 +209,16 @@ def detect_changes(memory: Profile, family: Sequence[Profile]) -> ChangeReport:
     elif (add := _addition(memory, own, novel, consensus)) is not None:
         report.changes.append(add)
     return report
+
+
+def _anchored(memory: Profile, own: Sequence[Profile], consensus: set[str]) -> bool:
+    """Whether the memory states something of its routine: a word or figure kind the
+    routine agrees on, or most of one of its phrasings ("mobile 1,153 (Parrot, 13.9GB)"
+    beside "mobile 1,186 (Kite Wireless, 12.3GB)")."""
+    if memory.content & consensus:
+        return True
+    size = len(memory.content)
+    return any(len(memory.content & m.content) > ANCHOR_COVER * size for m in own)
 
 
 def _added_clauses(
@@ -212,15 +230,14 @@ def _added_clauses(
         return []
     out: list[tuple[Change, frozenset[str]]] = []
     agreed = {w[len(FIGURE) :].split(":", 1)[0] for w in consensus if w.startswith(FIGURE)}
-    figures_agreed = bool(agreed)
     for i, clause in enumerate(memory.clauses):
         if clause.figure and (clause.lemmas & consensus or clause.kinds & agreed):
             continue  # the routine's own statement (or its figure), however phrased
         if not _is_added(i, clause, df):
             continue
         rest = [c for j, c in enumerate(memory.clauses) if j != i]
-        if not any(c.lemmas & consensus or (c.figure and figures_agreed) for c in rest):
-            continue  # the routine's own statement is not beside it
+        if not any(c.lemmas & consensus or c.kinds & agreed for c in rest):
+            continue  # no statement of the routine (a word, or a figure it agrees on) beside it
         if (clause.lemmas & consensus) - set().union(*(c.lemmas for c in rest)):
             continue  # it carries part of that statement: "Grocery run at X" + "total $71"
         new = frozenset(w for w in clause.lemmas if df.get(w, 0) == 0)

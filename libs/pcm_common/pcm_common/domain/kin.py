@@ -13,10 +13,13 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping, Sequence
 
+from pcm_common.domain.surprisal import FAMILY_MIN_COS
+
 # Kin farther than this from the memory are left out: an entry of the routine must still
 # resemble it a little (a routine folded with a neighbour's through one shared member
 # would otherwise lend every entry of the neighbour).
 KIN_MIN_COS = 0.2
+_EPS = 0.01  # a member at the threshold still counts a little
 
 
 def kin_routine(
@@ -24,14 +27,17 @@ def kin_routine(
 ) -> str | None:
     """The routine whose entries the family members (id, cosine) mostly belong to, or None.
 
-    A routine wins by the summed cosine of its members; it must hold more than half of that
-    of all members that belong to any routine, so a family split between two routines lends
-    neither."""
+    A routine wins by the summed closeness of its members above the family threshold; it
+    must hold more than half of that of all members that belong to any routine, so a family
+    split between two routines lends neither. Closeness above the threshold, not the
+    cosine itself: one near copy of the memory (its own series) outweighs a fringe of
+    entries that only just reached the family (a deploy log's family catching invoices
+    through the word "billing")."""
     weight: dict[str, float] = {}
     for mid, cos in family:
         r = routine_of.get(mid)
         if r is not None:
-            weight[r] = weight.get(r, 0.0) + max(cos, 0.0)
+            weight[r] = weight.get(r, 0.0) + max(cos - FAMILY_MIN_COS, 0.0) + _EPS
     if not weight:
         return None
     best = max(weight, key=lambda r: (weight[r], r))

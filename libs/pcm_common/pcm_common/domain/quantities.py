@@ -16,11 +16,11 @@ part of a reading. Values are in the kind's base unit (seconds, metres, kilogram
 
 from __future__ import annotations
 
-import math
 import re
-import statistics
 from collections.abc import Collection, Iterator, Sequence
 from typing import NamedTuple
+
+from pcm_common.domain.number_words import NUMBER, word_value
 
 
 class Quantity(NamedTuple):
@@ -58,6 +58,8 @@ _UNIT_TABLE: tuple[tuple[str, str, float], ...] = (
     ("ml millilitre millilitres milliliter milliliters", "volume", 0.001),
     ("cl", "volume", 0.01),
     ("pint pints", "volume", 0.568),
+    ("gal gals gallon gallons", "volume", 3.785411784),  # US gallons
+    ("oz ounce ounces floz", "volume", 0.0295735),  # fluid ounces: drinks, not weights
     ("kcal cal cals calorie calories", "energy", 1.0),
     ("kwh", "electricity", 1.0),
     ("kb", "data", 0.001),
@@ -97,31 +99,6 @@ _CURRENCY_WORDS = {
     "rs": "INR",
 }
 
-_NUMBER_WORDS = {
-    "a": 1,
-    "an": 1,
-    "one": 1,
-    "two": 2,
-    "three": 3,
-    "four": 4,
-    "five": 5,
-    "six": 6,
-    "seven": 7,
-    "eight": 8,
-    "nine": 9,
-    "ten": 10,
-    "eleven": 11,
-    "twelve": 12,
-    "fifteen": 15,
-    "twenty": 20,
-    "thirty": 30,
-    "forty": 40,
-    "fifty": 50,
-    "sixty": 60,
-    "ninety": 90,
-    "half": 0.5,
-    "couple": 2,
-}
 # Words that only qualify a figure: a phrasing may add or drop them freely.
 UNIT_WORDS = (
     frozenset(UNITS)
@@ -139,6 +116,10 @@ _UNIT_RE = (
     r"|beats?\s(?:per|a|an)\s(?:minute|min)"
     r"|[a-zA-Zµ]+(?:'[a-z]+)?"
 )
+# Units a price may be quoted per: "$2.544 per L" is no amount paid, and compares only with
+# other prices per litre.
+_RATE_UNITS = r"l|litres?|liters?|gal|gallons?|kwh|kg|kilos?|lbs?|hr|hrs|hours?|h"
+_RATE_AFTER = re.compile(rf"\s?(?:/|per\s)\s?(?P<per_unit>{_RATE_UNITS})\b", re.IGNORECASE)
 _SCAN = re.compile(
     rf"""
     (?P<pre>{_CUR_SYM}|\b(?:{_CODES})\b)?\s?
@@ -151,6 +132,7 @@ _SCAN = re.compile(
       | \s?(?:-|–|to)\s?(?P<hi>{_NUM})(?![/:])                # 7-8, 7 to 8
     )?
     (?P<per>\s?(?:min\s?)?/\s?(?:km|mi|mile)\b)?                # 5:30/km: a pace
+    (?P<rate>\s?(?:/|per\s|an?\s)\s?(?P<per_unit>{_RATE_UNITS})\b)?   # $2.54/L, £45 an hour
     (?![\d/])
     (?:(?:-|\s)?(?P<unit>{_UNIT_RE}))?
     (?:\s?(?P<post>{_CUR_SYM}|\b(?:{_CODES})\b))?
@@ -158,18 +140,13 @@ _SCAN = re.compile(
     re.VERBOSE | re.IGNORECASE,
 )
 _WORD_NUM = re.compile(
-    r"\b(?P<w>(?:half\s+an?|an?|one|two|three|four|five|six|seven|eight|nine|ten|eleven|"
-    r"twelve|fifteen|twenty|thirty|forty|fifty|sixty|ninety|a\s+couple\s+of))"
-    r"(?P<half>\s+and\s+a\s+half)?\s+(?P<unit>hours?|hrs?|minutes?|mins?|days?|weeks?|"
-    r"km|kilometres?|kilometers?|miles?|kilos?|kg|pounds|lbs?|litres?|liters?)\b"
-    r"(?P<half2>\s+and\s+a\s+half)?",
+    rf"\b(?P<w>half\s+an?|an?|a\s+couple\s+of|{NUMBER})"
+    r"(?P<half>\s+and\s+a\s+(?:half|quarter))?\s+(?P<unit>hours?|hrs?|minutes?|mins?|days?|"
+    r"weeks?|km|kilometres?|kilometers?|miles?|kilos?|kg|pounds|lbs?|litres?|liters?)\b"
+    r"(?P<half2>\s+and\s+a\s+(?:half|quarter))?",
     re.IGNORECASE,
 )
-_WORD_COUNT = re.compile(
-    r"\b(?P<w>two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|fifteen|twenty|"
-    r"thirty|forty|fifty)\s+(?P<noun>[a-z]{3,}s)\b",
-    re.IGNORECASE,
-)
+_WORD_COUNT = re.compile(rf"\b(?P<w>{NUMBER})\s+(?P<noun>[a-z]{{3,}}s)\b", re.IGNORECASE)
 _TIME_PREFIX = re.compile(r"\b(?:at|by|from|until|till|around|before|after|since)\s+$", re.I)
 _YEAR_MIN, _YEAR_MAX = 1900, 2100
 _DOT_THOUSANDS = re.compile(r"\d{1,3}\.\d{3}")
@@ -241,7 +218,7 @@ def _is_date_slash(a: float, b: float) -> bool:
     return a.is_integer() and b.is_integer() and 1 <= a <= 31 and 1 <= b <= 31
 
 
-_CORE_GROUPS = ("num", "clock", "slash", "hm", "hi", "per")
+_CORE_GROUPS = ("num", "clock", "slash", "hm", "hi", "per", "rate")
 
 
 def _shown(m: re.Match[str], text: str) -> str:
@@ -272,6 +249,8 @@ def _from_match(m: re.Match[str], text: str, last: Quantity | None) -> list[Quan
         return []  # a date or an id: 2024-03-01, 555-123-4567
     if m.group("per"):
         return _pace(m, value)
+    if m.group("rate"):
+        return _rate(m, value, raw)
     if m.group("clock"):
         return _clock(m, text, value, unit, raw)
     if m.group("slash"):
@@ -302,6 +281,16 @@ def _clock(m: re.Match[str], text: str, value: float, unit: str, raw: str) -> li
     return [Quantity("duration", parts[0] * 60.0 + parts[1], raw)]  # "45:10": min and s
 
 
+def _rate(m: re.Match[str], value: float, raw: str) -> list[Quantity]:
+    """A price per unit ("$2.544 per L", "¥214/L", "£45 an hour"), per the unit's base."""
+    cur = _currency(m.group("pre"), m.group("post"), "")
+    found = _unit(m.group("per_unit"), False)
+    if cur is None or found is None:
+        return []  # "10 per hour" of something unnamed: no comparable figure
+    kind, mult = found
+    return [Quantity(f"price:{cur}/{kind}", value / mult, raw)]
+
+
 def _pace(m: re.Match[str], value: float) -> list[Quantity]:
     """Seconds per kilometre: "5:30/km", "8:45 min/mi"."""
     parts = [int(value)] + [int(p) for p in (m.group("clock") or "")[1:].split(":") if p]
@@ -327,6 +316,10 @@ def _with_unit(
     ul = unit.lower()
     cur = _currency(m.group("pre"), m.group("post"), unit)
     if cur is not None:
+        after = _RATE_AFTER.match(text, m.end())
+        found = _unit(after.group("per_unit"), False) if after else None
+        if found is not None:  # "2,10 €/l": the sign came after the amount
+            return [Quantity(f"price:{cur}/{found[0]}", value / found[1], raw)]
         mult = 1000.0 if ul == "k" else 1.0
         if _DOT_THOUSANDS.fullmatch(m.group("num")):
             value *= 1000  # "1.028 kr": amounts have cents, not thousandths
@@ -362,20 +355,20 @@ def num_is_plain(num: str) -> bool:
 def _word_quantities(text: str) -> Iterator[tuple[int, Quantity]]:
     """Quantities written with number words ("two hours", "an hour and a half")."""
     for m in _WORD_NUM.finditer(text):
-        words = m.group("w").lower().split()
-        if words[0] in {"a", "an"} and m.group("unit").lower().startswith(("day", "week")):
+        w = m.group("w").lower()
+        if w in {"a", "an"} and m.group("unit").lower().startswith(("day", "week")):
             continue  # "twice a week", "a day ago": a frequency or a date, not an amount
-        n = 0.5 if words[0] == "half" else _NUMBER_WORDS.get(words[-1], 0) or 2
-        if m.group("half") or m.group("half2"):
-            n += 0.5
+        n = 0.5 if w.startswith("half") else 2.0 if "couple" in w else word_value(w) or 1.0
+        extra = (m.group("half") or m.group("half2") or "").lower()
+        n += 0.25 if extra.endswith("quarter") else 0.5 if extra else 0.0
         found = _unit(m.group("unit"), False)
         if found is not None:
             yield m.start(), Quantity(found[0], n * found[1], m.group(0))
     for m in _WORD_COUNT.finditer(text):  # "six pages"
         noun = m.group("noun").lower()
-        if noun not in UNITS:
-            key = f"count:{_count_noun(noun)}"
-            yield m.start(), Quantity(key, float(_NUMBER_WORDS[m.group("w").lower()]), m.group(0))
+        count = word_value(m.group("w"))
+        if noun not in UNITS and count is not None and count > 1:
+            yield m.start(), Quantity(f"count:{_count_noun(noun)}", count, m.group(0))
 
 
 def _merge_compound(qs: list[tuple[int, int, Quantity]], text: str) -> list[Quantity]:
@@ -443,67 +436,22 @@ def resolve(quantities: Sequence[Quantity], usual: Collection[str]) -> list[Quan
     return out
 
 
-# Signs several currencies write alike: read as the one currency of the group that the
-# same texts name by code ("$553.64" among "163.87 AUD" entries is Australian dollars).
-_SHARED_SIGNS: dict[str, frozenset[str]] = {
-    "USD": frozenset("USD AUD CAD NZD SGD HKD MXN".split()),  # "$", "dollars", "bucks"
-    "KR": frozenset("SEK NOK DKK".split()),
-    "JPY": frozenset("JPY CNY".split()),  # "¥"
-}
-_BARE_CLOCK = re.compile(r"\d{1,2}:\d{2}")
-
-
-def harmonise(texts: Sequence[Sequence[Quantity]]) -> list[list[Quantity]]:
-    """The quantities of a memory and its family read alike where a form is ambiguous:
-    a currency sign shared by several currencies takes the code the texts use for its
-    group (when they use exactly one), and a bare clock duration ("1:03": minutes and
-    seconds, or hours and minutes) takes the reading nearer the texts' other durations."""
-    coded: dict[str, set[str]] = {}
-    durations: list[float] = []
-    for qs in texts:
-        for q in qs:
-            code = _code(q)
-            if code and not _signed(q, code):
-                for sign, group in _SHARED_SIGNS.items():
-                    if code in group:
-                        coded.setdefault(sign, set()).add(code)
-            elif q.key == "duration" and not _BARE_CLOCK.fullmatch(q.text):
-                durations.append(q.value)
-    reference = statistics.median(durations) if durations else None
-    out: list[list[Quantity]] = []
-    for qs in texts:
-        row: list[Quantity] = []
-        for q in qs:
-            code = _code(q)
-            if _signed(q, code):
-                codes = coded.get(code, set())
-                if len(codes) == 1:
-                    q = q._replace(key=f"money:{next(iter(codes))}")
-            elif q.key == "duration" and reference and _BARE_CLOCK.fullmatch(q.text):
-                longer = q.value * 60.0  # hours and minutes
-                if abs(math.log(longer / reference)) < abs(math.log(max(q.value, 1.0) / reference)):
-                    q = q._replace(value=longer)
-            row.append(q)
-        out.append(row)
-    return out
-
-
-def _code(q: Quantity) -> str:
-    return q.key.split(":", 1)[1] if q.kind == "money" and ":" in q.key else ""
-
-
-def _signed(q: Quantity, code: str) -> bool:
-    """Written with a sign its currency shares with others ("$", "kr", "¥"), not a code."""
-    return code in _SHARED_SIGNS and (code == "KR" or code not in q.text.upper())
-
-
+_SEXAGESIMAL = re.compile(r"\d+(?::\d{2}){1,2}|\d+h\s?\d{1,2}", re.IGNORECASE)
 _FIRST_NUMBER = re.compile(r"\d+(?:[.,'\u202f]\d+)*")
 
 
 def relative_step(text: str) -> float | None:
     """The resolution a figure is written in, relative to it: "5 min" -> 0.2, "7.5 h" ->
-    0.013, "$15.00" -> 0.0007. None when its last group has three digits ("1,028",
-    "1.028"): thousands or thousandths, no resolution to read."""
+    0.013, "$15.00" -> 0.0007, "1:01" or "1h02" -> 1/61 (one of its last unit). None when
+    its last group has three digits ("1,028", "1.028"): thousands or thousandths, no
+    resolution to read."""
+    sexagesimal = _SEXAGESIMAL.search(text)
+    if sexagesimal:
+        parts = [int(p) for p in re.split(r"[:h]\s?", sexagesimal.group(0).lower())]
+        total = 0
+        for p in parts:
+            total = total * 60 + p
+        return 1.0 / total if total else None
     m = _FIRST_NUMBER.search(text)
     if not m:
         return None

@@ -13,7 +13,8 @@ from typing import Any
 from pcm_common.domain import changes
 from pcm_common.domain import surprisal as sp
 from pcm_common.domain.memory import MemoryRecord
-from pcm_common.domain.quantities import harmonise, resolve
+from pcm_common.domain.harmonise import harmonise
+from pcm_common.domain.quantities import resolve
 from pcm_common.judge import Earlier, Judge, Verdict, features
 from pcm_common.text import brief
 
@@ -371,14 +372,22 @@ def usual_keys(texts: Sequence[Sequence[sp.Quantity]]) -> set[str]:
 
 def _comparable(a: changes.Profile, b: changes.Profile) -> bool:
     """Whether `b`'s figures may measure what `a`'s do: the texts share a word, or `b`
-    states a figure of a kind `a` states and names nothing `a` does not. The family is
+    states a figure of a kind `a` states (of every kind, when `a` names something) and
+    names nothing `a` does not. The family is
     already the memory's nearest texts; this keeps a grocery bill from being compared with
     a pharmacy copay that lies near it, while a routine's other phrasings ("Scale: 84 kg",
     "Weighed in at 84 kg") still count."""
     words_a = changes.words(a)
     if words_a & b.content:
         return True
-    return bool((a.content - words_a) & b.content) and b.names <= a.names
+    kinds_a = a.content - words_a
+    if not kinds_a & b.content or not b.names <= a.names:
+        return False
+    # A text naming a place or provider that `b` does not, and sharing no word with it,
+    # is compared only with what measures everything it does: a gym log's "76 min at
+    # PulseFit, bench 107.5 kg" is no weigh-in's "74.4 kg", whose kilograms are another
+    # series'. ("Scale: 191.8 lbs, body fat 24%" names nothing: any weigh-in compares.)
+    return not a.names or kinds_a <= b.content
 
 
 def family_texts(memory: MemoryRecord, family: Sequence[Earlier]) -> list[str]:

@@ -53,6 +53,10 @@ _WRITE_FIELDS = (
     "metadata",
 )
 
+# Payload objects the pipeline writes, whose fields the record's model may not all name.
+# (Not `metadata`: the firewall's redaction replaces it whole. Not `graph`: rebuilt here.)
+_PIPELINE_OBJECTS = ("surprisal", "strength", "affect")
+
 
 class ImportRefusal(BaseModel):
     line: int  # the memory's line in the request body (0 is the first line)
@@ -82,6 +86,20 @@ class _Item:
     vector: list[float] | None
     # The earlier versions (`history` in the payload); None: the record had none.
     history: list[dict[str, Any]] | None = None
+    # The objects of the exported payload (surprisal, strength, ...): fields the record's
+    # model does not name (the judge's `kin_ids`) are kept from them.
+    nested: dict[str, dict[str, Any]] | None = None
+
+    def payload(self) -> dict[str, Any]:
+        """The record's payload, with the earlier versions and the exported objects' other
+        fields kept."""
+        out = self.record.to_payload()
+        for name, exported in (self.nested or {}).items():
+            if isinstance(out.get(name), dict):
+                out[name] = {**exported, **out[name]}
+        if self.history is not None:
+            out["history"] = self.history
+        return out
 
 
 def parse(tenant: str, lines: Sequence[str]) -> tuple[ExportHeader, list[_Item]]:
@@ -109,7 +127,8 @@ def parse(tenant: str, lines: Sequence[str]) -> tuple[ExportHeader, list[_Item]]
         record.text_hash, record.figures = text_hash(record.text), extract_figures(record.text)
         kept = memory.get("history")
         history = [dict(h) for h in kept if isinstance(h, dict)] if isinstance(kept, list) else None
-        items.append(_Item(n, record, write, line.vector, history))
+        nested = {k: v for k in _PIPELINE_OBJECTS if isinstance(v := line.memory.get(k), dict)}
+        items.append(_Item(n, record, write, line.vector, history, nested))
     return header, items
 
 
@@ -200,11 +219,7 @@ class Importer:
             VectorPoint(
                 id=i.record.id,
                 vector=list(i.vector or []),
-                # (The earlier versions are kept in the payload only, beside the record.)
-                payload={
-                    **i.record.to_payload(),
-                    **({"history": i.history} if i.history is not None else {}),
-                },
+                payload=i.payload(),
                 sparse=encode_document(i.record.text),
             )
             for i in items

@@ -34,13 +34,14 @@ from bench.common import (
     client,
     envelope,
     log,
+    mean,
     pcm_server,
     progress,
     run_id,
     settle,
 )
-from bench.locomo import ASK_AFTER, ingest
-from bench.locomo_data import Conversation, load
+from bench.locomo import ASK_AFTER, ingest, retrieved_dias
+from bench.locomo_data import Conversation, evidence_recall, load
 from pcm_client import AsyncPcmClient
 
 
@@ -82,7 +83,7 @@ async def roundtrip(
     """Store `conv` in `src`, copy it to `dst` by export and import, ask both its questions;
     returns the counts and the questions whose answers differ."""
     async with client(src.url, src.key) as a, client(dst.url, dst.key) as b:
-        await ingest(a, conv)
+        by_id, _ = await ingest(a, conv)
         await settle(a)
         t0 = time.perf_counter()
         async with AsyncPcmClient(src.url, src.key, timeout=600) as api:
@@ -101,11 +102,19 @@ async def roundtrip(
         fields = changed_fields(lines, copied)
         now = (conv.last_at + ASK_AFTER).isoformat()
         differ: list[dict[str, Any]] = []
+        overlap: list[float] = []
+        scores: dict[str, list[float]] = {"source": [], "imported": []}
         questions = conv.questions[:limit_questions]
         for q in progress(questions, quiet, desc=conv.sample_id, leave=False):
             body = {"query": q.question, "k": k, "now": now}
-            want = answer(check(await a.post("/v1/recall", json=body)))
-            got = answer(check(await b.post("/v1/recall", json=body)))
+            answers = {}
+            for side, c in (("source", a), ("imported", b)):
+                got_body = check(await c.post("/v1/recall", json=body))
+                answers[side] = answer(got_body)
+                scores[side].append(evidence_recall(q.evidence, retrieved_dias(got_body, by_id)))
+            want, got = answers["source"], answers["imported"]
+            ids = {m for m, _ in want}, {m for m, _ in got}
+            overlap.append(len(ids[0] & ids[1]) / max(1, len(ids[0] | ids[1])))
             if got != want:
                 differ.append({"qid": q.qid, "source": want[:5], "imported": got[:5]})
             await settle(a)
@@ -121,6 +130,10 @@ async def roundtrip(
         "fields_changed": fields,
         "questions": len(questions),
         "same": len(questions) - len(differ),
+        # Of the ids of the two answers, the share both hold (1.0: the same memories).
+        "overlap_mean": round(mean(overlap), 4),
+        # LoCoMo's evidence recall (bench.locomo) of each side's answers.
+        "evidence_recall": {side: round(mean(v), 4) for side, v in scores.items()},
         "differ": differ,
     }
 
@@ -200,8 +213,22 @@ async def run(args: argparse.Namespace, command: str) -> dict[str, Any]:
         "limit_questions": args.limit_questions,
         "env": env,
     }
-    summary = {"questions": total, "same": same, "conversations": results}
-    log(f"same answers: {same}/{total}")
+    weights = [r["questions"] for r in results]
+
+    def weighted(get: Any) -> float:
+        return round(sum(get(r) * w for r, w in zip(results, weights, strict=True)) / total, 4)
+
+    summary = {
+        "questions": total,
+        "same": same,
+        "overlap_mean": weighted(lambda r: r["overlap_mean"]),
+        "evidence_recall": {
+            side: weighted(lambda r, side=side: r["evidence_recall"][side])
+            for side in ("source", "imported")
+        },
+        "conversations": results,
+    }
+    log(f"same answers: {same}/{total}, overlap {summary['overlap_mean']}")
     return envelope("roundtrip", command, config, summary)
 
 

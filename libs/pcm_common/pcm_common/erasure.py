@@ -102,7 +102,7 @@ class Erasure:
             if job.get("status") != "running":  # a new job (or this target again, later)
                 job = {"id": uuid.uuid4().hex, "status": "running", "started_at": str(time.time())}
                 await redis.delete(key)
-                await redis.hset(key, mapping=job)
+                await redis.hset(key, mapping=job)  # type: ignore[arg-type]
                 await redis.persist(key)
             await self._erase(tenant, target, key)
             await redis.hset(key, mapping={"status": "done", "finished_at": str(time.time())})

@@ -12,7 +12,7 @@ import json
 import re
 from collections.abc import Callable, Collection, Iterable, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
 
 from redis.asyncio import Redis
 from redis.exceptions import ResponseError
@@ -75,14 +75,16 @@ async def _matching_entries(
     out: list[bytes] = []
     start = "-"
     while True:
-        page = await redis.xrange(stream, min=start, max="+", count=_PAGE)
+        page = cast(
+            list[tuple[bytes, dict[bytes, bytes]]],
+            await redis.xrange(stream, min=start, max="+", count=_PAGE),
+        )
         if not page:
             return out
         out += [entry_id for entry_id, fields in page if keep(fields)]
         if len(page) < _PAGE:
             return out
-        last = _s(page[-1][0])
-        start = f"({last}"
+        start = f"({_s(page[-1][0])}"
 
 
 async def scrub_streams(redis: Redis, ids: Collection[str], asker: Asker) -> int:

@@ -36,7 +36,7 @@ class ExportHeader(BaseModel):
     model_config = ConfigDict(extra="ignore")
 
     kind: Literal["header"] = "header"
-    format: Literal["pcm-export"] = FORMAT
+    format: Literal["pcm-export"] = "pcm-export"
     version: int = Field(default=VERSION, ge=1, le=VERSION)
     embedding_model: str | None = Field(default=None, max_length=200)
     dim: int | None = Field(default=None, ge=1, le=65_536)

@@ -185,4 +185,8 @@ async def test_a_bad_import_is_refused_whole(client_b: httpx.AsyncClient) -> Non
         assert r.json()["error"] == "invalid_import"
     r = await client_b.post("/v1/import", content=b"\xff\xfe")
     assert r.status_code == 400
+    ahead = _line(f"A memory from next year {RUN}.")
+    ahead["memory"]["created_at"] = (NOW + timedelta(days=400)).isoformat()
+    r = await _import(client_b, [ahead])
+    assert r.status_code == 422 and r.json()["error"] == "invalid_request", r.text
     assert (await client_b.get("/v1/stats")).json()["memories"] == before

@@ -12,7 +12,7 @@ from fastapi.responses import StreamingResponse
 
 from pcm_common.domain.memory import Scope, Source, State
 from pcm_common.export_format import ExportHeader, export_line
-from pcm_common.http import KEYED, ApiError, Tenant, error_responses
+from pcm_common.http import KEYED, ApiError, Tenant, error_responses, refuse_future
 from pcm_common.stores.vectors import Filter
 from pcm_ingest.api import Svc, _firewalled, _matching
 from pcm_ingest.importer import BadImport, Importer, ImportOut, parse
@@ -111,5 +111,7 @@ async def import_memories(request: Request, tenant: Tenant, svc: Svc) -> ImportO
     too_long = [i.line for i in items if len(i.record.text) > svc.settings.max_text_chars]
     if too_long:
         raise ApiError(413, "text_too_large", f"line {too_long[0]}: text over the limit")
+    for item in items:  # (as a write's: 422 invalid_request)
+        refuse_future(item.record.created_at, svc.settings.max_future_s, f"line {item.line}")
     with _firewalled():
         return await Importer(svc).run(tenant, header, items)

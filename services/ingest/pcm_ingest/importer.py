@@ -89,6 +89,8 @@ class _Item:
     # The objects of the exported payload (surprisal, strength, ...): fields the record's
     # model does not name (the judge's `kin_ids`) are kept from them.
     nested: dict[str, dict[str, Any]] | None = None
+    # The repeats' times as exported (validated as the record's `repeats`).
+    repeats: list[str] | None = None
 
     def payload(self) -> dict[str, Any]:
         """The record's payload, with the earlier versions and the exported objects' other
@@ -99,6 +101,8 @@ class _Item:
                 out[name] = {**exported, **out[name]}
         if self.history is not None:
             out["history"] = self.history
+        if self.repeats is not None:  # (as written: the model writes its times otherwise)
+            out["repeats"] = self.repeats
         return out
 
 
@@ -128,7 +132,13 @@ def parse(tenant: str, lines: Sequence[str]) -> tuple[ExportHeader, list[_Item]]
         kept = memory.get("history")
         history = [dict(h) for h in kept if isinstance(h, dict)] if isinstance(kept, list) else None
         nested = {k: v for k in _PIPELINE_OBJECTS if isinstance(v := line.memory.get(k), dict)}
-        items.append(_Item(n, record, write, line.vector, history, nested))
+        repeats = line.memory.get("repeats")
+        kept_repeats = (
+            repeats
+            if isinstance(repeats, list) and all(isinstance(r, str) for r in repeats)
+            else None
+        )
+        items.append(_Item(n, record, write, line.vector, history, nested, kept_repeats))
     return header, items
 
 

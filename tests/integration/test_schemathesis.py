@@ -10,6 +10,7 @@ cores: a few examples per operation and mode, no shrinking, no example database.
 from __future__ import annotations
 
 import asyncio
+import json
 import os
 from collections import Counter
 from collections.abc import Callable
@@ -17,6 +18,7 @@ from collections.abc import Callable
 import requests
 import schemathesis
 from hypothesis import HealthCheck, Phase, given, settings
+from hypothesis import strategies as st
 from hypothesis.errors import Unsatisfiable
 from redis.asyncio import Redis
 from schemathesis import Case, GenerationMode
@@ -38,6 +40,34 @@ CHECKS = [
     content_type_conformance,
     response_schema_conformance,
 ]
+
+
+# `POST /v1/import` takes JSON Lines (an export's): bodies of lines that are memories of the
+# format, or JSON of another shape, or any bytes.
+_LINE = st.fixed_dictionaries(
+    {
+        "kind": st.just("memory"),
+        "memory": st.fixed_dictionaries(
+            {
+                "id": st.uuids().map(str),
+                "text": st.text(min_size=1, max_size=80),
+                "text_hash": st.just("-"),
+                "created_at": st.just("2026-01-01T00:00:00Z"),
+                "ingested_at": st.just("2026-01-01T00:00:00Z"),
+                "strength": st.just({"s_ref": 0.6, "t_ref": "2026-01-01T00:00:00Z"}),
+            }
+        ),
+    }
+).map(json.dumps)
+schemathesis.openapi.media_type(
+    "application/x-ndjson",
+    st.one_of(
+        st.lists(st.one_of(_LINE, st.text(max_size=40)), max_size=4).map(
+            lambda lines: "\n".join(lines).encode()
+        ),
+        st.binary(max_size=100),
+    ),
+)
 
 
 async def _own_tenant_key() -> str:

@@ -146,6 +146,8 @@ def _sample_calls() -> list[calls.Call[Any]]:
         calls.create_key("data", None),
         calls.rotate_key("k_1", None, None),
         calls.revoke_key("k_1"),
+        calls.import_part(b"{}"),
+        calls.erase("u", None, None),
     ]
 
 
@@ -166,6 +168,7 @@ def test_every_call_the_client_makes_is_served(served: dict[str, Schema]) -> Non
         if not any(m == c.method and t.match(c.path) for m, t in templates)
     ]
     assert not missing, missing
+    assert ("GET", "/v1/export") in operations  # (streamed by the clients, not a `Call`)
     # The models the answers are read with are the ones those operations declare.
     ingest = served["ingest"]["paths"]
     created = ingest["/v1/memories"]["post"]["responses"]["201"]["content"]["application/json"]

@@ -8,7 +8,8 @@ async with AsyncPcmClient() as pcm:           # PCM_URL, PCM_API_KEY
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator, Iterable, Mapping
+import json
+from collections.abc import AsyncIterator, Callable, Iterable, Mapping
 from datetime import datetime
 from types import TracebackType
 from typing import Any, TypeVar, Unpack
@@ -26,9 +27,11 @@ from pcm_client.calls import (
     RecallFields,
     StatsFilters,
 )
-from pcm_client.errors import ApiError, PcmError
+from pcm_client.errors import ApiError, PcmError, error_of
 from pcm_client.models import (
     BatchOut,
+    ErasureOut,
+    ImportOut,
     JobIn,
     JobResult,
     Memory,
@@ -95,6 +98,64 @@ class AsyncPcmClient(ClientBase):
             if wait is None:
                 raise error from error.__cause__
             await asyncio.sleep(wait)
+
+    # ---- export, import, erasure -------------------------------------------------------
+
+    async def export(
+        self,
+        *,
+        vectors: bool = False,
+        timeout_s: float | None = None,
+        **filters: Unpack[ListFilters],
+    ) -> AsyncIterator[dict[str, Any]]:
+        """The tenant's memories (those matching `filters`) as the lines of an export,
+        parsed: the header first (its `count`: the memories that follow), then one per
+        memory; with `vectors`, their dense vectors too. Streamed as the server sends it;
+        not retried once it started (call it again)."""
+        params = calls.export_params(filters, vectors)
+        limit = self._limit(timeout_s)
+        try:
+            async with self._http.stream("GET", "/v1/export", params=params, timeout=limit) as r:
+                if r.status_code >= 400:
+                    await r.aread()
+                    raise error_of(r)
+                async for line in r.aiter_lines():
+                    if line.strip():
+                        yield json.loads(line)
+        except httpx.HTTPError as exc:
+            raise transport_error(exc, self.url, limit) from exc
+
+    async def import_lines(
+        self,
+        lines: Iterable[str | Mapping[str, Any]],
+        *,
+        part: int = calls.IMPORT_PART,
+        timeout_s: float | None = None,
+        progress: Callable[[int], None] | None = None,
+    ) -> ImportOut:
+        """Import an export's lines (text or parsed, as `export` gives them), `part`
+        memories a request; `progress` is called with the memories each request sent.
+        Memories the tenant holds already are left as they are, so importing a file again
+        (or after an interrupted import) stores only what is missing."""
+        total = ImportOut.empty()
+        for body, offset, sent in calls.import_parts(lines, part):
+            total.add(await self.send(calls.import_part(body), timeout_s), offset)
+            if progress is not None:
+                progress(sent)
+        return total
+
+    async def erase(
+        self,
+        *,
+        user_id: str | None = None,
+        workspace: str | None = None,
+        project: str | None = None,
+        timeout_s: float | None = 600.0,
+    ) -> ErasureOut:
+        """Erase everything of a user, workspace or project (those given together: what
+        has all of them), with what was derived from it; counts back. An admin key's. A
+        retry, or a second call, finishes an erasure that stopped."""
+        return await self.send(calls.erase(user_id, workspace, project), timeout_s)
 
     # ---- memories ----------------------------------------------------------------------
 

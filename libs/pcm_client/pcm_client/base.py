@@ -52,6 +52,7 @@ class ClientBase:
             "method": call.method,
             "url": call.path,
             "json": call.json,
+            "content": call.content,
             "params": call.params,
             "headers": call.headers,
             "timeout": self._limit(timeout_s),

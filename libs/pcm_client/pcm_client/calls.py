@@ -4,6 +4,7 @@ here once, sent by the sync client and the async one alike, so the two cannot di
 
 from __future__ import annotations
 
+import json
 import uuid
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
@@ -18,7 +19,9 @@ from pcm_client.models import (
     BatchIn,
     BatchOut,
     CaptureMode,
+    ErasureOut,
     Importance,
+    ImportOut,
     JobIn,
     JobResult,
     KeyIn,
@@ -57,6 +60,8 @@ class Call(Generic[T]):
     replayable: bool = True
     # Statuses answered with a body `read` understands, not raised (`/readyz`'s 503).
     accepted: frozenset[int] = frozenset()
+    # A body sent as is (JSON Lines), instead of `json`.
+    content: bytes | None = None
 
 
 # ---- the keyword arguments of the client methods (one definition for both clients) ----
@@ -260,3 +265,58 @@ def rotate_key(key_id: str, overlap_s: int | None, expires_in_s: int | None) -> 
 
 def revoke_key(key_id: str) -> Call[None]:
     return Call("DELETE", f"/v1/admin/keys/{_id(key_id)}", nothing, replayable=False)
+
+
+# ---- export, import, erasure --------------------------------------------------------------
+
+NDJSON = "application/x-ndjson"
+IMPORT_PART = 500  # memories a request of `import_lines` (the server takes up to 1,000)
+IMPORT_PART_BYTES = 4 << 20  # and at most this much of them (the server takes 8 MiB)
+
+
+def export_params(filters: ListFilters, vectors: bool) -> dict[str, Any]:
+    return _query({**filters, "vectors": vectors})
+
+
+def import_part(body: bytes) -> Call[ImportOut]:
+    # Safe to send again: memories already stored are left as they are.
+    return Call(
+        "POST", "/v1/import", model(ImportOut), content=body, headers={"content-type": NDJSON}
+    )
+
+
+def import_parts(
+    lines: Iterable[str | Mapping[str, Any]], size: int = IMPORT_PART
+) -> Iterable[tuple[bytes, int, int]]:
+    """An export's lines (text or parsed) as request bodies of at most `size` memories
+    (the header line, when the export starts with one, opens each): (body, offset,
+    memories), where a refusal's `line` plus `offset` is its line in the export."""
+    header: bytes | None = None
+    part: list[bytes] = []
+    first = n = 0  # n: the export's lines read, blank ones not counted (as the server)
+    for line in lines:
+        raw = (line if isinstance(line, str) else json.dumps(line)).strip().encode()
+        if not raw:
+            continue
+        n += 1
+        if n == 1 and raw.startswith(b"{") and b'"header"' in raw:
+            header = raw
+            continue
+        if not part:
+            first = n - 1
+        part.append(raw)
+        if len(part) >= size or sum(map(len, part)) >= IMPORT_PART_BYTES:
+            yield _body(header, part), first - (header is not None), len(part)
+            part = []
+    if part:
+        yield _body(header, part), first - (header is not None), len(part)
+
+
+def _body(header: bytes | None, part: list[bytes]) -> bytes:
+    return b"\n".join([header, *part] if header else part) + b"\n"
+
+
+def erase(user_id: str | None, workspace: str | None, project: str | None) -> Call[ErasureOut]:
+    # Sent again, an erasure resumes where it stopped.
+    params = _query({"user_id": user_id, "workspace": workspace, "project": project})
+    return Call("DELETE", "/v1/memories", model(ErasureOut), params=params)

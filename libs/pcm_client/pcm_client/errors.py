@@ -102,6 +102,10 @@ class JobRunning(Conflict):
     pass
 
 
+class ErasureRunning(Conflict):
+    pass
+
+
 class PayloadTooLarge(ApiError):
     pass
 
@@ -138,6 +142,7 @@ BY_CODE: dict[str, type[ApiError]] = {
     "policy_not_found": NotFound,
     "unknown_job": NotFound,
     "job_running": JobRunning,
+    "erasure_running": ErasureRunning,
     "key_not_active": Conflict,
     "idempotency_key_in_progress": Conflict,
     "payload_too_large": PayloadTooLarge,
@@ -145,6 +150,7 @@ BY_CODE: dict[str, type[ApiError]] = {
     "batch_too_large": PayloadTooLarge,
     "invalid_request": ValidationError,
     "invalid_scope": ValidationError,
+    "invalid_import": ValidationError,
     "idempotency_key_reused": ValidationError,
     "secret_detected": SecretDetected,
     "rate_limited": RateLimited,

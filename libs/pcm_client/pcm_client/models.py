@@ -218,6 +218,49 @@ class JobResult(Answer):
     changed: Any
 
 
+class ImportRefusal(Answer):
+    line: int  # the memory's line: in the file for `import_lines`, else in the request
+    id: str
+    error: str  # capture_refused | secret_detected | id_taken
+    detail: Any = None
+
+
+class ImportOut(Answer):
+    imported: int
+    existing: int
+    skipped: int
+    reembedded: int
+    redacted: int
+    refused: list[ImportRefusal]
+
+    @classmethod
+    def empty(cls) -> ImportOut:
+        return cls(imported=0, existing=0, skipped=0, reembedded=0, redacted=0, refused=[])
+
+    def add(self, part: ImportOut, first_line: int) -> None:
+        """Count in the answer to one part of a file whose memories start at `first_line`
+        of the file (its refusals' lines made the file's)."""
+        for name in ("imported", "existing", "skipped", "reembedded", "redacted"):
+            setattr(self, name, getattr(self, name) + getattr(part, name))
+        self.refused += [r.model_copy(update={"line": first_line + r.line}) for r in part.refused]
+
+
+class Erased(Answer):
+    memories: int
+    episode_records: int
+    graph_memories: int
+    routine_memories: int
+    stream_entries: int
+    redis_keys: int
+
+
+class ErasureOut(Answer):
+    job_id: str
+    status: str
+    resumed: bool
+    erased: Erased
+
+
 # The server's schema names of the models above whose fields it declares (the rest are
 # answers it publishes as free-form objects); the OpenAPI drift test walks this.
 SCHEMA_MODELS: dict[str, type[BaseModel]] = {
@@ -240,5 +283,9 @@ SCHEMA_MODELS: dict[str, type[BaseModel]] = {
         RecallOut,
         Readiness,
         ErrorBody,
+        ImportRefusal,
+        ImportOut,
+        Erased,
+        ErasureOut,
     )
 }

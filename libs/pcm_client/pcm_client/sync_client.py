@@ -7,8 +7,9 @@ with PcmClient() as pcm:                      # PCM_URL, PCM_API_KEY
 
 from __future__ import annotations
 
+import json
 import time
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from datetime import datetime
 from types import TracebackType
 from typing import Any, TypeVar, Unpack
@@ -26,9 +27,11 @@ from pcm_client.calls import (
     RecallFields,
     StatsFilters,
 )
-from pcm_client.errors import ApiError, PcmError
+from pcm_client.errors import ApiError, PcmError, error_of
 from pcm_client.models import (
     BatchOut,
+    ErasureOut,
+    ImportOut,
     JobIn,
     JobResult,
     Memory,
@@ -94,6 +97,64 @@ class PcmClient(ClientBase):
             if wait is None:
                 raise error from error.__cause__
             time.sleep(wait)
+
+    # ---- export, import, erasure -------------------------------------------------------
+
+    def export(
+        self,
+        *,
+        vectors: bool = False,
+        timeout_s: float | None = None,
+        **filters: Unpack[ListFilters],
+    ) -> Iterator[dict[str, Any]]:
+        """The tenant's memories (those matching `filters`) as the lines of an export,
+        parsed: the header first (its `count`: the memories that follow), then one per
+        memory; with `vectors`, their dense vectors too. Streamed as the server sends it;
+        not retried once it started (call it again)."""
+        params = calls.export_params(filters, vectors)
+        limit = self._limit(timeout_s)
+        try:
+            with self._http.stream("GET", "/v1/export", params=params, timeout=limit) as r:
+                if r.status_code >= 400:
+                    r.read()
+                    raise error_of(r)
+                for line in r.iter_lines():
+                    if line.strip():
+                        yield json.loads(line)
+        except httpx.HTTPError as exc:
+            raise transport_error(exc, self.url, limit) from exc
+
+    def import_lines(
+        self,
+        lines: Iterable[str | Mapping[str, Any]],
+        *,
+        part: int = calls.IMPORT_PART,
+        timeout_s: float | None = None,
+        progress: Callable[[int], None] | None = None,
+    ) -> ImportOut:
+        """Import an export's lines (text or parsed, as `export` gives them), `part`
+        memories a request; `progress` is called with the memories each request sent.
+        Memories the tenant holds already are left as they are, so importing a file again
+        (or after an interrupted import) stores only what is missing."""
+        total = ImportOut.empty()
+        for body, offset, sent in calls.import_parts(lines, part):
+            total.add(self.send(calls.import_part(body), timeout_s), offset)
+            if progress is not None:
+                progress(sent)
+        return total
+
+    def erase(
+        self,
+        *,
+        user_id: str | None = None,
+        workspace: str | None = None,
+        project: str | None = None,
+        timeout_s: float | None = 600.0,
+    ) -> ErasureOut:
+        """Erase everything of a user, workspace or project (those given together: what
+        has all of them), with what was derived from it; counts back. An admin key's. A
+        retry, or a second call, finishes an erasure that stopped."""
+        return self.send(calls.erase(user_id, workspace, project), timeout_s)
 
     # ---- memories ----------------------------------------------------------------------
 

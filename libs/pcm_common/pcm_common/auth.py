@@ -49,16 +49,20 @@ class Refusal(Exception):
 # the agent-facing clients ask for it (`pcm consolidate`, the MCP tool, the PreCompact and
 # Stop hooks), which hold data keys.
 DATA_JOBS = frozenset({"consolidation"})
+# Routes that change a tenant's data in bulk: erasing a user or scope, importing.
+BULK_ROUTES = frozenset({("DELETE", "/v1/memories"), ("POST", "/v1/import")})
 
 
 def required_role(method: str, route_path: str, params: Mapping[str, Any] | None = None) -> Role:
     """`admin` for what changes data in bulk or administers keys: running a lifecycle job
-    (POST /v1/jobs/{name}, but those in DATA_JOBS) and /v1/admin/*; `data` (which admin
+    (POST /v1/jobs/{name}, but those in DATA_JOBS), BULK_ROUTES and /v1/admin/*; `data` (which admin
     keys also have) for everything else."""
     if route_path.startswith("/v1/admin/"):
         return "admin"
     if method == "POST" and route_path.startswith("/v1/jobs/"):
         return "data" if (params or {}).get("name") in DATA_JOBS else "admin"
+    if (method, route_path) in BULK_ROUTES:
+        return "admin"
     return "data"
 
 

@@ -8,6 +8,8 @@ from pcm_common.http import ReadinessCheck
 from pcm_common.resources import Resources
 from pcm_common.service import Component
 from pcm_ingest.api import router
+from pcm_ingest.erasure_api import router as erasure_router
+from pcm_ingest.export_api import router as export_router
 from pcm_ingest.governance_api import router as governance_router
 from pcm_ingest.service import IngestService
 from pcm_ingest.settings import IngestSettings
@@ -25,6 +27,8 @@ class IngestComponent(Component):
         app.state.ingest = self.service
         app.include_router(router)
         app.include_router(governance_router)
+        app.include_router(erasure_router)
+        app.include_router(export_router)
 
     def checks(self) -> dict[str, ReadinessCheck]:
         async def vectors() -> dict[str, Any]:

@@ -15,12 +15,12 @@ spreading activation and no consolidation: all three go by `episode`.
 
 from __future__ import annotations
 
-import hashlib
 import uuid
 from collections.abc import Sequence
 
 from redis.asyncio import Redis
 
+from pcm_common.domain.episode_streams import episode_stream_key
 from pcm_common.domain.memory import MemoryRecord
 
 AUTO_PREFIX = "auto-"
@@ -47,13 +47,10 @@ return id
 
 
 def stream_key(record: MemoryRecord) -> str:
-    """The Redis key of the record's stream: scope, workspace, project and user, hashed so
-    that no name needs escaping."""
-    parts = "\x1f".join(
-        [record.scope.value, record.workspace or "", record.project or "", record.user_id or ""]
+    """The Redis key of the record's stream (`episode_stream_key`)."""
+    return episode_stream_key(
+        record.tenant, record.scope.value, record.workspace, record.project, record.user_id
     )
-    digest = hashlib.sha256(parts.encode()).hexdigest()[:24]
-    return f"pcm:episode:{record.tenant}:{digest}"
 
 
 class EpisodeAssigner:

@@ -453,6 +453,15 @@ class EdgeVectorStore(VectorStore):
         records, _ = await self._run(lambda: self._read(lambda s: s.scroll(request), "sample"))
         return [_stored(r, True) for r in records]
 
+    async def tenants_of(self, ids: Sequence[str]) -> dict[str, str]:
+        valid = list(dict.fromkeys(str(uuid.UUID(i)) for i in ids if is_uuid(i)))
+        if not valid:
+            return {}
+        payloads, _ = await self._run(
+            lambda: self._read(lambda s: self._payloads(s, valid, ["tenant"]), "tenants_of")
+        )
+        return {i: str(p.get("tenant")) for i, p in payloads.items()}
+
     @property
     def indexing(self) -> bool:
         return self._optimize_lock.locked()

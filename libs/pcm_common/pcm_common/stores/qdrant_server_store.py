@@ -185,6 +185,15 @@ class ServerVectorStore(VectorStore):
             for r in records
         ]
 
+    async def tenants_of(self, ids: Sequence[str]) -> dict[str, str]:
+        valid = [i for i in dict.fromkeys(ids) if is_uuid(i)]
+        if not valid:
+            return {}
+        records = await self._client.retrieve(
+            self.collection, ids=valid, with_payload=_selector(["tenant"]), with_vectors=False
+        )
+        return {str(r.id): str((r.payload or {}).get("tenant")) for r in records}
+
     async def upsert(self, points: Sequence[VectorPoint]) -> None:
         if not points:
             return

@@ -280,6 +280,9 @@ class StrengthOverlayStore(VectorStore):
     async def sample(self, n: int) -> list[ScoredPoint]:
         return await self.inner.sample(n)
 
+    async def tenants_of(self, ids: Sequence[str]) -> dict[str, str]:
+        return await self.inner.tenants_of(ids)
+
     async def ensure_collection(self) -> None:
         await self.inner.ensure_collection()
 

@@ -127,6 +127,12 @@ class VectorStore(ABC):
         recorded none (made before models were recorded). Never for answering clients."""
         return []
 
+    async def tenants_of(self, ids: Sequence[str]) -> dict[str, str]:
+        """The tenant of each of `ids` the store holds, whichever tenant (an id it does not
+        hold is absent): what an import checks before it keeps a memory's id, so that it
+        never replaces another tenant's point. Never for answering clients."""
+        raise NotImplementedError(f"{type(self).__name__} cannot tell the owners of points")
+
     @property
     def backend(self) -> str:
         """The adapter that holds the points (what `/readyz` reports)."""

@@ -1,4 +1,6 @@
-"""Write path: validation is done by the schemas; here duplicates, embedding, upsert, events."""
+"""Write path: validation is done by the schemas; here capture checks, the firewall screen,
+then each request planned (`plan.plan_writes`: created, reinforced or merged) from what the
+stores hold and carried out (`writer.WriteExecutor`: upsert, repeats, events)."""
 
 from __future__ import annotations
 

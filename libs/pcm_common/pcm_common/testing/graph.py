@@ -1,10 +1,11 @@
 """`MemoryGraphStore`: the graph port in dicts, for unit tests.
 
-Per tenant: each memory's entities (MENTIONS) and relations, as its last `write_facts` set
-them; an entity is keyed case- and space-insensitively (`Entity.key`) and keeps the surface
-form and type it was first written with, and exists while a memory mentions it. A relation
-exists while a memory asserts it. `memories_for` and `entity_links` answer as the Neo4j
-adapter's queries do (`stores.neo4j_graph`)."""
+Per tenant, as the Neo4j adapter keeps it (`stores.neo4j_graph`): an entity is its (type,
+key) pair, the key case- and space-insensitive (`Entity.key`), with the surface form it was
+first written with; a memory mentions the entities its last `write_facts` named, relation
+endpoints included; an entity exists while a memory mentions it, a relation while a memory
+asserts it. Types are checked against the closed sets. `memories_for` and `entity_links`
+answer as the adapter's queries do."""
 
 from __future__ import annotations
 
@@ -12,7 +13,10 @@ from collections import defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from pcm_common.stores.graph import Entity, EntityLinks, Extraction, GraphStore, Relation
+from pcm_common.stores.graph import Entity, EntityLinks, Extraction, GraphStore
+from pcm_common.stores.graph_schema import require_entity_type, require_relation_type
+
+Node = tuple[str, str]  # (type, key)
 
 
 def _key(name: str) -> str:
@@ -21,18 +25,21 @@ def _key(name: str) -> str:
 
 @dataclass
 class _Tenant:
-    mentions: dict[str, set[str]] = field(default_factory=dict)  # memory -> entity keys
-    relations: dict[str, set[tuple[str, str, str]]] = field(default_factory=dict)
-    entities: dict[str, Entity] = field(default_factory=dict)  # key -> first seen
+    mentions: dict[str, set[Node]] = field(default_factory=dict)  # memory -> entities
+    relations: dict[str, set[tuple[str, Node, Node]]] = field(default_factory=dict)
+    surface: dict[Node, str] = field(default_factory=dict)  # entity -> first surface form
 
-    def mentioning(self, key: str) -> list[str]:
-        return sorted(m for m, keys in self.mentions.items() if key in keys)
+    def nodes(self, keys: set[str]) -> list[Node]:
+        return sorted(n for n in self.surface if n[1] in keys)
+
+    def mentioning(self, node: Node) -> list[str]:
+        return sorted(m for m, nodes in self.mentions.items() if node in nodes)
 
     def prune(self) -> None:
         """Entities no memory mentions any more are gone."""
         used = set().union(*self.mentions.values()) if self.mentions else set()
-        for key in [k for k in self.entities if k not in used]:
-            del self.entities[key]
+        for node in [n for n in self.surface if n not in used]:
+            del self.surface[node]
 
 
 class MemoryGraphStore(GraphStore):
@@ -44,14 +51,26 @@ class MemoryGraphStore(GraphStore):
 
     async def write_facts(self, tenant: str, memory_id: str, extraction: Extraction) -> None:
         t = self._tenants[tenant]
-        for e in extraction.entities + [
-            x for r in extraction.relations for x in (r.source, r.target)
-        ]:
-            t.entities.setdefault(e.key, Entity(" ".join(e.name.split()), e.type))
-        t.mentions[memory_id] = {e.key for e in extraction.entities} | {
-            x.key for r in extraction.relations for x in (r.source, r.target)
-        }
-        t.relations[memory_id] = {_sig(r) for r in extraction.relations}
+        nodes: set[Node] = set()
+
+        def add(e: Entity) -> Node | None:
+            surface = " ".join(e.name.split())
+            if not surface:
+                return None
+            node = (require_entity_type(e.type), _key(surface))
+            t.surface.setdefault(node, surface)
+            nodes.add(node)
+            return node
+
+        for e in extraction.entities:
+            add(e)
+        relations = set()
+        for r in extraction.relations:
+            kind = require_relation_type(r.type)
+            src, dst = add(r.source), add(r.target)
+            if src is not None and dst is not None:
+                relations.add((kind, src, dst))
+        t.mentions[memory_id], t.relations[memory_id] = nodes, relations
         t.prune()
 
     async def delete_memory(self, tenant: str, memory_id: str) -> None:
@@ -62,19 +81,19 @@ class MemoryGraphStore(GraphStore):
 
     async def entities_of(self, tenant: str, memory_id: str) -> list[Entity]:
         t = self._tenants[tenant]
-        return [t.entities[k] for k in sorted(t.mentions.get(memory_id, ()))]
+        return [Entity(t.surface[n], n[0]) for n in sorted(t.mentions.get(memory_id, ()))]
 
     async def memories_for(
         self, tenant: str, names: Sequence[str], *, limit: int = 50
     ) -> dict[str, float]:
-        """Strength: the share of the names' known entities the memory mentions."""
+        """Strength: the share of the names' known entity keys the memory mentions."""
         t = self._tenants[tenant]
-        keys = {k for k in map(_key, names) if k in t.entities}
-        if not keys or limit <= 0:
+        known = {n[1] for n in t.nodes({_key(n) for n in names})}
+        if not known or limit <= 0:
             return {}
-        hits = {m: len(mine & keys) for m, mine in t.mentions.items() if mine & keys}
-        ranked = sorted(hits.items(), key=lambda kv: (-kv[1], kv[0]))[:limit]
-        return {m: min(1.0, n / len(keys)) for m, n in ranked}
+        hits = {m: len({n[1] for n in nodes} & known) for m, nodes in t.mentions.items()}
+        ranked = sorted(((m, h) for m, h in hits.items() if h), key=lambda mh: (-mh[1], mh[0]))
+        return {m: min(1.0, h / len(known)) for m, h in ranked[:limit]}
 
     async def entity_links(
         self,
@@ -86,26 +105,23 @@ class MemoryGraphStore(GraphStore):
         typed_max_df: int = 0,
     ) -> list[EntityLinks]:
         t = self._tenants[tenant]
-        keys = sorted({k for k in map(_key, names) if k})
+        keys = {k for k in map(_key, names) if k}
         out = []
-        for key in (k for k in keys if k in t.entities):
-            mids = t.mentioning(key)
+        for node in t.nodes(keys):
+            mids = t.mentioning(node)
             walk = mids if len(mids) <= max_df else []
             co = {
-                (m, t.entities[o].type, o)
-                for m in walk
-                for o in t.mentions[m]
-                if o in keys and o != key
+                (m, o[0], o[1]) for m in walk for o in t.mentions[m] if o[1] in keys and o != node
             }
             typed = [
                 m
                 for m in (mids if types and len(mids) <= typed_max_df else [])
-                if any(t.entities[x].type in types and x != key for x in t.mentions[m])
+                if any(x[0] in types and x[1] != node[1] for x in t.mentions[m])
             ]
             out.append(
                 EntityLinks(
-                    key=key,
-                    type=t.entities[key].type,
+                    key=node[1],
+                    type=node[0],
                     df=len(mids),
                     memory_ids=tuple(walk),
                     typed=tuple(typed),
@@ -127,8 +143,8 @@ class MemoryGraphStore(GraphStore):
         t = self._tenants[tenant]
         return {
             "memories": len(t.mentions),
-            "entities": len(t.entities),
-            "mentions": sum(len(keys) for keys in t.mentions.values()),
+            "entities": len(t.surface),
+            "mentions": sum(len(nodes) for nodes in t.mentions.values()),
             "relations": len(set().union(*t.relations.values()) if t.relations else set()),
         }
 
@@ -137,7 +153,3 @@ class MemoryGraphStore(GraphStore):
 
     async def close(self) -> None:
         return None
-
-
-def _sig(r: Relation) -> tuple[str, str, str]:
-    return (r.source.key, r.type, r.target.key)

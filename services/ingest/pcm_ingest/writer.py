@@ -83,7 +83,7 @@ class WriteExecutor:
         for d in batch.decisions:
             point = batch.stored.get(d.memory_id or "")
             if point is None or d.first is not None or d.status == "merged":
-                continue
+                continue  # (a merge's twin is read in `_new_or_merged`)
             if d.replayed:
                 out.owed.append(MemoryRecord.from_payload(point.payload))
                 out.results[d.index] = _created(batch, d.index, point.id)

@@ -20,6 +20,7 @@ from pcm_common.events import STREAM_CHANGED, STREAM_WRITTEN, MemoryChanged
 from pcm_common.outbox import CHANGED_KEY, owe, publish_owed
 from pcm_common.resources import Resources
 from pcm_common.stream_batches import decode_entry
+from pcm_ingest.memories import MemoryEdits
 from pcm_ingest.schemas import MemoryIn, MemoryPatch
 from pcm_ingest.service import IngestService
 from pcm_ingest.settings import IngestSettings
@@ -33,6 +34,10 @@ class World:
     res: Resources
     ingest: IngestService
     tenant: str
+
+    @property
+    def memories(self) -> MemoryEdits:
+        return self.ingest.edits()
 
 
 @pytest.fixture
@@ -146,14 +151,14 @@ async def test_a_patch_of_the_text_then_of_the_pin(world: World, failing: _Faili
     mid = await _store(world, "Patch: the boiler is serviced in May.")
     failing.streams(STREAM_WRITTEN, STREAM_CHANGED)
     new_text = MemoryPatch(text="Patch: the boiler is serviced in June.")
-    await _fails(world.ingest.patch(world.tenant, mid, new_text))
+    await _fails(world.memories.patch(world.tenant, mid, new_text))
     stored = await _only_memory(world)
     assert stored["text"].endswith("June.") and stored["version"] == 2
     await _made_up(
         world, failing, {STREAM_WRITTEN: [(mid, "repair")], STREAM_CHANGED: [(mid, "updated")]}
     )
     failing.streams(STREAM_CHANGED)
-    await _fails(world.ingest.patch(world.tenant, mid, MemoryPatch(pinned=True)))
+    await _fails(world.memories.patch(world.tenant, mid, MemoryPatch(pinned=True)))
     assert (await _only_memory(world))["pinned"] is True
     await _made_up(world, failing, {STREAM_CHANGED: [(mid, "pinned")]})
 
@@ -166,7 +171,7 @@ async def test_a_delete_and_the_memory_it_had_superseded(world: World, failing: 
         [(old, {"state": "superseded", "superseded_by": new}), (new, {"supersedes": old})],
     )
     failing.streams(STREAM_CHANGED)
-    await _fails(world.ingest.delete(world.tenant, new))
+    await _fails(world.memories.delete(world.tenant, new))
     # Both changes were made though the first publish failed: the delete, and the older
     # memory current again.
     stored = await _only_memory(world)

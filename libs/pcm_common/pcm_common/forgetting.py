@@ -15,7 +15,7 @@ from pcm_common.domain.consolidation import GroupKey, record_id
 from pcm_common.domain.memory import Scope, Source, State
 from pcm_common.events import MemoryChanged
 from pcm_common.outbox import forgive, owe, pay
-from pcm_common.resources import Resources
+from pcm_common.ports import StorePorts
 from pcm_common.telemetry import get_logger
 from pcm_common.tombstones import record
 
@@ -26,7 +26,7 @@ GROUP_FIELDS = ("episode", "user_id", "scope", "workspace", "project", "source")
 
 
 class Forgetter:
-    def __init__(self, res: Resources) -> None:
+    def __init__(self, res: StorePorts) -> None:
         self.res = res
 
     async def forget(self, tenant: str, memory_id: str, reason: str = "api") -> bool:

@@ -28,6 +28,7 @@ from redis.asyncio import Redis
 
 from pcm_common.domain.memory import MemoryRecord
 from pcm_common.events import STREAM_CHANGED, STREAM_WRITTEN, MemoryChanged, MemoryWritten
+from pcm_common.ports import EventPorts
 from pcm_common.resources import Resources
 from pcm_common.telemetry import get_logger
 
@@ -71,7 +72,7 @@ async def forgive(redis: Redis, events: Sequence[MemoryChanged]) -> None:
         await redis.zrem(CHANGED_KEY, *(e.model_dump_json() for e in events))
 
 
-async def pay(res: Resources, events: Sequence[MemoryChanged]) -> None:
+async def pay(res: EventPorts, events: Sequence[MemoryChanged]) -> None:
     """After the store change: the events published, then crossed out. A publish that
     fails leaves them owed."""
     if events:
@@ -79,7 +80,7 @@ async def pay(res: Resources, events: Sequence[MemoryChanged]) -> None:
         await forgive(res.redis, events)
 
 
-async def pay_or_leave_owed(res: Resources, events: Sequence[MemoryChanged]) -> bool:
+async def pay_or_leave_owed(res: EventPorts, events: Sequence[MemoryChanged]) -> bool:
     """`pay`, for a stream handler whose changes are made: a failed publish leaves the
     events owed (the outbox job sends them) instead of failing the handler, whose
     redelivery would find the change made and announce nothing, or apply it twice.

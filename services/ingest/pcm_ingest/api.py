@@ -17,6 +17,7 @@ from pcm_common.stores.vectors import Filter
 from pcm_ingest.firewall import SecretDetected
 from pcm_ingest.firewall.runner import FirewallBusy
 from pcm_ingest.idempotency import Stored, WritePlan, fingerprint, valid_key
+from pcm_ingest.memories import MemoryEdits
 from pcm_ingest.schemas import BatchIn, BatchOut, MemoryIn, MemoryPage, MemoryPatch, StoreResult
 from pcm_ingest.service import CaptureRefused, IngestService
 
@@ -31,7 +32,12 @@ def service_of(request: Request) -> IngestService:
     return request.app.state.ingest
 
 
+def memories_of(request: Request) -> MemoryEdits:
+    return request.app.state.memories
+
+
 Svc = Annotated[IngestService, Depends(service_of)]
+Memories = Annotated[MemoryEdits, Depends(memories_of)]
 
 
 def _check_items(svc: IngestService, items: list[MemoryIn]) -> None:
@@ -151,7 +157,7 @@ async def store_batch(
 @router.get("/memories", response_model=MemoryPage)
 async def list_memories(
     tenant: Tenant,
-    svc: Svc,
+    memories: Memories,
     scope: Scope | None = None,
     workspace: str | None = None,
     project: str | None = None,
@@ -176,14 +182,14 @@ async def list_memories(
             raise ApiError(
                 422, "invalid_request", "offset: the next_offset of an earlier page"
             ) from None
-    items, nxt = await svc.list(tenant, Filter(must=must), limit, offset)
+    items, nxt = await memories.list(tenant, Filter(must=must), limit, offset)
     return MemoryPage(items=items, next_offset=nxt)
 
 
 @router.get("/stats")
 async def stats(
     tenant: Tenant,
-    svc: Svc,
+    memories: Memories,
     scope: Scope | None = None,
     workspace: Annotated[str | None, Query(max_length=200)] = None,
     project: Annotated[str | None, Query(max_length=200)] = None,
@@ -192,7 +198,7 @@ async def stats(
     """Exact counts of the tenant's memories (optionally of one scope, workspace, project or
     user): by state, pinned, and the episode records consolidation made (not memories)."""
     where = _matching(scope=scope, workspace=workspace, project=project, user_id=user_id)
-    return await svc.stats(tenant, where)
+    return await memories.stats(tenant, where)
 
 
 def _matching(**fields: object) -> dict[str, Any]:
@@ -205,16 +211,16 @@ def _matching(**fields: object) -> dict[str, Any]:
 
 
 @router.get("/memories/{memory_id}", responses=NOT_FOUND)
-async def get_memory(memory_id: str, tenant: Tenant, svc: Svc) -> dict[str, Any]:
-    found = await svc.get(tenant, _valid_id(memory_id))
+async def get_memory(memory_id: str, tenant: Tenant, memories: Memories) -> dict[str, Any]:
+    found = await memories.get(tenant, _valid_id(memory_id))
     if found is None:
         raise ApiError(404, "memory_not_found", memory_id)
     return found
 
 
 @router.get("/memories/{memory_id}/history", responses=NOT_FOUND)
-async def memory_history(memory_id: str, tenant: Tenant, svc: Svc) -> dict[str, Any]:
-    found = await svc.get(tenant, _valid_id(memory_id))
+async def memory_history(memory_id: str, tenant: Tenant, memories: Memories) -> dict[str, Any]:
+    found = await memories.get(tenant, _valid_id(memory_id))
     if found is None:
         raise ApiError(404, "memory_not_found", memory_id)
     versions = [
@@ -232,20 +238,20 @@ async def memory_history(memory_id: str, tenant: Tenant, svc: Svc) -> dict[str, 
 # (No 403: a PATCH screens for secrets and PII, but the capture mode judges new writes only.)
 @router.patch("/memories/{memory_id}", responses={**JSON_BODY, **NOT_FOUND})
 async def patch_memory(
-    memory_id: str, body: MemoryPatch, tenant: Tenant, svc: Svc
+    memory_id: str, body: MemoryPatch, tenant: Tenant, svc: Svc, memories: Memories
 ) -> dict[str, Any]:
     if body.text is not None and len(body.text) > svc.settings.max_text_chars:
         raise ApiError(413, "text_too_large", f"text over {svc.settings.max_text_chars} characters")
     with _firewalled():
-        updated = await svc.patch(tenant, _valid_id(memory_id), body)
+        updated = await memories.patch(tenant, _valid_id(memory_id), body)
     if updated is None:
         raise ApiError(404, "memory_not_found", memory_id)
     return updated
 
 
 @router.delete("/memories/{memory_id}", status_code=204, responses=NOT_FOUND)
-async def delete_memory(memory_id: str, tenant: Tenant, svc: Svc) -> Response:
-    if not await svc.delete(tenant, _valid_id(memory_id)):
+async def delete_memory(memory_id: str, tenant: Tenant, memories: Memories) -> Response:
+    if not await memories.delete(tenant, _valid_id(memory_id)):
         raise ApiError(404, "memory_not_found", memory_id)
     return Response(status_code=204)
 

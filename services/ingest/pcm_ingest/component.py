@@ -22,9 +22,11 @@ class IngestComponent(Component):
         super().__init__(res)
         self.settings = settings or IngestSettings()
         self.service = IngestService(res, self.settings)
+        self.memories = self.service.edits()
 
     def attach(self, app: FastAPI) -> None:
         app.state.ingest = self.service
+        app.state.memories = self.memories
         app.include_router(router)
         app.include_router(governance_router)
         app.include_router(erasure_router)

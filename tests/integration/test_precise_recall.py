@@ -132,4 +132,5 @@ async def test_precision_is_checked_and_standard_is_the_default(tenant: str) -> 
     query = "Where did the staging database move to?"
     default = await recall(tenant, query)
     named = await recall(tenant, query, precision="standard")
-    assert texts(default) == texts(named)
+    # The same memories (the first recall's reinforcement may reorder equal scores).
+    assert sorted(texts(default)) == sorted(texts(named))

@@ -127,12 +127,13 @@ def score_answer(
         "empty": bool(body.get("empty")),
         "latency_ms": round(latency_ms, 3),
         # The ranking the precise cut is replayed on (bench.precise_tune): score,
-        # whether the memory is evidence, its exact cosine; best first.
+        # whether the memory is evidence, its exact cosine, its turns; best first.
         "ranking": [
             [
                 round(i["score"], 6),
                 bool(item_dias(i, by_id) & evidence),
                 round(cos.of(q.qid, asked_as, item_dias(i, by_id)), 4),
+                sorted(item_dias(i, by_id)),
             ]
             for i in body["situational_context"]
         ],

@@ -261,9 +261,9 @@ class RecallService:
                 links=graph.links,
                 plan=self._precise_plan(top) if precise else None,
             ),
-            self._flags(
-                tenant, req, top, _delivered(hits, top) if precise else hits, now, routine_of
-            ),
+            self._precise_flags(tenant, req, top, hits, now, routine_of)
+            if precise
+            else self._flags(tenant, req, top, hits, now, routine_of),
         )
         # Active pins only, seen as the recall sees memories (a user's own and everyone's).
         pins = await self.pinned.get(tenant, visibility(req, include_archived=False))
@@ -305,6 +305,29 @@ class RecallService:
         log.info("recalled", tenant=tenant, k=k, returned=len(top), timings_ms=timer.ms)
         return out, event
 
+    async def _precise_flags(
+        self,
+        tenant: str,
+        req: RecallIn,
+        top: list[ContextItem],
+        hits: list[ScoredPoint],
+        now: datetime,
+        routine_of: asyncio.Task[dict[str, str | None]] | None = None,
+    ) -> tuple[list[AnomalyFlag], float]:
+        """The flags a precise recall delivers: those the delivered memories raise (their
+        own surprise, a surprise in their family, a stopped routine they belong to), and of
+        those only the ones whose flagged memory is itself a candidate as close to the
+        request as a delivered memory must be (`precise_min_cosine`). Judged as always."""
+        ids = {c.memory_id for c in top}
+        cosine = {h.id: h.score for h in hits}
+        delivered = [h for h in hits if h.id in ids]
+        flags, ms = await self._flags(
+            tenant, req, top, delivered, now, routine_of, max_flags=len(hits)
+        )
+        floor = self.settings.precise_min_cosine
+        near = [f for f in flags if cosine.get(f.memory_id, 0.0) >= floor]
+        return near[: anomaly.MAX_FLAGS], ms
+
     async def _flags(
         self,
         tenant: str,
@@ -313,6 +336,7 @@ class RecallService:
         hits: list[ScoredPoint],
         now: datetime,
         routine_of: asyncio.Task[dict[str, str | None]] | None = None,
+        max_flags: int = anomaly.MAX_FLAGS,
     ) -> tuple[list[AnomalyFlag], float]:
         """Surprise and stopped-routine flags for what was recalled, and the milliseconds
         they took; never fails a recall. `routine_of`: the candidates' routine memberships,
@@ -322,7 +346,6 @@ class RecallService:
         started = time.perf_counter()
         ranked = [c.memory_id for c in top]
         seen = set(ranked)
-        # Precise recall passes only the delivered hits: nothing else may raise a flag.
         pool = [h.id for h in hits if h.id not in seen] if self.settings.flags_use_pool else []
         try:
             flags = await anomaly.compute(
@@ -335,6 +358,7 @@ class RecallService:
                 visibility(req, req.include_archived),
                 pool_ids=pool,
                 routine_of=await routine_of if routine_of is not None else None,
+                max_flags=max_flags,
             )
             return flags, round((time.perf_counter() - started) * 1000, 3)
         except Exception as exc:
@@ -666,13 +690,6 @@ def _strength(p: ScoredPoint, now: datetime, view: ScoreView | None = None) -> f
     """The memory's strength at `now` (decayed since its last reinforcement)."""
     v = view or ScoreView.model_validate(p.payload)
     return v.strength.at(now, v.pinned)
-
-
-def _delivered(hits: list[ScoredPoint], top: list[ContextItem]) -> list[ScoredPoint]:
-    """The search hits that precise recall delivers (their payloads carry the surprisal
-    the flags read); the others may not raise a flag there."""
-    ids = {c.memory_id for c in top}
-    return [h for h in hits if h.id in ids]
 
 
 def _text_of(item: ContextItem) -> str:

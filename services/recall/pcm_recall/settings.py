@@ -114,9 +114,9 @@ class RecallSettings(PcmSettings, RerankerSettings):
     # on each side. Chosen on the LoCoMo dev conversations with leave-one-conversation-out
     # (docs/configuration.md, docs/benchmarks.md "Precise recall").
     precise_k: int = Field(10, ge=1, le=200)
-    precise_min_top_cosine: float = Field(0.45, ge=0.0, le=1.0)
-    precise_min_cosine: float = Field(0.35, ge=0.0, le=1.0)
-    precise_score_ratio: float = Field(0.6, ge=0.0, le=1.0)
-    precise_max_gap: float = Field(0.25, ge=0.0, le=1.0)
-    precise_seed_ratio: float = Field(0.85, ge=0.0, le=1.0)
+    precise_min_top_cosine: float = Field(0.5, ge=0.0, le=1.0)
+    precise_min_cosine: float = Field(0.25, ge=0.0, le=1.0)
+    precise_score_ratio: float = Field(0.5, ge=0.0, le=1.0)
+    precise_max_gap: float = Field(0.4, ge=0.0, le=1.0)
+    precise_seed_ratio: float = Field(0.7, ge=0.0, le=1.0)
     precise_neighbours: int = Field(1, ge=0, le=5)

@@ -46,9 +46,10 @@ from bench.common import (
 )
 from bench.locomo import ASK_AFTER, retrieved_dias
 from bench.locomo_data import Conversation, Question, evidence_recall, load
-from bench.precise_tune import Cosines, exact_cosines, leave_one_out
+from bench.precise_tune import Cosines, exact_cosines, leave_one_out, seed_sweep
 from pcm_common.tokens import count_tokens
 from pcm_recall.precise import text_key
+from pcm_recall.settings import RecallSettings
 
 Record = dict[str, Any]
 MODES = ("standard", "precise")
@@ -118,6 +119,7 @@ def score_answer(
         "conversation": q.sample_id,
         "asked_as": asked_as,
         "category": q.category,
+        "evidence": list(q.evidence),
         "recall": rec,
         "lines": len(items),
         "evidence_lines": sum(hits),
@@ -230,9 +232,10 @@ async def run(args: argparse.Namespace, command: str) -> dict[str, Any]:
         finally:
             for c in clients.values():
                 await c.aclose()
-    results = {
+    results: dict[str, Any] = {
         "modes": {m: {"own": summarize(own[m]), "other_user": summarize(other[m])} for m in MODES},
         "leave_one_out": leave_one_out(own["standard"], other["standard"], cosines),
+        "seed_sweep": seed_sweep(own["standard"], RecallSettings().precise_rule()),
     }
     for m in MODES:
         o, x = results["modes"][m]["own"], results["modes"][m]["other_user"]

@@ -160,3 +160,41 @@ def leave_one_out(own: Sequence[Record], other: Sequence[Record], cos: Cosines) 
         },
         "uncut": {k: round(v, 4) for k, v in _replay(own, 0.0, 1.0, 0.0).items()},
     }
+
+
+def _near(dia: str, n: int) -> set[str]:
+    """The turns within `n` of a LoCoMo turn id ("D3:7") in its session: the memories an
+    automatic episode puts next to it (a session is written at one time)."""
+    session, _, turn = dia.partition(":")
+    if not turn.isdigit():
+        return {dia}
+    return {f"{session}:{int(turn) + d}" for d in range(-n, n + 1)}
+
+
+def seed_sweep(own: Sequence[Record], rule: PreciseRule) -> list[dict[str, Any]]:
+    """Evidence recall and lines of the precise cut plus `n` neighbours on each side of
+    the seeds within `ratio` of the best, replayed on the standard rankings (neighbours
+    by turn order; no empty answers, no duplicates): how seeds trade lines for evidence."""
+    out = []
+    for ratio, n in product((1.01, 0.85, 0.7, 0.5, 0.0), (1, 2)):
+        recall, lines = [], []
+        for r in own:
+            ranking = r["ranking"]
+            chosen = [
+                ranking[i] for i in kept([x[0] for x in ranking], [x[2] for x in ranking], rule)
+            ]
+            seeds = [x for x in chosen if chosen and x[0] >= ratio * chosen[0][0]]
+            got = {d for x in chosen for d in x[3]}
+            got |= {d for x in seeds for dia in x[3] for d in _near(dia, n)}
+            ev = r["evidence"]
+            recall.append(sum(e in got for e in ev) / len(ev) if ev else 0.0)
+            lines.append(len(got))
+        out.append(
+            {
+                "seed_ratio": ratio,
+                "neighbours": n,
+                "recall": round(mean(recall), 4),
+                "lines": round(mean(lines), 2),
+            }
+        )
+    return out

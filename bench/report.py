@@ -347,6 +347,17 @@ def precise_md(d: dict[str, Any]) -> str:
         cells = [_f(f[k]) for k in ("evidence_kept", "lines", "precision")]
         cells += [_f(f["own_answered"]), _f(f["other_user_empty"])]
         out.append(_row([name, chosen, *cells]))
+    if res.get("seed_sweep"):
+        sweep = "; ".join(
+            f"{x['seed_ratio']} ±{x['neighbours']}: {x['recall']:.3f} / {x['lines']:.1f}"
+            for x in res["seed_sweep"]
+        )
+        out += [
+            "",
+            "Episode seeds replayed on the same rankings after the shipped cut (seeds within "
+            "ratio of the best, ±n turns of their session; evidence recall / lines, no empty "
+            f"answers): {sweep}.",
+        ]
     return "\n".join(out)
 
 

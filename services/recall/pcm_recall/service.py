@@ -143,14 +143,7 @@ class RecallService:
 
     @property
     def rule(self) -> precise_cut.PreciseRule:
-        s = self.settings
-        return precise_cut.PreciseRule(
-            min_top_cosine=s.precise_min_top_cosine,
-            min_cosine=s.precise_min_cosine,
-            score_ratio=s.precise_score_ratio,
-            max_gap=s.precise_max_gap,
-            seed_ratio=s.precise_seed_ratio,
-        )
+        return self.settings.precise_rule()
 
     def _default_k(self, req: RecallIn) -> int:
         if req.precision == "precise":

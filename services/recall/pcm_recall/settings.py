@@ -2,6 +2,7 @@ from pydantic import Field
 
 from pcm_common.config import PcmSettings
 from pcm_common.models.rerank import RerankerSettings
+from pcm_recall.precise import PreciseRule
 
 
 class RecallSettings(PcmSettings, RerankerSettings):
@@ -120,3 +121,12 @@ class RecallSettings(PcmSettings, RerankerSettings):
     precise_max_gap: float = Field(0.4, ge=0.0, le=1.0)
     precise_seed_ratio: float = Field(0.7, ge=0.0, le=1.0)
     precise_neighbours: int = Field(1, ge=0, le=5)
+
+    def precise_rule(self) -> PreciseRule:
+        return PreciseRule(
+            min_top_cosine=self.precise_min_top_cosine,
+            min_cosine=self.precise_min_cosine,
+            score_ratio=self.precise_score_ratio,
+            max_gap=self.precise_max_gap,
+            seed_ratio=self.precise_seed_ratio,
+        )

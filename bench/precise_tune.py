@@ -171,30 +171,46 @@ def _near(dia: str, n: int) -> set[str]:
     return {f"{session}:{int(turn) + d}" for d in range(-n, n + 1)}
 
 
-def seed_sweep(own: Sequence[Record], rule: PreciseRule) -> list[dict[str, Any]]:
+SEED_RATIOS = (1.01, 0.95, 0.9, 0.85, 0.8, 0.7, 0.5)
+SEED_NEIGHBOURS = (1, 2, 3)
+MAX_LINES = 15  # lines a precise answer may average: ~600 prompt tokens of LoCoMo turns
+
+
+def _seeded(records: Sequence[Record], rule: PreciseRule, ratio: float, n: int) -> dict[str, float]:
     """Evidence recall and lines of the precise cut plus `n` neighbours on each side of
-    the seeds within `ratio` of the best, replayed on the standard rankings (neighbours
-    by turn order; no empty answers, no duplicates): how seeds trade lines for evidence."""
-    out = []
-    for ratio, n in product((1.01, 0.85, 0.7, 0.5, 0.0), (1, 2)):
-        recall, lines = [], []
-        for r in own:
-            ranking = r["ranking"]
-            chosen = [
-                ranking[i] for i in kept([x[0] for x in ranking], [x[2] for x in ranking], rule)
-            ]
-            seeds = [x for x in chosen if chosen and x[0] >= ratio * chosen[0][0]]
-            got = {d for x in chosen for d in x[3]}
-            got |= {d for x in seeds for dia in x[3] for d in _near(dia, n)}
-            ev = r["evidence"]
-            recall.append(sum(e in got for e in ev) / len(ev) if ev else 0.0)
-            lines.append(len(got))
-        out.append(
-            {
-                "seed_ratio": ratio,
-                "neighbours": n,
-                "recall": round(mean(recall), 4),
-                "lines": round(mean(lines), 2),
-            }
-        )
-    return out
+    the seeds within `ratio` of the best, replayed on the standard rankings (neighbours by
+    turn order, which is how automatic episodes order a session; no empty answers)."""
+    recall, lines = [], []
+    for r in records:
+        ranking = r["ranking"]
+        chosen = [ranking[i] for i in kept([x[0] for x in ranking], [x[2] for x in ranking], rule)]
+        seeds = [x for x in chosen if x[0] >= ratio * chosen[0][0]] if chosen else []
+        got = {d for x in chosen for d in x[3]}
+        got |= {d for x in seeds for dia in x[3] for d in _near(dia, n)}
+        ev = r["evidence"]
+        recall.append(sum(e in got for e in ev) / len(ev))
+        lines.append(len(got))
+    return {"recall": mean(recall), "lines": mean(lines)}
+
+
+def seed_sweep(own: Sequence[Record], rule: PreciseRule) -> dict[str, Any]:
+    """Seeds (`seed_ratio`) and neighbours (`n`) chosen leave-one-conversation-out: the
+    best evidence recall within `MAX_LINES` lines on three conversations, scored on the
+    fourth; and every setting on all four."""
+    grid = list(product(SEED_RATIOS, SEED_NEIGHBOURS))
+    folds: dict[str, Any] = {}
+    for held in sorted({r["conversation"] for r in own}):
+        train = [r for r in own if r["conversation"] != held]
+        scored = [(_seeded(train, rule, ratio, n), ratio, n) for ratio, n in grid]
+        fit = [x for x in scored if x[0]["lines"] <= MAX_LINES] or scored
+        _, ratio, n = max(fit, key=lambda x: x[0]["recall"])
+        test = _seeded([r for r in own if r["conversation"] == held], rule, ratio, n)
+        folds[held] = {"seed_ratio": ratio, "neighbours": n} | {
+            k: round(v, 4) for k, v in test.items()
+        }
+    every = [
+        {"seed_ratio": ratio, "neighbours": n}
+        | {k: round(v, 4) for k, v in _seeded(own, rule, ratio, n).items()}
+        for ratio, n in grid
+    ]
+    return {"max_lines": MAX_LINES, "folds": folds, "all": every}

@@ -347,16 +347,23 @@ def precise_md(d: dict[str, Any]) -> str:
         cells = [_f(f[k]) for k in ("evidence_kept", "lines", "precision")]
         cells += [_f(f["own_answered"]), _f(f["other_user_empty"])]
         out.append(_row([name, chosen, *cells]))
-    if res.get("seed_sweep"):
-        sweep = "; ".join(
+    seeds = res.get("seed_sweep")
+    if seeds:
+        folds = "; ".join(
+            f"{name}: {f['seed_ratio']} ±{f['neighbours']} -> {f['recall']:.3f} at "
+            f"{f['lines']:.1f} lines"
+            for name, f in seeds["folds"].items()
+        )
+        every = "; ".join(
             f"{x['seed_ratio']} ±{x['neighbours']}: {x['recall']:.3f} / {x['lines']:.1f}"
-            for x in res["seed_sweep"]
+            for x in seeds["all"]
         )
         out += [
             "",
-            "Episode seeds replayed on the same rankings after the shipped cut (seeds within "
-            "ratio of the best, ±n turns of their session; evidence recall / lines, no empty "
-            f"answers): {sweep}.",
+            "Episode seeds, replayed on the same rankings after the shipped cut (seeds within "
+            "a ratio of the best score, ±n turns of their session; no empty answers), chosen "
+            f"leave-one-out for the best evidence recall within {seeds['max_lines']} lines: "
+            f"{folds}. Every setting on all four (recall / lines): {every}.",
         ]
     return "\n".join(out)
 

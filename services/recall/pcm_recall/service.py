@@ -310,14 +310,15 @@ class RecallService:
         """The flags a precise recall delivers: those the delivered memories raise (their
         own surprise, a surprise in their family, a stopped routine they belong to), and of
         those only the ones whose flagged memory is itself a candidate as close to the
-        request as a delivered memory must be (`precise_min_cosine`). Judged as always."""
+        request as an answer must be (`precise_min_top_cosine`): a chat line's family
+        reaches many lines near any question. Judged as always."""
         ids = {c.memory_id for c in top}
         cosine = {h.id: h.score for h in hits}
         delivered = [h for h in hits if h.id in ids]
         flags, ms = await self._flags(
             tenant, req, top, delivered, now, routine_of, max_flags=len(hits)
         )
-        floor = self.settings.precise_min_cosine
+        floor = self.settings.precise_min_top_cosine
         near = [f for f in flags if cosine.get(f.memory_id, 0.0) >= floor]
         return near[: anomaly.MAX_FLAGS], ms
 

@@ -119,8 +119,8 @@ class RecallSettings(PcmSettings, RerankerSettings):
     precise_min_cosine: float = Field(0.25, ge=0.0, le=1.0)
     precise_score_ratio: float = Field(0.5, ge=0.0, le=1.0)
     precise_max_gap: float = Field(0.4, ge=0.0, le=1.0)
-    precise_seed_ratio: float = Field(0.7, ge=0.0, le=1.0)
-    precise_neighbours: int = Field(1, ge=0, le=5)
+    precise_seed_ratio: float = Field(0.85, ge=0.0, le=1.0)
+    precise_neighbours: int = Field(2, ge=0, le=5)
 
     def precise_rule(self) -> PreciseRule:
         return PreciseRule(

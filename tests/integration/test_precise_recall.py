@@ -25,10 +25,14 @@ OPS = [
     ANSWER,
     "Remember to update the staging connection strings in the deploy config.",
 ]
-# Chatter of another day: weakly related at best (it shares words like "database").
+# Weakly related: it shares "database" with the question, so in a store this small its
+# fused rank score stays near the answer's, and its cosine clears the per-memory floor
+# tuned on LoCoMo. It may be delivered itself; it must not bring its neighbours.
+BOOK = "I should finally read that book on the history of database design."
+# Chatter of another day, the book's session.
 CHATTER = [
     "Lunch at the Thai place was good, the green curry is spicy.",
-    "I should finally read that book on the history of database design.",
+    BOOK,
     "The gym membership renews next month, check the price.",
     "Weekend plan: hike to the lake if it does not rain.",
     "The production deploy went out at 16:00 without problems.",
@@ -93,8 +97,9 @@ async def test_precise_recall_delivers_the_answer_first_and_nothing_unrelated(
     assert len({text_key(t) for t in shown}) == len(shown)
     assert sum(t == ANSWER for t in shown) == 1
     # Episode neighbours only from the strong seed's session; no chatter, no Ben.
-    assert set(shown) <= set(OPS)
-    assert not set(shown) & set(BEN_TEXTS)
+    assert {i["text"] for i in body["episode_context"]} <= set(OPS)
+    assert set(shown) <= {*OPS, BOOK}
+    assert set(OPS) <= set(shown)
     assert body["anomaly_flags"] == []  # the request touches no routine
     assert body["empty"] is False and "db-stage-07" in body["prompt"]
 

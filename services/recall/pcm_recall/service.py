@@ -310,8 +310,9 @@ class RecallService:
         """The flags a precise recall delivers: those the delivered memories raise (their
         own surprise, a surprise in their family, a stopped routine they belong to), and of
         those only the ones whose flagged memory is itself a candidate as close to the
-        request as an answer must be (`precise_min_top_cosine`): a chat line's family
-        reaches many lines near any question. Judged as always."""
+        request as an answer must be (`precise_min_top_cosine`), and for a surprise, whose
+        memory belongs to a regular routine (`flags.in_regular_routines`): a chat line that
+        differs from loosely similar earlier lines breaks no routine. Judged as always."""
         ids = {c.memory_id for c in top}
         cosine = {h.id: h.score for h in hits}
         delivered = [h for h in hits if h.id in ids]
@@ -320,7 +321,15 @@ class RecallService:
         )
         floor = self.settings.precise_min_top_cosine
         near = [f for f in flags if cosine.get(f.memory_id, 0.0) >= floor]
-        return near[: anomaly.MAX_FLAGS], ms
+        try:
+            regular = await anomaly.in_regular_routines(
+                self.res.routines, tenant, [f.memory_id for f in near if f.kind == "surprise"], now
+            )
+        except Exception as exc:  # flags never fail a recall
+            log.warning("flags_failed", tenant=tenant, error=repr(exc))
+            return [], ms
+        kept = [f for f in near if f.kind != "surprise" or f.memory_id in regular]
+        return kept[: anomaly.MAX_FLAGS], ms
 
     async def _flags(
         self,

@@ -42,8 +42,8 @@ test: install servers-test validate-k8s
 test-unit: install
 	$(UV) run pytest -q tests/unit
 
-# Benchmarks (bench/): LoCoMo retrieval, latency, lifecycle, surprisal/absence flags;
-# writes bench-results/ and the tables in docs/benchmarks.md (~40 minutes on 2 cores: the
+# Benchmarks (bench/): LoCoMo retrieval, precise recall, latency, lifecycle, surprisal/absence
+# flags; writes bench-results/ and the tables in docs/benchmarks.md (~45 minutes on 2 cores: the
 # outliers part replays the dev routines live in two protocols, the routines part the
 # generated sets).
 # bench-100k: the latency run to 100k memories (15-35 minutes more).

@@ -1,9 +1,9 @@
-"""``uv run python -m bench``: LoCoMo (k=10 and 50), latency at 10k, the lifecycle
-simulation, the surprisal and absence flags; JSON into bench-results/, tables into
-docs/benchmarks.md.
+"""``uv run python -m bench``: LoCoMo (k=10 and 50), precise against standard recall,
+latency at 10k, the lifecycle simulation, the surprisal and absence flags; JSON into
+bench-results/, tables into docs/benchmarks.md.
 
-Options: ``--only locomo latency latency-100k lifecycle outliers routines micro`` picks parts
-(latency-100k, the latency run to 100k memories, and micro, the model and vector
+Options: ``--only locomo precise latency latency-100k lifecycle outliers routines micro``
+picks parts (latency-100k, the latency run to 100k memories, and micro, the model and vector
 micro-benchmarks, run only when named); ``--quick`` shrinks every part for a smoke run.
 Anything after ``--`` is passed to every part (e.g. ``-- --variant hybrid:PCM_HYBRID=1``).
 """
@@ -16,10 +16,10 @@ import time
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from bench import latency, lifecycle, locomo, micro, outliers, report
+from bench import latency, lifecycle, locomo, micro, outliers, precise, report
 from bench.common import log
 
-DEFAULT_PARTS = ("locomo", "latency", "lifecycle", "outliers", "routines")
+DEFAULT_PARTS = ("locomo", "precise", "latency", "lifecycle", "outliers", "routines")
 # The generated routine sets (bench/routine_gen): the tune part and the parts held out of all
 # tuning, replayed in process (the same services, no HTTP) to keep `make bench` short.
 ROUTINE_SETS = [
@@ -29,6 +29,8 @@ ROUTINE_SETS = [
 ]
 QUICK: dict[str, list[str]] = {
     "locomo": ["--limit-conversations", "1"],
+    # Two: each conversation's questions are also asked as the other's user.
+    "precise": ["--limit-conversations", "2"],
     "latency": [
         "--sizes",
         "1000",
@@ -58,12 +60,13 @@ QUICK: dict[str, list[str]] = {
     "micro": [],
 }
 QUICK["latency-100k"] = [*QUICK["latency"], "--out", "bench-results/latency-100k.json"]
-# The runs docs/benchmarks.md quotes: the default parts take ~40 minutes on 2 cores;
+# The runs docs/benchmarks.md quotes: the default parts take ~45 minutes on 2 cores;
 # "latency-100k" (~15-35 minutes more) runs only when named.
 DEFAULTS: dict[str, list[str]] = {
     # LoCoMo runs the consolidation job at question time, as the scheduler would have by
     # then (`bench.locomo --jobs`), and keeps the per-question records.
     "locomo": ["--k", "10", "50", "--variant", "pcm", "--details"],
+    "precise": ["--k", "10", "--details"],
     "latency": ["--sizes", "10000", "--k", "10", "50"],
     "latency-100k": [
         "--sizes",
@@ -82,6 +85,7 @@ DEFAULTS: dict[str, list[str]] = {
 }
 MAINS: dict[str, Callable[..., dict[str, Any]]] = {
     "locomo": locomo.main,
+    "precise": precise.main,
     "latency": latency.main,
     "latency-100k": latency.main,  # the latency harness, to 100k, into its own file
     "lifecycle": lifecycle.main,

@@ -289,6 +289,85 @@ def outliers_md(d: dict[str, Any]) -> str:
     return "\n".join(out)
 
 
+def precise_md(d: dict[str, Any]) -> str:
+    cfg, res = d["config"], d["results"]
+    out = [
+        _meta(d),
+        "",
+        f"{len(cfg['conversations'])} conversations ({', '.join(cfg['conversations'])}) as "
+        f"users of one tenant per mode, one write per turn, no episode ids; "
+        f"{cfg['questions']} questions at k={cfg['k']}. Recall = evidence recall; precision = "
+        "share of delivered lines (situational and episode memories) that are evidence, per "
+        "answer with lines (pooled over all lines in brackets); tokens = cl100k tokens of the "
+        "prompt; duplicates = lines whose text the same answer already shows; other-user "
+        "empty = share of the questions asked as another conversation's user answered empty.",
+        "",
+    ]
+    head = ["precision", "recall", "precision of lines", "lines", "tokens p50 (mean)"]
+    head += ["duplicates", "flags / answer", "other-user empty", "p50 ms"]
+    out += [_row(head), _row(["---"] * len(head))]
+    for mode, v in res["modes"].items():
+        o, x = v["own"], v["other_user"]
+        out.append(
+            _row(
+                [
+                    f"`{mode}`",
+                    f"**{_f(o['evidence_recall'])}**",
+                    f"{_f(o['precision'])} ({_f(o['precision_pooled'])})",
+                    f"{o['lines_mean']:.1f}",
+                    f"{o['tokens_median']:.0f} ({o['tokens_mean']:.0f})",
+                    str(o["duplicate_lines"]),
+                    f"{o['flags_mean']:.2f}",
+                    _f(x["empty_share"]),
+                    f"{o['latency_ms_p50']:.1f}",
+                ]
+            )
+        )
+    loo = res["leave_one_out"]
+    out += [
+        "",
+        "Leave-one-conversation-out (`bench.precise_tune`): the knee and the per-memory cosine "
+        f"floor chosen on three conversations (fewest lines keeping {loo['keep_target']} of "
+        "the evidence in the standard answer's situational ranking), the empty-answer cosine "
+        "for the best balanced accuracy; scored on the fourth (situational lines only).",
+        "",
+    ]
+    head = ["held out", "ratio / gap / min cos / min top cos", "evidence kept", "lines"]
+    head += ["precision", "own answered", "other-user empty"]
+    out += [_row(head), _row(["---"] * len(head))]
+    rows = [(name, f) for name, f in loo["folds"].items()]
+    rows += [("mean", loo["mean"]), ("worst", loo["worst"])]
+    for name, f in rows:
+        c = f.get("chosen")
+        chosen = (
+            f"{c['score_ratio']} / {c['max_gap']} / {c['min_cosine']} / {c['min_top_cosine']}"
+            if c
+            else ""
+        )
+        cells = [_f(f[k]) for k in ("evidence_kept", "lines", "precision")]
+        cells += [_f(f["own_answered"]), _f(f["other_user_empty"])]
+        out.append(_row([name, chosen, *cells]))
+    seeds = res.get("seed_sweep")
+    if seeds:
+        folds = "; ".join(
+            f"{name}: {f['seed_ratio']} ±{f['neighbours']} -> {f['recall']:.3f} at "
+            f"{f['lines']:.1f} lines"
+            for name, f in seeds["folds"].items()
+        )
+        every = "; ".join(
+            f"{x['seed_ratio']} ±{x['neighbours']}: {x['recall']:.3f} / {x['lines']:.1f}"
+            for x in seeds["all"]
+        )
+        out += [
+            "",
+            "Episode seeds, replayed on the same rankings after the shipped cut (seeds within "
+            "a ratio of the best score, ±n turns of their session; no empty answers), chosen "
+            f"leave-one-out for the best evidence recall within {seeds['max_lines']} lines: "
+            f"{folds}. Every setting on all four (recall / lines): {every}.",
+        ]
+    return "\n".join(out)
+
+
 def micro_md(d: dict[str, Any]) -> str:
     out = [f"{d['date']}, {_machine(d)}."]
     for run in d["results"]:
@@ -298,6 +377,7 @@ def micro_md(d: dict[str, Any]) -> str:
 
 SECTIONS: dict[str, tuple[str, str, Callable[[dict[str, Any]], str]]] = {
     "locomo": ("LoCoMo retrieval (dev)", "locomo.json", locomo_md),
+    "precise": ("Precise recall for agents (dev)", "precise.json", precise_md),
     "latency": ("Recall latency and ingest throughput", "latency.json", latency_md),
     # The 100k run takes ~35 minutes here: written to its own file (`--out
     # bench-results/latency-100k.json`) so a later 10k run does not replace it.

@@ -73,3 +73,21 @@ async def test_mcp_tools_store_recall_pin_forget(pcm_url: str, client_a: Any) ->
         assert "deleted" in text_of(await mcp.call_tool("forget", {"memory_id": mid}))
         gone = await mcp.call_tool("inspect", {"memory_id": mid})
         assert gone.is_error and "memory_not_found" in text_of(gone)
+
+
+async def test_mcp_recall_is_precise_by_default(pcm_url: str, client_a: Any) -> None:
+    where = {"workspace": "mcp-ws", "project": "mcp-precise"}
+    fact = "Ilse moved the nightly backup job to the cron host in Lisbon."
+    async with Client(build(AsyncPcmClient(pcm_url, "key-a"))) as mcp:
+        for scope in ("project", "workspace"):  # one text in two scopes: two memories
+            stored = await mcp.call_tool("store", {"text": fact, "scope": scope, **where})
+            assert stored.structured_content["status"] == "created", text_of(stored)
+        await settle(client_a)
+        query = {"query": "Where did Ilse move the nightly backup job?", **where}
+        precise = text_of(await mcp.call_tool("recall", query))
+        standard = text_of(await mcp.call_tool("recall", query | {"precision": "standard"}))
+        assert precise.count("Lisbon") == 1 and standard.count("Lisbon") == 2
+        unrelated = {"query": "Which sourdough starter should I buy?", **where}
+        assert text_of(await mcp.call_tool("recall", unrelated)).endswith(
+            "No relevant memories found"
+        )

@@ -3,6 +3,7 @@ failure and how it is written down, the project a cwd names, and the settings me
 
 from __future__ import annotations
 
+import getpass
 import json
 import os
 import subprocess
@@ -114,6 +115,14 @@ def test_project_from_env_or_git_top_level(tmp_path: Path) -> None:
 
     fixed = HookConfig.from_env({"PCM_PROJECT": "fixed"})
     assert where_of({"cwd": str(top)}, fixed).project == "fixed"
+
+
+def test_hooks_recall_precisely_for_the_os_user_by_default() -> None:
+    cfg = HookConfig.from_env({})
+    assert cfg.precision == "precise" and cfg.user_id == getpass.getuser()
+    assert HookConfig.from_env({"PCM_USER_ID": "ana"}).user_id == "ana"
+    assert HookConfig.from_env({"PCM_HOOK_PRECISION": "Standard"}).precision == "standard"
+    assert HookConfig.from_env({"PCM_HOOK_PRECISION": "fuzzy"}).precision == "precise"
 
 
 def test_config_falls_back_on_bad_values() -> None:

@@ -16,7 +16,8 @@ wrong is one line on stderr with exit status 0 and nothing on stdout. A capture 
 declines (`status: "skipped"`, the capture gate or the scope's capture mode) is a success.
 
 Scope: project from PCM_PROJECT, else the name of the git top-level of the hook's `cwd`
-(else of `cwd` itself); workspace from PCM_WORKSPACE; user from PCM_USER_ID.
+(else of `cwd` itself); workspace from PCM_WORKSPACE; user from PCM_USER_ID, else the OS
+user. Recalls are precise (PCM_HOOK_PRECISION): what clearly answers, or nothing.
 """
 
 from __future__ import annotations
@@ -34,6 +35,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from pcm_agent.hook_config import HookConfig
 from pcm_client import NO_RETRY, AsyncPcmClient, PcmError, RecallOut, TransportError
 from pcm_client.models import Scope
 
@@ -60,64 +62,9 @@ def canonical_event(name: str) -> str | None:
     return next((e for e in EVENTS if e.lower() == flat), None)
 
 
-def _float_env(
-    env: Mapping[str, str], name: str, default: float, *, zero_ok: bool = False
-) -> float:
-    """A positive number from `env` (or 0 too, with `zero_ok`); anything else: `default`."""
-    try:
-        value = float(env.get(name, ""))
-    except ValueError:
-        return default
-    return value if value > 0 or (zero_ok and value == 0) else default
-
-
 def _url_key(url: str, key: str = "") -> str:
     """Names a server and tenant (the API key, hashed: never written out)."""
     return hashlib.sha256(f"{url}\n{key}".encode()).hexdigest()[:12]
-
-
-@dataclass(frozen=True)
-class HookConfig:
-    recall_timeout_s: float = 5.0
-    store_timeout_s: float = 2.0
-    job_timeout_s: float = 3.0
-    max_context_chars: int = 10_000
-    # Stop runs consolidation at most this often (PreCompact always does); 0: every Stop.
-    consolidate_every_s: float = 900.0
-    state_dir: Path = Path.home() / ".cache" / "pcm" / "hooks"
-    project: str | None = None  # PCM_PROJECT, fixed for every cwd
-    workspace: str | None = None
-    user_id: str | None = None
-
-    @classmethod
-    def from_env(cls, env: Mapping[str, str] | None = None) -> HookConfig:
-        env = os.environ if env is None else env
-        return cls(
-            recall_timeout_s=_float_env(env, "PCM_HOOK_RECALL_TIMEOUT_S", 5.0),
-            store_timeout_s=_float_env(env, "PCM_HOOK_STORE_TIMEOUT_S", 2.0),
-            job_timeout_s=_float_env(env, "PCM_HOOK_JOB_TIMEOUT_S", 3.0),
-            max_context_chars=int(_float_env(env, "PCM_HOOK_MAX_CONTEXT_CHARS", 10_000)),
-            consolidate_every_s=_float_env(
-                env, "PCM_HOOK_CONSOLIDATE_EVERY_S", 900.0, zero_ok=True
-            ),
-            state_dir=Path(env["PCM_HOOK_STATE_DIR"])
-            if env.get("PCM_HOOK_STATE_DIR")
-            else Path.home() / ".cache" / "pcm" / "hooks",
-            project=(env.get("PCM_PROJECT") or None),
-            workspace=(env.get("PCM_WORKSPACE") or None),
-            user_id=(env.get("PCM_USER_ID") or None),
-        )
-
-    def budget_for(self, event: str) -> float:
-        """The most this event's hook may take: the calls it makes, plus slack; inside
-        Claude Code's own limit for the event (`hooks_install.SETTINGS_TIMEOUT_S`)."""
-        calls = {
-            "SessionStart": self.recall_timeout_s,
-            "UserPromptSubmit": self.recall_timeout_s + self.store_timeout_s,
-            "PostToolUse": self.store_timeout_s,
-            "PostToolUseFailure": self.store_timeout_s,
-        }.get(event, self.job_timeout_s)
-        return calls + 1.0
 
 
 @dataclass(frozen=True)
@@ -335,6 +282,7 @@ class Hook:
             return await self.api.recall(
                 query[:MAX_QUERY_CHARS],
                 compact=True,
+                precision=self.cfg.precision,
                 created_before=before,
                 timeout_s=self.cfg.recall_timeout_s,
                 project=where.project,

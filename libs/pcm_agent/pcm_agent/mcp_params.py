@@ -9,7 +9,7 @@ from typing import Annotated, Any
 from mcp.types import ToolAnnotations
 from pydantic import Field
 
-from pcm_client.models import Importance, Scope, State
+from pcm_client.models import Importance, Precision, Scope, State
 
 MemoryId = Annotated[
     str, Field(description="The memory's id, as `store`, `list` or a recall's slots give it.")
@@ -43,6 +43,14 @@ K = Annotated[
     int | None, Field(description="How many memories to recall (server default 50, max 200).")
 ]
 Compact = Annotated[bool, Field(description="true: the 10 best memories only (smaller prompt).")]
+PrecisionArg = Annotated[
+    Precision,
+    Field(
+        description="precise (default): only the memories that clearly answer, at most k "
+        "(10 by default), an empty answer when none does; standard: fill the k slots and "
+        "their episode context."
+    ),
+]
 IncludeArchived = Annotated[
     bool, Field(description="true: also search memories demoted by disuse.")
 ]

@@ -44,6 +44,7 @@ from pcm_agent.mcp_params import (
     Offset,
     Pinned,
     PinnedFilter,
+    PrecisionArg,
     Project,
     Query,
     ScopeArg,
@@ -119,9 +120,11 @@ def build(api: AsyncPcmClient) -> MCPServer:
         project: Project = None,
         user_id: UserId = None,
         include_archived: IncludeArchived = False,
+        precision: PrecisionArg = "precise",
     ) -> str:
         """Recall what PCM knows for a request: returns the rendered prompt slots (anomaly
-        flags, pinned asker context, dated situational context)."""
+        flags, pinned asker context, dated situational context). Precise by default: an
+        agent's context gets what clearly answers, or "No relevant memories found"."""
         with _tool_error():
             out = await api.recall(
                 query,
@@ -131,6 +134,7 @@ def build(api: AsyncPcmClient) -> MCPServer:
                 project=project,
                 user_id=user_id,
                 include_archived=include_archived,
+                precision=precision,
             )
         return out.prompt
 

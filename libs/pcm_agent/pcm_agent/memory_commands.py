@@ -77,6 +77,9 @@ def recall(
     project: Project = None,
     user: User = None,
     include_archived: Annotated[bool, typer.Option(help="archived memories compete too")] = False,
+    precise: Annotated[
+        bool, typer.Option(help="only what clearly answers, or nothing (precision: precise)")
+    ] = False,
     as_json: AsJson = False,
 ) -> None:
     """Recall for a request; prints the rendered prompt slots (or the whole answer)."""
@@ -89,6 +92,7 @@ def recall(
             project=project,
             user_id=user,
             include_archived=include_archived,
+            precision="precise" if precise else None,
         )
     )
     if as_json:

@@ -31,6 +31,7 @@ from pcm_client.models import (
     MemoryPage,
     MemoryPatch,
     PolicyIn,
+    Precision,
     Readiness,
     RecallIn,
     RecallOut,
@@ -90,6 +91,7 @@ class RecallFields(TypedDict, total=False):
     include_archived: bool | None
     include_superseded: bool | None
     created_before: datetime | None
+    precision: Precision | None
 
 
 class PatchFields(TypedDict, total=False):

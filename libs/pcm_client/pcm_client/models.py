@@ -23,6 +23,9 @@ State = Literal["active", "archived", "superseded"]
 CaptureMode = Literal["all", "manual_only", "hooks_only"]
 Role = Literal["admin", "data"]
 StoreStatus = Literal["created", "reinforced", "merged", "redacted", "skipped"]
+# How much of the ranking a recall delivers: "precise" stops where relevance falls off and
+# answers empty when nothing is relevant (docs/api.md, "Recall precision").
+Precision = Literal["standard", "precise"]
 
 
 class Request(BaseModel):
@@ -83,6 +86,7 @@ class RecallIn(Request):
     include_archived: bool | None = None
     include_superseded: bool | None = None
     created_before: datetime | None = None
+    precision: Precision | None = None
 
 
 class PolicyIn(Request):

@@ -188,6 +188,23 @@ async def _stopped(
     )
 
 
+async def in_regular_routines(
+    routines: RoutineIndex, tenant: str, memory_ids: Sequence[str], now: datetime
+) -> set[str]:
+    """Those of `memory_ids` whose routine is regular at `now` (`surprisal.routine_state`:
+    at least five entries at steady intervals); precise recall delivers a surprise only
+    then. Two Redis round trips at most."""
+    if not memory_ids:
+        return set()
+    found = await routines.routines(tenant, memory_ids, now.timestamp(), latest=ROUTINE_WINDOW)
+    regular: set[str] = set()
+    for routine in found:
+        state = sp.routine_state([t for _, t in routine.entries], now.timestamp())
+        if state is not None and state.regular:
+            regular |= {mid for mid, _ in routine.entries} & set(memory_ids)
+    return regular
+
+
 def _any_state(flt: Filter) -> Filter:
     """The recall's scope, user and time filter without its state condition: a routine's
     last entry may have been demoted since, and the routine is still the asker's."""

@@ -8,6 +8,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 from pcm_common.domain.memory import Affect
 from pcm_common.http import ApiError  # noqa: F401  (re-exported for the api module)
 from pcm_common.text import NulFree, is_blank
+from pcm_recall.precise import Precision
 
 
 class RecallIn(NulFree):
@@ -28,6 +29,12 @@ class RecallIn(NulFree):
     # Only memories created before this instant (strictly): a client that stores a text and
     # recalls with it at once (the prompt hook) keeps the new memory out of its own answer.
     created_before: datetime | None = None
+    # How much of the ranking is delivered (pcm_recall.precise): "standard" fills the k
+    # slots and expands the best seeds into their episodes; "precise" stops where
+    # relevance falls off, answers empty when nothing is relevant, shows each text once
+    # and flags only what the delivered memories touch. A field of its own, not a `mode`:
+    # it composes with how candidates are found (focused / associative).
+    precision: Precision = "standard"
 
     @field_validator("query")
     @classmethod

@@ -25,6 +25,7 @@ from pcm_common.resources import Resources
 from pcm_common.stores.vectors import Filter, ScoredPoint
 from pcm_common.telemetry import RECALL_STAGE_SECONDS, RERANK_OUTCOMES, get_logger
 from pcm_recall import flags as anomaly
+from pcm_recall import precise as precise_cut
 from pcm_recall.graph_links import GraphLinker, GraphLinks, fetch_linked
 from pcm_recall.pinned import PinnedCache
 from pcm_recall.prompt import render
@@ -140,6 +141,21 @@ class RecallService:
             else None
         )
 
+    @property
+    def rule(self) -> precise_cut.PreciseRule:
+        return self.settings.precise_rule()
+
+    def _default_k(self, req: RecallIn) -> int:
+        if req.precision == "precise":
+            return self.settings.precise_k
+        return self.settings.compact_k if req.compact else self.settings.default_k
+
+    def _precise_plan(self, top: list[ContextItem]) -> tuple[list[ContextItem], int]:
+        """Precise mode's episode seeds (the strong ones, `precise.strong`) and the
+        neighbours each brings on each side."""
+        n = precise_cut.strong([c.score for c in top], self.rule)
+        return [c for c in top[:n] if c.episode], self.settings.precise_neighbours
+
     async def _memory_count(self, tenant: str) -> int:
         """Memories in the tenant (N of the graph links' weights): episode records are not
         extracted into the graph, so they are not counted."""
@@ -148,10 +164,8 @@ class RecallService:
     async def recall(self, tenant: str, req: RecallIn) -> tuple[RecallOut, MemoryRecalled | None]:
         timer = _Timer()
         now = as_utc(req.now) if req.now else utcnow()
-        k = min(
-            req.k or (self.settings.compact_k if req.compact else self.settings.default_k),
-            self.settings.max_k,
-        )
+        precise = req.precision == "precise"
+        k = min(req.k or self._default_k(req), self.settings.max_k)
         # The graph lookup runs while the query is embedded and searched.
         graph_task = (
             asyncio.create_task(self.linker.links(tenant, req.query)) if self.linker else None
@@ -216,8 +230,16 @@ class RecallService:
             else None
         )
         ranked = self._score(hits, rel, now, req, graph.links, charged)
+        if precise:
+            head = ranked[:k]
+            keep = precise_cut.kept([c.score for c in head], [c.hit.score for c in head], self.rule)
+            ranked = [head[i] for i in keep]
         timer.lap("score")
-        top = await self._with_episode_records(tenant, ranked, k)
+        shown_texts: set[str] = set()
+        if precise:  # the memories themselves: a whole consolidated session is not precise
+            top = precise_cut.unique_texts([c.item() for c in ranked], _text_of, shown_texts)
+        else:
+            top = await self._with_episode_records(tenant, ranked, k)
         whole = {c.episode for c in top if c.metadata.get("sources")}
         taken = {c.memory_id for c in top} | {s for c in top for s in c.metadata.get("sources", [])}
         # Episode context and anomaly flags read the store independently: overlap them.
@@ -230,8 +252,11 @@ class RecallService:
                 visible=visibility(req, self._archived_neighbours(req)),
                 now=now,
                 links=graph.links,
+                plan=self._precise_plan(top) if precise else None,
             ),
-            self._flags(tenant, req, top, hits, now, routine_of),
+            self._precise_flags(tenant, req, top, hits, now, routine_of)
+            if precise
+            else self._flags(tenant, req, top, hits, now, routine_of),
         )
         # Active pins only, seen as the recall sees memories (a user's own and everyone's).
         pins = await self.pinned.get(tenant, visibility(req, include_archived=False))
@@ -239,6 +264,10 @@ class RecallService:
         # A pin is shown whole in the asker slot: not again as an episode neighbour.
         shown = {a.memory_id for a in asker}
         episode = [e for e in episode if e.memory_id not in shown]
+        if precise:  # a text already shown (as a pin or a memory) is not shown again
+            pinned = {precise_cut.text_key(a.text) for a in asker}
+            top = [c for c in top if precise_cut.text_key(c.text) not in pinned]
+            episode = precise_cut.unique_texts(episode, _text_of, shown_texts | pinned)
         timer.lap("context_and_flags")
         timer.ms["flags"] = flags_ms  # overlapped with the episode context read
         prompt = render(flag_list, asker, top, episode, scoring.prompt_budget_chars(k))
@@ -269,6 +298,39 @@ class RecallService:
         log.info("recalled", tenant=tenant, k=k, returned=len(top), timings_ms=timer.ms)
         return out, event
 
+    async def _precise_flags(
+        self,
+        tenant: str,
+        req: RecallIn,
+        top: list[ContextItem],
+        hits: list[ScoredPoint],
+        now: datetime,
+        routine_of: asyncio.Task[dict[str, str | None]] | None = None,
+    ) -> tuple[list[AnomalyFlag], float]:
+        """The flags a precise recall delivers: those the delivered memories raise (their
+        own surprise, a surprise in their family, a stopped routine they belong to), and of
+        those only the ones whose flagged memory is itself a candidate as close to the
+        request as an answer must be (`precise_min_top_cosine`), and for a surprise, whose
+        memory belongs to a regular routine (`flags.in_regular_routines`): a chat line that
+        differs from loosely similar earlier lines breaks no routine. Judged as always."""
+        ids = {c.memory_id for c in top}
+        cosine = {h.id: h.score for h in hits}
+        delivered = [h for h in hits if h.id in ids]
+        flags, ms = await self._flags(
+            tenant, req, top, delivered, now, routine_of, max_flags=len(hits)
+        )
+        floor = self.settings.precise_min_top_cosine
+        near = [f for f in flags if cosine.get(f.memory_id, 0.0) >= floor]
+        try:
+            regular = await anomaly.in_regular_routines(
+                self.res.routines, tenant, [f.memory_id for f in near if f.kind == "surprise"], now
+            )
+        except Exception as exc:  # flags never fail a recall
+            log.warning("flags_failed", tenant=tenant, error=repr(exc))
+            return [], ms
+        kept = [f for f in near if f.kind != "surprise" or f.memory_id in regular]
+        return kept[: anomaly.MAX_FLAGS], ms
+
     async def _flags(
         self,
         tenant: str,
@@ -277,6 +339,7 @@ class RecallService:
         hits: list[ScoredPoint],
         now: datetime,
         routine_of: asyncio.Task[dict[str, str | None]] | None = None,
+        max_flags: int = anomaly.MAX_FLAGS,
     ) -> tuple[list[AnomalyFlag], float]:
         """Surprise and stopped-routine flags for what was recalled, and the milliseconds
         they took; never fails a recall. `routine_of`: the candidates' routine memberships,
@@ -298,6 +361,7 @@ class RecallService:
                 visibility(req, req.include_archived),
                 pool_ids=pool,
                 routine_of=await routine_of if routine_of is not None else None,
+                max_flags=max_flags,
             )
             return flags, round((time.perf_counter() - started) * 1000, 3)
         except Exception as exc:
@@ -526,24 +590,27 @@ class RecallService:
         visible: Filter,
         now: datetime,
         links: dict[str, float] | None = None,
+        plan: tuple[list[ContextItem], int] | None = None,
     ) -> list[ContextItem]:
         """Up to `episode_neighbours` memories on each side of the seeds (`_seeds`), from
         the same episode and within the window, in time order, not already in the answer,
         and visible to the request (an episode id does not cross scopes or users). Of the
         best-ranked `episode_answer_seeds` memories, one that asks a question also brings
         the memory after it (its answer: "Sure, I'll bring it tomorrow" names nothing the
-        query does)."""
+        query does). `plan` (precise mode): the seeds and their neighbours on each side
+        instead, and only those seeds may bring an answer."""
         window = timedelta(minutes=self.settings.episode_window_min).total_seconds()
         n = self.settings.episode_neighbours
         linked_n = self.settings.graph_seed_neighbours
         # Seed -> (neighbours before, neighbours after).
         spans: dict[str, tuple[int, int]] = {}
         by_episode: dict[str, list[ContextItem]] = defaultdict(list)
-        for seed in self._seeds(top, k, links or {}):
-            m = linked_n if seed.memory_id in (links or {}) else n
+        seeds = plan[0] if plan else self._seeds(top, k, links or {})
+        for seed in seeds:
+            m = plan[1] if plan else linked_n if seed.memory_id in (links or {}) else n
             spans[seed.memory_id] = (m, m)
             by_episode[str(seed.episode)].append(seed)
-        for c in top[: self.settings.episode_answer_seeds]:
+        for c in [] if plan else top[: self.settings.episode_answer_seeds]:
             if c.episode and c.memory_id not in spans and _asks(c.text):
                 spans[c.memory_id] = (0, 1)
                 by_episode[str(c.episode)].append(c)
@@ -626,6 +693,10 @@ def _strength(p: ScoredPoint, now: datetime, view: ScoreView | None = None) -> f
     """The memory's strength at `now` (decayed since its last reinforcement)."""
     v = view or ScoreView.model_validate(p.payload)
     return v.strength.at(now, v.pinned)
+
+
+def _text_of(item: ContextItem) -> str:
+    return item.text
 
 
 def _asks(text: str) -> bool:

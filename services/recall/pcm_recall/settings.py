@@ -2,6 +2,7 @@ from pydantic import Field
 
 from pcm_common.config import PcmSettings
 from pcm_common.models.rerank import RerankerSettings
+from pcm_recall.precise import PreciseRule
 
 
 class RecallSettings(PcmSettings, RerankerSettings):
@@ -106,3 +107,26 @@ class RecallSettings(PcmSettings, RerankerSettings):
     # A seed's consolidated episode record replaces its neighbour expansion when it is at
     # most this long (a whole short episode costs about what six neighbours cost).
     episode_record_max_chars: int = 1_600
+    # Precise mode (`precision: "precise"`, pcm_recall.precise): the most it delivers
+    # when the request names no k, the absolute test on the best candidate's cosine, each
+    # delivered memory's own cosine floor, the knee on the scores (within
+    # `precise_score_ratio` of the best, no drop between neighbours larger than
+    # `precise_max_gap` of it), the seeds strong enough for episode neighbours and how many
+    # on each side. Chosen on the LoCoMo dev conversations with leave-one-conversation-out
+    # (docs/configuration.md, docs/benchmarks.md "Precise recall").
+    precise_k: int = Field(10, ge=1, le=200)
+    precise_min_top_cosine: float = Field(0.5, ge=0.0, le=1.0)
+    precise_min_cosine: float = Field(0.25, ge=0.0, le=1.0)
+    precise_score_ratio: float = Field(0.5, ge=0.0, le=1.0)
+    precise_max_gap: float = Field(0.4, ge=0.0, le=1.0)
+    precise_seed_ratio: float = Field(0.85, ge=0.0, le=1.0)
+    precise_neighbours: int = Field(2, ge=0, le=5)
+
+    def precise_rule(self) -> PreciseRule:
+        return PreciseRule(
+            min_top_cosine=self.precise_min_top_cosine,
+            min_cosine=self.precise_min_cosine,
+            score_ratio=self.precise_score_ratio,
+            max_gap=self.precise_max_gap,
+            seed_ratio=self.precise_seed_ratio,
+        )

@@ -27,6 +27,7 @@ class IngestComponent(Component):
     def attach(self, app: FastAPI) -> None:
         app.state.ingest = self.service
         app.state.memories = self.memories
+        app.state.ingest_resources = self.res
         app.include_router(router)
         app.include_router(governance_router)
         app.include_router(erasure_router)

@@ -13,6 +13,7 @@ from fastapi.responses import StreamingResponse
 from pcm_common.domain.memory import Scope, Source, State
 from pcm_common.export_format import ExportHeader, export_line
 from pcm_common.http import KEYED, ApiError, Tenant, error_responses, refuse_future
+from pcm_common.resources import Resources
 from pcm_common.stores.vectors import Filter
 from pcm_ingest.api import Svc, _firewalled, _matching
 from pcm_ingest.importer import BadImport, Importer, ImportOut, parse
@@ -34,6 +35,7 @@ Name = Annotated[str | None, Query(max_length=200)]
     },
 )
 async def export_memories(
+    request: Request,
     tenant: Tenant,
     svc: Svc,
     scope: Scope | None = None,
@@ -56,7 +58,7 @@ async def export_memories(
         user_id=user_id,
     )
     flt = Filter(must=must, must_not={"source": Source.CONSOLIDATION.value})
-    res = svc.res
+    res = resources_of(request)
     header = ExportHeader(
         embedding_model=await res.vectors.embedding_model() or res.settings.embedding_model,
         dim=res.settings.embedding_dim,
@@ -114,4 +116,11 @@ async def import_memories(request: Request, tenant: Tenant, svc: Svc) -> ImportO
     for item in items:  # (as a write's: 422 invalid_request)
         refuse_future(item.record.created_at, svc.settings.max_future_s, f"line {item.line}")
     with _firewalled():
-        return await Importer(svc).run(tenant, header, items)
+        return await Importer(svc, resources_of(request)).run(tenant, header, items)
+
+
+def resources_of(request: Request) -> Resources:
+    """The process's resources, which the ingest component keeps on the app (the write
+    service itself holds only the ports it uses)."""
+    res: Resources = request.app.state.ingest_resources
+    return res

@@ -29,7 +29,7 @@ from pcm_common.events import STREAM_WRITTEN, MemoryChanged, MemoryWritten
 from pcm_common.export_format import ExportHeader, ExportLine
 from pcm_common.models.sparse import encode_document
 from pcm_common.outbox import cross_out, note, owe, pay
-from pcm_common.resources import TENANTS_KEY
+from pcm_common.resources import TENANTS_KEY, Resources
 from pcm_common.stores.vectors import VectorPoint, usable_vector
 from pcm_common.telemetry import get_logger
 from pcm_ingest.firewall import SecretDetected
@@ -143,9 +143,9 @@ def parse(tenant: str, lines: Sequence[str]) -> tuple[ExportHeader, list[_Item]]
 
 
 class Importer:
-    def __init__(self, svc: IngestService) -> None:
+    def __init__(self, svc: IngestService, res: Resources) -> None:
         self.svc = svc
-        self.res = svc.res
+        self.res = res
 
     async def run(self, tenant: str, header: ExportHeader, items: list[_Item]) -> ImportOut:
         out = ImportOut(imported=0, existing=0, skipped=0, reembedded=0, redacted=0, refused=[])

@@ -11,6 +11,7 @@ from pcm_common.resources import Resources
 from pcm_common.service import Component, create_app
 from pcm_graph_extractor.component import GraphExtractorComponent
 from pcm_ingest.component import IngestComponent
+from pcm_inspector.component import InspectorComponent
 from pcm_recall.component import RecallComponent
 from pcm_sweeper.component import SweeperComponent
 
@@ -19,6 +20,8 @@ COMPONENTS: dict[str, Callable[[Resources], Component]] = {
     "recall": RecallComponent,
     "graph-extractor": GraphExtractorComponent,
     "sweeper": SweeperComponent,
+    # The browser UI at /ui (docs/inspector.md): part of `pcm dev`, not a service to scale.
+    "inspector": InspectorComponent,
 }
 DEFAULT_PORTS = {"ingest": 8081, "recall": 8082, "graph-extractor": 8083, "sweeper": 8084}
 
@@ -31,5 +34,5 @@ def build_app(names: list[str], settings: PcmSettings | None = None) -> FastAPI:
 
 
 def dev_app() -> FastAPI:
-    """All four services in one process (the embedded default)."""
+    """All four services and the inspector in one process (the embedded default)."""
     return build_app(list(COMPONENTS))

@@ -50,7 +50,9 @@ class Inspector:
         return path
 
 
-async def open_page(browser: Browser, base: str, *, width: int = 1280, height: int = 900) -> Inspector:
+async def open_page(
+    browser: Browser, base: str, *, width: int = 1280, height: int = 900
+) -> Inspector:
     context = await browser.new_context(viewport={"width": width, "height": height})
     page = await context.new_page()
     page.set_default_timeout(30_000)
@@ -101,7 +103,9 @@ async def seeded(pcm_url: str) -> Seeded:
         async with httpx.AsyncClient(
             base_url=pcm_url, headers={"Authorization": "Bearer key-b"}, timeout=60
         ) as b:
-            other = await b.post("/v1/memories", json={"text": f"Tenant B plans the Oslo offsite. ({RUN})"})
+            other = await b.post(
+                "/v1/memories", json={"text": f"Tenant B plans the Oslo offsite. ({RUN})"}
+            )
             assert other.status_code == 201, other.text
         await settle(a)  # entities extracted, surprisal judged
     return Seeded(works=ids[0], moved=ids[1], umbrella=ids[2], other_tenant=other.json()["id"])

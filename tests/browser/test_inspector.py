@@ -127,7 +127,9 @@ async def test_policy_is_set_then_edited(inspector: Inspector, client_a: httpx.A
     policies = (await client_a.get("/v1/governance")).json()["policies"]
     mine = [p for p in policies if p["project"] == "inspector-demo"]
     assert [(p["retention_days"], p["capture_mode"]) for p in mine] == [(60, "manual_only")]
-    await client_a.delete("/v1/governance", params={"scope": "project", "project": "inspector-demo"})
+    await client_a.delete(
+        "/v1/governance", params={"scope": "project", "project": "inspector-demo"}
+    )
 
 
 async def test_pipeline_view(inspector: Inspector) -> None:

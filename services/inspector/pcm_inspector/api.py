@@ -15,6 +15,7 @@ from pcm_common.domain.clock import as_utc, utcnow
 from pcm_common.domain.memory import MemoryRecord, Scope, State
 from pcm_common.http import KEYED, ApiError, Res, Tenant, error_responses, refuse_future
 from pcm_common.models.sparse import encode_query
+from pcm_common.resources import Resources
 from pcm_common.stores.graph import Entity
 from pcm_common.stores.vectors import Filter
 from pcm_ingest.service import present
@@ -27,7 +28,7 @@ NEIGHBOURS = 15
 Name = Annotated[str | None, Query(min_length=1, max_length=200)]
 
 
-async def _record(res: Any, tenant: str, memory_id: str) -> MemoryRecord:
+async def _record(res: Resources, tenant: str, memory_id: str) -> MemoryRecord:
     try:
         mid = str(uuid.UUID(memory_id))
     except ValueError:

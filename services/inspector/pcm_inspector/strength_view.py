@@ -54,7 +54,7 @@ def strength_view(rec: MemoryRecord, now: datetime) -> dict[str, Any]:
     step = (end - start) / (CURVE_POINTS - 1)
     curve = []
     for i in range(CURVE_POINTS):
-        at = start + step * i
+        at = end if i == CURVE_POINTS - 1 else start + step * i
         value = decayed(s.s_ref, s.t_ref, s.n, at, rec.pinned)
         curve.append({"at": at, "strength": round(value, 6), "projected": at > now})
     return {

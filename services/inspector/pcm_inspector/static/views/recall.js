@@ -30,8 +30,11 @@ function body(f) {
   return out;
 }
 
+// Entries of timings_ms that are not milliseconds: whether the graph answered, its links.
+const NOT_MS = new Set(["graph_ok", "graph_links"]);
+
 function timings(ms) {
-  const entries = Object.entries(ms).filter(([, v]) => typeof v === "number");
+  const entries = Object.entries(ms).filter(([k, v]) => typeof v === "number" && !NOT_MS.has(k));
   const max = Math.max(1, ...entries.map(([, v]) => v));
   return h("ul", { class: "bars", "aria-label": "Time per stage" }, entries.map(([stage, v]) =>
     h("li", {}, h("span", { class: "bar-label" }, stage), h("span", { class: "bar", style: `width:${Math.max(1, (100 * v) / max)}%` }), h("span", { class: "bar-value" }, `${num(v, 1)} ms`))));
@@ -40,7 +43,7 @@ function timings(ms) {
 function candidates(items) {
   return table(["Memory", "Relevance", "Strength", "Score", "Scope", "Created"], items.map((c) =>
     h("tr", {}, h("td", { class: "text" }, h("a", { href: `/ui/memories/${c.memory_id}` }, c.text)),
-      h("td", {}, num(c.relevance)), h("td", {}, num(c.strength)), h("td", {}, num(c.score)), h("td", {}, c.scope), h("td", {}, when(c.created_at)))));
+      h("td", {}, num(c.relevance)), h("td", {}, num(c.strength)), h("td", {}, num(c.score)), h("td", {}, c.scope), h("td", {}, when(c.created_at).slice(0, 10)))));
 }
 
 function answer(out) {
@@ -52,7 +55,9 @@ function answer(out) {
       h("h3", {}, `Asker context: pinned (${out.asker_context.length})`), out.asker_context.length ? candidates(out.asker_context) : h("p", { class: "muted" }, "none"),
       h("h3", {}, `Situational context (${out.situational_context.length})`), out.situational_context.length ? candidates(out.situational_context) : h("p", { class: "muted" }, "nothing relevant"),
       h("h3", {}, `Episode context (${out.episode_context.length})`), out.episode_context.length ? candidates(out.episode_context) : h("p", { class: "muted" }, "none"),
-      h("h3", {}, "Time per stage"), timings(out.timings_ms)));
+      h("h3", {}, "Time per stage"),
+      h("p", { class: "muted" }, `The graph lookup runs alongside embed and search; it ${out.timings_ms.graph_ok ? "answered" : "did not answer"} and linked ${out.timings_ms.graph_links ?? 0} memories.`),
+      timings(out.timings_ms)));
 }
 
 export async function recallView(main) {

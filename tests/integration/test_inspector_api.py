@@ -1,0 +1,100 @@
+"""The inspector's read-only routes and its page, over HTTP on the real server: search
+reinforces nothing, strength and graph answer for the key's tenant only, and /ui is
+served with a policy that lets nothing in from elsewhere."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+
+import httpx
+
+from pcm_common.domain.strength import DEMOTE_BELOW
+from tests.conftest import RUN, settle
+
+TEXTS = [
+    f"Ines Carvalho works at Quillfeather Studio in Porto. ({RUN})",
+    f"Ines Carvalho moved to Porto in June. ({RUN})",
+]
+
+
+async def _store(client: httpx.AsyncClient) -> list[str]:
+    got = await client.post("/v1/memories:batch", json={"memories": [{"text": t} for t in TEXTS]})
+    assert got.status_code == 201, got.text
+    await settle(client)
+    return [r["id"] for r in got.json()["results"]]
+
+
+async def test_search_ranks_by_meaning_and_reinforces_nothing(
+    client_a: httpx.AsyncClient, client_b: httpx.AsyncClient
+) -> None:
+    ids = await _store(client_a)
+    before = (await client_a.get(f"/v1/memories/{ids[0]}")).json()["strength"]
+    got = await client_a.get(
+        "/v1/memories:search", params={"q": "Which company does Ines work for?"}
+    )
+    assert got.status_code == 200, got.text
+    assert got.json()["items"][0]["id"] == ids[0]
+    await settle(client_a)
+    after = (await client_a.get(f"/v1/memories/{ids[0]}")).json()["strength"]
+    assert after == before  # a recall would have reinforced it
+    other = await client_b.get(
+        "/v1/memories:search", params={"q": "Ines Carvalho works at Quillfeather Studio"}
+    )
+    assert ids[0] not in {m["id"] for m in other.json()["items"]}
+    for bad in ({"q": "  "}, {"q": "x", "limit": "0"}, {"q": "x", "state": "lost"}):
+        assert (await client_a.get("/v1/memories:search", params=bad)).status_code == 422
+
+
+async def test_strength_view_of_a_new_memory(client_a: httpx.AsyncClient) -> None:
+    ids = await _store(client_a)
+    got = await client_a.get(f"/v1/memories/{ids[1]}/strength")
+    assert got.status_code == 200, got.text
+    view = got.json()
+    assert view["threshold"] == DEMOTE_BELOW and not view["pinned"]
+    assert view["events"][0]["kind"] == "created"
+    assert view["curve"][-1]["strength"] <= DEMOTE_BELOW + 1e-6
+    crosses = datetime.fromisoformat(view["crosses_threshold_at"])
+    assert crosses > datetime.now(UTC) + timedelta(days=7)
+    far = (datetime.now(UTC) + timedelta(days=400)).isoformat()
+    assert (
+        await client_a.get(f"/v1/memories/{ids[1]}/strength", params={"now": far})
+    ).status_code == 422
+
+
+async def test_graph_neighbourhood_links_memories_by_entity(client_a: httpx.AsyncClient) -> None:
+    ids = await _store(client_a)
+    got = await client_a.get(f"/v1/memories/{ids[0]}/graph")
+    assert got.status_code == 200, got.text
+    graph = got.json()
+    own = {e["key"] for e in graph["entities"]}
+    assert {"quillfeather studio", "porto"} <= own
+    linked = {m["id"]: m for m in graph["memories"]}
+    assert ids[1] in linked and ids[0] not in linked
+    assert "porto" in linked[ids[1]]["shares"] and set(linked[ids[1]]["shares"]) <= own
+    assert linked[ids[1]]["text"] == TEXTS[1]
+    assert any(r["type"] == "WORKS_AT" for r in graph["relations"]), graph["relations"]
+
+
+async def test_another_tenants_memory_is_not_found(
+    client_a: httpx.AsyncClient, client_b: httpx.AsyncClient
+) -> None:
+    ids = await _store(client_a)
+    for route in ("strength", "graph"):
+        got = await client_b.get(f"/v1/memories/{ids[0]}/{route}")
+        assert got.status_code == 404 and got.json()["error"] == "memory_not_found"
+        assert "Ines" not in got.text
+        bad = await client_a.get(f"/v1/memories/not-an-id/{route}")
+        assert bad.status_code == 404 and bad.json()["error"] == "memory_not_found"
+
+
+async def test_the_page_is_served_under_a_strict_policy(pcm_url: str) -> None:
+    async with httpx.AsyncClient(base_url=pcm_url) as web:
+        root = await web.get("/ui")
+        assert root.status_code == 307 and root.headers["location"] == "/ui/"
+        for path in ("/ui/", "/ui/memories/any-id", "/ui/recall"):
+            page = await web.get(path)
+            assert page.status_code == 200 and "PCM inspector" in page.text
+            assert "default-src 'self'" in page.headers["content-security-policy"]
+        for asset in ("app.js", "vendor/uPlot.iife.min.js", "vendor/cytoscape.min.js"):
+            assert (await web.get(f"/ui/static/{asset}")).status_code == 200
+        assert (await web.get("/ui/static/nothing.js")).status_code == 404

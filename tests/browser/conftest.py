@@ -14,8 +14,8 @@ import httpx
 import pytest
 from playwright.async_api import Browser, Page, async_playwright
 
-from pcm_cli.testing import settle
 from tests.conftest import RUN
+from tests.inspector_data import seed_routines
 
 ROOT = Path(__file__).resolve().parents[2]
 SHOTS = ROOT / "var" / "inspector"
@@ -107,5 +107,5 @@ async def seeded(pcm_url: str) -> Seeded:
                 "/v1/memories", json={"text": f"Tenant B plans the Oslo offsite. ({RUN})"}
             )
             assert other.status_code == 201, other.text
-        await settle(a)  # entities extracted, surprisal judged
+        await seed_routines(a, f"browser-{RUN}")  # settles: entities extracted, all judged
     return Seeded(works=ids[0], moved=ids[1], umbrella=ids[2], other_tenant=other.json()["id"])

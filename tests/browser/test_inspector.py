@@ -8,6 +8,7 @@ import httpx
 from playwright.async_api import Browser, expect
 
 from tests.browser.conftest import SEED, Inspector, Seeded, open_page, sign_in
+from tests.inspector_data import SURPRISE
 
 
 async def test_sign_in_refuses_a_wrong_key_in_words(inspector: Inspector) -> None:
@@ -130,6 +131,21 @@ async def test_policy_is_set_then_edited(inspector: Inspector, client_a: httpx.A
     await client_a.delete(
         "/v1/governance", params={"scope": "project", "project": "inspector-demo"}
     )
+
+
+async def test_attention_shows_stopped_routines_and_surprises(
+    inspector: Inspector, seeded: Seeded
+) -> None:
+    await sign_in(inspector, "key-a")
+    page = inspector.page
+    await page.click("nav >> text=Attention")
+    await expect(page.locator("#stopped-timeline canvas").first).to_be_visible()
+    piano = page.locator("tr", has_text="piano lesson with Mr Okafor").first
+    await expect(piano.locator(".badge")).to_have_text("stopped")
+    await expect(piano).to_contain_text("weekly")
+    surprises = page.locator("section[aria-labelledby=att-surprises]")
+    await expect(surprises).to_contain_text(SURPRISE)
+    await inspector.shot("attention")
 
 
 async def test_pipeline_view(inspector: Inspector) -> None:

@@ -7,9 +7,11 @@ from __future__ import annotations
 from datetime import UTC, datetime, timedelta
 
 import httpx
+import pytest
 
 from pcm_common.domain.strength import DEMOTE_BELOW
 from tests.conftest import RUN, settle
+from tests.inspector_data import SURPRISE, seed_routines
 
 TEXTS = [
     f"Ines Carvalho works at Quillfeather Studio in Porto. ({RUN})",
@@ -98,3 +100,22 @@ async def test_the_page_is_served_under_a_strict_policy(pcm_url: str) -> None:
         for asset in ("app.js", "vendor/uPlot.iife.min.js", "vendor/cytoscape.min.js"):
             assert (await web.get(f"/ui/static/{asset}")).status_code == 200
         assert (await web.get("/ui/static/nothing.js")).status_code == 404
+
+
+async def test_attention_lists_routines_stopped_ones_and_surprises(
+    client_a: httpx.AsyncClient, client_b: httpx.AsyncClient
+) -> None:
+    await seed_routines(client_a, f"attention-{RUN}")
+    got = await client_a.get("/v1/attention")
+    assert got.status_code == 200, got.text
+    view = got.json()
+    piano = [r for r in view["routines"] if "piano lesson" in r["last_memory"]["text"]]
+    assert [r["state"] for r in piano] == ["stopped"], view["routines"]
+    assert piano[0]["usual_interval_days"] == pytest.approx(7.0, abs=0.1)
+    swims = [r for r in view["routines"] if "Eastside pool" in r["last_memory"]["text"]]
+    assert [r["state"] for r in swims] == ["regular"]
+    assert SURPRISE in {s["text"] for s in view["surprises"]}
+    # Another tenant sees none of it.
+    other = (await client_b.get("/v1/attention")).json()
+    assert not [r for r in other["routines"] if "piano" in r["last_memory"]["text"]]
+    assert SURPRISE not in {s["text"] for s in other["surprises"]}

@@ -19,6 +19,7 @@ from pcm_common.resources import Resources
 from pcm_common.stores.graph import Entity
 from pcm_common.stores.vectors import Filter
 from pcm_ingest.service import present
+from pcm_inspector.attention import attention_view
 from pcm_inspector.strength_view import strength_view
 
 router = APIRouter(prefix="/v1", tags=["inspector"], responses=KEYED)
@@ -128,3 +129,11 @@ async def memory_graph(memory_id: str, tenant: Tenant, res: Res) -> dict[str, An
             if i in texts  # in the graph but gone from the store: not shown
         ],
     }
+
+
+@router.get("/attention")
+async def attention(tenant: Tenant, res: Res, now: datetime | None = None) -> dict[str, Any]:
+    """The tenant's routines (usual interval, last entry, regular / irregular / stopped)
+    and its memories judged surprising, as the recall's flags would judge them at `now`."""
+    refuse_future(now, res.settings.max_future_s, "now")
+    return await attention_view(res, tenant, as_utc(now) if now else utcnow())

@@ -8,6 +8,7 @@ import { memoryView } from "./views/memory.js";
 import { recallView } from "./views/recall.js";
 import { governanceView } from "./views/governance.js";
 import { pipelineView } from "./views/pipeline.js";
+import { attentionView } from "./views/attention.js";
 
 const main = document.getElementById("main");
 const errorBox = document.getElementById("error");
@@ -17,6 +18,7 @@ const ROUTES = [
   [/^\/ui\/memories\/?$/, memoriesView, "Memories"],
   [/^\/ui\/memories\/([^/]+)$/, memoryView, "Memory"],
   [/^\/ui\/recall\/?$/, recallView, "Recall"],
+  [/^\/ui\/attention\/?$/, attentionView, "Attention"],
   [/^\/ui\/governance\/?$/, governanceView, "Governance"],
   [/^\/ui\/pipeline\/?$/, pipelineView, "Pipeline"],
 ];

@@ -129,7 +129,7 @@ function surprisalPart(mem) {
   const family = s.family_ids || [];
   return section("Surprisal", "mem-surprisal",
     s.judged_at ? dl([
-      ["verdict", s.score === null || s.score === undefined ? "not judged (family too small)" : `${num(s.score, 2)} σ`],
+      ["verdict", s.score === null || s.score === undefined ? "not judged (family too small)" : `${num(s.score, 2)} (0–1; 0.7 and above is flagged as a surprise)`],
       ["what differs", s.differs || "nothing"], ["what is usual", s.usual || "—"], ["judged", when(s.judged_at)],
       ["family", family.length ? h("ul", {}, family.slice(0, 12).map((id) => h("li", {}, link(id)))) : "none"],
     ]) : h("p", { class: "muted" }, "Not judged yet: the sweeper judges memories shortly after they are written."));

@@ -41,8 +41,21 @@ async def test_browse_pages_through_with_filters(inspector: Inspector, seeded: S
     await page.select_option("#f-state", "active")
     await page.click("text=Apply")
     await page.wait_for_url("**/ui/memories?state=active")
-    await expect(page.locator("tbody tr").first).to_be_visible()
+    rows = page.locator("tbody tr")
+    await expect(rows).to_have_count(25)  # a page; the seeds alone are more
     await inspector.shot("memories")
+    first_page = await rows.first.inner_text()
+    await page.click("text=Next →")
+    await expect(page.locator(".pager")).to_contain_text("Page 2")
+    assert await rows.first.inner_text() != first_page
+    await page.click("text=← Previous")
+    await expect(page.locator(".pager")).to_contain_text("Page 1")
+    # Flagged: only what the sweeper judged surprising.
+    await page.check("#f-flagged")
+    await page.click("text=Apply")
+    await expect(rows.first).to_contain_text(SURPRISE)
+    texts = await rows.locator("td.text").all_inner_texts()
+    assert "Swam 33 lengths at the Eastside pool this morning." not in texts
 
 
 async def test_memory_page_draws_strength_and_graph(inspector: Inspector, seeded: Seeded) -> None:

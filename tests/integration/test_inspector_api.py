@@ -119,3 +119,39 @@ async def test_attention_lists_routines_stopped_ones_and_surprises(
     other = (await client_b.get("/v1/attention")).json()
     assert not [r for r in other["routines"] if "piano" in r["last_memory"]["text"]]
     assert SURPRISE not in {s["text"] for s in other["surprises"]}
+
+
+async def test_listing_filters_on_source_importance_time_and_flags(
+    client_a: httpx.AsyncClient,
+) -> None:
+    user = f"filters-{RUN}"
+    at = datetime(2025, 3, 10, 12, tzinfo=UTC)
+    items = [
+        {"text": f"Filed the quarterly VAT return. ({RUN})", "source": "mcp", "created_at": at},
+        {"text": f"Booked the dentist for Tuesday. ({RUN})", "importance": "high"},
+    ]
+    for item in items:
+        body = {**item, "user_id": user}
+        if "created_at" in body:
+            body["created_at"] = at.isoformat()
+        assert (await client_a.post("/v1/memories", json=body)).status_code == 201
+
+    async def texts(**params: str) -> list[str]:
+        got = await client_a.get("/v1/memories", params={"user_id": user, **params})
+        assert got.status_code == 200, got.text
+        return [m["text"] for m in got.json()["items"]]
+
+    vat, dentist = (i["text"] for i in items)
+    assert await texts(source="mcp") == [vat]
+    assert await texts(importance="high") == [dentist]
+    day = timedelta(days=1)
+    assert await texts(created_before=(at + day).isoformat()) == [vat]
+    assert await texts(created_after=(at + day).isoformat()) == [dentist]
+    assert await texts(created_after=at.isoformat(), created_before=(at + day).isoformat()) == [vat]
+    assert await texts(created_before=at.isoformat()) == []  # strictly before
+    assert await texts(flagged="true") == []
+    found = await client_a.get(
+        "/v1/memories:search", params={"q": "tax return", "user_id": user, "source": "mcp"}
+    )
+    assert [m["text"] for m in found.json()["items"]] == [vat]
+    assert (await client_a.get("/v1/memories", params={"source": "fax"})).status_code == 422

@@ -14,6 +14,7 @@ from fastapi import APIRouter, Query
 from pcm_common.domain.clock import as_utc, utcnow
 from pcm_common.domain.memory import MemoryRecord, Scope, State
 from pcm_common.http import KEYED, ApiError, Res, Tenant, error_responses, refuse_future
+from pcm_common.listing import Listing
 from pcm_common.models.sparse import encode_query
 from pcm_common.resources import Resources
 from pcm_common.stores.graph import Entity
@@ -52,6 +53,8 @@ async def search_memories(
     pinned: bool | None = None,
     user_id: Name = None,
     limit: Annotated[int, Query(ge=1, le=100)] = 20,
+    *,
+    more: Listing,
 ) -> dict[str, Any]:
     """The memories nearest the query, by meaning and by words (the hybrid search recall
     runs), filtered as `GET /v1/memories`; unlike a recall it reinforces nothing."""
@@ -71,7 +74,7 @@ async def search_memories(
     }
     qvec = await res.embedder.embed_query(q)
     hits = await res.vectors.search(
-        tenant, qvec, limit=limit, flt=Filter(must=must), sparse=encode_query(q)
+        tenant, qvec, limit=limit, flt=more.narrow(Filter(must=must)), sparse=encode_query(q)
     )
     return {"items": [present(h.payload) | {"score": round(h.score, 6)} for h in hits]}
 

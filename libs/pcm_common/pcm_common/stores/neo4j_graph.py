@@ -451,9 +451,7 @@ class Neo4jGraphStore(GraphStore):
         rows = await self._read(_ENTITIES_OF, tenant=tenant, mid=memory_id)
         return [Entity(name=r["name"], type=r["type"]) for r in rows]
 
-    async def relations_of(
-        self, tenant: str, memory_id: str, *, limit: int = 50
-    ) -> list[Relation]:
+    async def relations_of(self, tenant: str, memory_id: str, *, limit: int = 50) -> list[Relation]:
         rows = await self._read(_RELATIONS_OF, tenant=tenant, mid=memory_id, limit=limit)
         return [
             Relation(

@@ -5,7 +5,9 @@ import { api } from "../api.js";
 import { h, when, num, fields, table } from "../dom.js";
 import { go } from "../app.js";
 
-const FILTERS = ["user_id", "scope", "workspace", "project", "state", "pinned"];
+const FILTERS = ["user_id", "scope", "workspace", "project", "state", "pinned", "source", "importance", "flagged"];
+// Date fields of the form (a day) and the API's instants they stand for.
+const DAYS = { from: "created_after", until: "created_before" };
 
 function select(name, label, options, value) {
   return [h("label", { for: `f-${name}` }, label),
@@ -28,6 +30,11 @@ function filterForm(params) {
   h("div", {}, text("project", "Project", params.get("project"))),
   h("div", {}, select("state", "State", [["", "any"], ["active", "active"], ["archived", "archived"], ["superseded", "superseded"]], params.get("state") || "")),
   h("div", {}, select("pinned", "Pinned", [["", "any"], ["true", "pinned"], ["false", "not pinned"]], params.get("pinned") || "")),
+  h("div", {}, select("source", "Source", [["", "any"], ...["api", "mcp", "hook", "import", "consolidation"].map((s) => [s, s])], params.get("source") || "")),
+  h("div", {}, select("importance", "Importance", [["", "any"], ["high", "high"], ["normal", "normal"], ["low", "low"]], params.get("importance") || "")),
+  h("div", {}, text("from", "Created from (day)", params.get("from"), { type: "date" })),
+  h("div", {}, text("until", "Created before (day)", params.get("until"), { type: "date" })),
+  h("div", { class: "checks" }, h("label", {}, h("input", { type: "checkbox", id: "f-flagged", name: "flagged", value: "true", checked: params.get("flagged") === "true" }), " flagged surprising")),
   h("div", { class: "actions" }, h("button", { type: "submit" }, "Apply"), h("a", { href: "/ui/memories", class: "button secondary" }, "Clear")));
 }
 
@@ -41,9 +48,18 @@ function row(m) {
     h("td", {}, m.score === undefined ? when(m.created_at) : num(m.score, 3)));
 }
 
+function nextPage(params, offset, page) {
+  const out = new URLSearchParams(params);
+  out.set("offset", offset);
+  out.set("page", page);
+  out.delete("forgotten");
+  return out;
+}
+
 export async function memoriesView(main, _, params) {
   const query = {};
   for (const f of FILTERS) if (params.get(f)) query[f] = params.get(f);
+  for (const [day, instant] of Object.entries(DAYS)) if (params.get(day)) query[instant] = `${params.get(day)}T00:00:00Z`;
   const q = params.get("q");
   const stats = await api("GET", "/v1/stats");
   main.replaceChildren(
@@ -63,7 +79,7 @@ export async function memoriesView(main, _, params) {
   const pager = h("nav", { class: "pager", "aria-label": "Pages" },
     n > 1 ? h("button", { type: "button", class: "secondary", onclick: () => history.back() }, "← Previous") : null,
     q ? h("span", { class: "muted" }, `${items.length} best matches`) : h("span", { class: "muted" }, `Page ${n}`),
-    next ? h("a", { class: "button secondary", href: `/ui/memories?${new URLSearchParams({ ...query, offset: next, page: n + 1 })}` }, "Next →") : null);
+    next ? h("a", { class: "button secondary", href: `/ui/memories?${nextPage(params, next, n + 1)}` }, "Next →") : null);
   main.append(items.length
     ? table(["Text", "State", "Scope", "User", "Strength", q ? "Match" : "Created"], items.map(row))
     : h("p", { class: "empty" }, "No memories match."), pager);

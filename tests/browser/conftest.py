@@ -100,6 +100,12 @@ async def seeded(pcm_url: str) -> Seeded:
         got = await a.post("/v1/memories:batch", json={"memories": [{"text": t} for t in SEED]})
         assert got.status_code == 201, got.text
         ids = [r["id"] for r in got.json()["results"]]
+        # Enough memories for more than one page of the list (25).
+        notes = [
+            {"text": f"Reading list, item {i}: chapter {i + 3} of the field guide."}
+            for i in range(12)
+        ]
+        assert (await a.post("/v1/memories:batch", json={"memories": notes})).status_code == 201
         async with httpx.AsyncClient(
             base_url=pcm_url, headers={"Authorization": "Bearer key-b"}, timeout=60
         ) as b:

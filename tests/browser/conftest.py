@@ -5,6 +5,7 @@ the inspector's tests look at."""
 from __future__ import annotations
 
 import os
+import re
 import shutil
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
@@ -20,6 +21,7 @@ from tests.inspector_data import seed_routines
 ROOT = Path(__file__).resolve().parents[2]
 SHOTS = ROOT / "var" / "inspector"
 CHROMIUM = os.environ.get("PCM_CHROMIUM", "/usr/bin/chromium")
+LEAKED = re.compile(r"\b(null|undefined|NaN|\[object Object\])\b")
 
 
 @pytest.fixture(scope="session")
@@ -44,6 +46,9 @@ class Inspector:
     requested: list[str]
 
     async def shot(self, name: str) -> Path:
+        # A value the page failed to render shows as such a word (no seeded text has one).
+        shown = await self.page.locator("main").inner_text()
+        assert not LEAKED.search(shown), LEAKED.findall(shown)
         SHOTS.mkdir(parents=True, exist_ok=True)
         path = SHOTS / f"{name}.png"
         await self.page.screenshot(path=str(path), full_page=True)

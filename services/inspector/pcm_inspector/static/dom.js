@@ -43,3 +43,8 @@ export function table(headers, rows) {
 export function dl(pairs) {
   return h("dl", { class: "facts" }, pairs.flatMap(([k, v]) => [h("dt", {}, k), h("dd", {}, v ?? "—")]));
 }
+
+// Replace an element's children, leaving out the absent ones (null, false, undefined).
+export function fill(el, ...children) {
+  el.replaceChildren(...children.flat().filter((c) => c !== null && c !== undefined && c !== false));
+}

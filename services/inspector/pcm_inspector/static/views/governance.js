@@ -2,7 +2,7 @@
 // (DELETE), and the policy in force for a scope.
 
 import { api } from "../api.js";
-import { h, fields, table } from "../dom.js";
+import { h, fields, table, fill } from "../dom.js";
 import { go, showError } from "../app.js";
 
 const MODES = ["", "all", "manual_only", "hooks_only"];
@@ -43,7 +43,7 @@ export async function governanceView(main, _, params) {
           go("/ui/governance");
         } catch (err) { showError(err); }
       } }, "Clear"))));
-  main.replaceChildren(h("h1", {}, "Governance"),
+  fill(main, h("h1", {}, "Governance"),
     params.get("saved") ? h("p", { role: "status", class: "ok" }, "Policy saved.") : null,
     h("p", { class: "muted" }, "Each scope may set how memories are captured, how long they are kept and how many; what a policy leaves out it inherits from the wider scope."),
     policies.length ? table(["Scope", "Capture mode", "Retention (days)", "Max memories", ""], rows) : h("p", { class: "empty" }, "No policies: every scope keeps the defaults."),

@@ -2,7 +2,7 @@
 // GET /v1/memories:search (meaning and words, reinforces nothing).
 
 import { api } from "../api.js";
-import { h, when, num, fields, table } from "../dom.js";
+import { h, when, num, fields, table, fill } from "../dom.js";
 import { go } from "../app.js";
 
 const FILTERS = ["user_id", "scope", "workspace", "project", "state", "pinned", "source", "importance", "flagged"];
@@ -62,7 +62,7 @@ export async function memoriesView(main, _, params) {
   for (const [day, instant] of Object.entries(DAYS)) if (params.get(day)) query[instant] = `${params.get(day)}T00:00:00Z`;
   const q = params.get("q");
   const stats = await api("GET", "/v1/stats");
-  main.replaceChildren(
+  fill(main,
     h("h1", {}, "Memories"),
     params.get("forgotten") ? h("p", { role: "status", class: "ok" }, "The memory was forgotten.") : null,
     h("p", { class: "muted" }, `${stats.memories} memories: ${stats.by_state.active} active, ${stats.by_state.archived} archived, ${stats.by_state.superseded} superseded; ${stats.pinned} pinned; ${stats.episode_records} episode records.`),

@@ -74,7 +74,6 @@ async def test_graph_neighbourhood_links_memories_by_entity(client_a: httpx.Asyn
     assert ids[1] in linked and ids[0] not in linked
     assert "porto" in linked[ids[1]]["shares"] and set(linked[ids[1]]["shares"]) <= own
     assert linked[ids[1]]["text"] == TEXTS[1]
-    assert any(r["type"] == "WORKS_AT" for r in graph["relations"]), graph["relations"]
 
 
 async def test_another_tenants_memory_is_not_found(
@@ -105,10 +104,15 @@ async def test_the_page_is_served_under_a_strict_policy(pcm_url: str) -> None:
 async def test_attention_lists_routines_stopped_ones_and_surprises(
     client_a: httpx.AsyncClient, client_b: httpx.AsyncClient
 ) -> None:
-    await seed_routines(client_a, f"attention-{RUN}")
+    user = f"attention-{RUN}"
+    await seed_routines(client_a, user)
+    listed = await client_a.get("/v1/memories", params={"user_id": user, "limit": 500})
+    mine = {m["id"] for m in listed.json()["items"]}
     got = await client_a.get("/v1/attention")
     assert got.status_code == 200, got.text
     view = got.json()
+    # (The tenant's other users may have routines of the same wording: only this user's.)
+    view["routines"] = [r for r in view["routines"] if r["last_memory"]["id"] in mine]
     piano = [r for r in view["routines"] if "piano lesson" in r["last_memory"]["text"]]
     assert [r["state"] for r in piano] == ["stopped"], view["routines"]
     assert piano[0]["usual_interval_days"] == pytest.approx(7.0, abs=0.1)
@@ -128,7 +132,11 @@ async def test_listing_filters_on_source_importance_time_and_flags(
     at = datetime(2025, 3, 10, 12, tzinfo=UTC)
     items = [
         {"text": f"Filed the quarterly VAT return. ({RUN})", "source": "mcp", "created_at": at},
-        {"text": f"Booked the dentist for Tuesday. ({RUN})", "importance": "high"},
+        {
+            "text": f"Booked the dentist for Tuesday. ({RUN})",
+            "importance": "high",
+            "episode": f"errands-{RUN}",
+        },
     ]
     for item in items:
         body = {**item, "user_id": user}
@@ -150,6 +158,7 @@ async def test_listing_filters_on_source_importance_time_and_flags(
     assert await texts(created_after=at.isoformat(), created_before=(at + day).isoformat()) == [vat]
     assert await texts(created_before=at.isoformat()) == []  # strictly before
     assert await texts(flagged="true") == []
+    assert await texts(episode=f"errands-{RUN}") == [dentist]
     found = await client_a.get(
         "/v1/memories:search", params={"q": "tax return", "user_id": user, "source": "mcp"}
     )

@@ -1,5 +1,6 @@
 """Filters a memory listing takes besides the payload's own fields (`GET /v1/memories` and
-the inspector's search): source, importance, a creation time range, flagged surprising."""
+the inspector's search): source, importance, a creation time range, flagged surprising,
+episode."""
 
 from __future__ import annotations
 
@@ -31,12 +32,14 @@ class ListingFilters:
         flagged: Annotated[
             bool, Query(description="only memories judged surprising (score >= 0.7)")
         ] = False,
+        episode: Annotated[str | None, Query(min_length=1, max_length=200)] = None,
     ) -> None:
         self.source = source
         self.importance = importance
         self.created_after = created_after
         self.created_before = created_before
         self.flagged = flagged
+        self.episode = episode
 
     def narrow(self, flt: Filter) -> Filter:
         must = dict(flt.must)
@@ -44,6 +47,8 @@ class ListingFilters:
             must["source"] = self.source.value
         if self.importance is not None:
             must["importance"] = self.importance.value
+        if self.episode is not None:
+            must["episode"] = self.episode
         ranges = dict(flt.ranges)
         if self.created_after is not None or self.created_before is not None:
             lo = as_utc(self.created_after).timestamp() if self.created_after else None

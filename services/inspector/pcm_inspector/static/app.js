@@ -61,7 +61,12 @@ function signIn(next) {
   input.focus();
 }
 
+// Each route() call's number: a view still loading when another page was opened must not
+// replace that page when it finishes.
+let generation = 0;
+
 async function route() {
+  const mine = ++generation;
   errorBox.hidden = true;
   const path = location.pathname;
   if (!key.get() || path === "/ui/" || path === "/ui/signin") {
@@ -75,12 +80,17 @@ async function route() {
     if (!m) continue;
     document.title = `${title} · PCM inspector`;
     main.replaceChildren(h("p", { class: "muted" }, "Loading…"));
+    // The view fills a page of its own, shown once it is done (and still wanted).
+    const page = h("div", { class: "page" });
     try {
-      await view(main, m.slice(1).map(decodeURIComponent), new URLSearchParams(location.search));
+      await view(page, m.slice(1).map(decodeURIComponent), new URLSearchParams(location.search));
     } catch (err) {
+      if (mine !== generation) return;
       showError(err);
-      main.replaceChildren(h("h1", {}, err instanceof ApiFailure && err.status === 404 ? "Not found" : "Could not load this page"), h("p", {}, err.message));
+      page.replaceChildren(h("h1", {}, err instanceof ApiFailure && err.status === 404 ? "Not found" : "Could not load this page"), h("p", {}, err.message));
     }
+    if (mine !== generation) return;
+    main.replaceChildren(page);
     main.focus({ preventScroll: true });
     return;
   }

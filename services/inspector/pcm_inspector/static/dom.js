@@ -48,3 +48,14 @@ export function dl(pairs) {
 export function fill(el, ...children) {
   el.replaceChildren(...children.flat().filter((c) => c !== null && c !== undefined && c !== false));
 }
+
+// Run `draw` once `el` is in the document (views are built off-screen and shown when
+// done; a plot needs its box's size). Given up after about ten seconds: the page was left.
+export function whenShown(el, draw) {
+  let frames = 600;
+  const tick = () => {
+    if (el.isConnected) draw();
+    else if (frames-- > 0) requestAnimationFrame(tick);
+  };
+  requestAnimationFrame(tick);
+}

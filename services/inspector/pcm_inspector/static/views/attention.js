@@ -2,7 +2,7 @@
 // and the memories judged surprising, with what differs and what is usual.
 
 import { api } from "../api.js";
-import { h, when, num, table } from "../dom.js";
+import { h, when, num, table, whenShown } from "../dom.js";
 
 const secs = (iso) => new Date(iso).getTime() / 1000;
 
@@ -59,5 +59,5 @@ export async function attentionView(main) {
           h("td", { class: "text" }, h("a", { href: `/ui/memories/${s.memory_id}` }, s.text)), h("td", {}, num(s.score, 2)),
           h("td", {}, s.differs || "—"), h("td", {}, s.usual || "—"), h("td", {}, when(s.created_at)))))
         : h("p", { class: "muted" }, `Nothing judged surprising (score ≥ ${view.min_score}).`)));
-  if (stopped.length) requestAnimationFrame(() => timeline(box, stopped, view.now));
+  if (stopped.length) whenShown(box, () => timeline(box, stopped, view.now));
 }

@@ -42,6 +42,7 @@ export function strengthPlot(container, view) {
       { label: "demotion threshold", stroke: "#cf222e", width: 1, dash: [2, 3], points: { show: false } },
     ],
     axes: [{}, { label: "strength" }],
+    legend: { show: false }, // the page's own legend names the lines and events
   };
   container.replaceChildren();
   // eslint-disable-next-line no-undef
@@ -80,7 +81,7 @@ export function graphDrawing(container, memoryId, graph) {
     container,
     elements: els,
     // Rings: this memory in the middle, its entities around it, linked memories outside.
-    layout: { name: "concentric", concentric: (n) => ({ self: 3, entity: 2 }[n.data("kind")] || 1), levelWidth: () => 1, minNodeSpacing: 50, padding: 20, animate: false },
+    layout: { name: "concentric", concentric: (n) => ({ self: 3, entity: 2 }[n.data("kind")] || 1), levelWidth: () => 1, minNodeSpacing: 70, padding: 20, animate: false },
     style: [
       { selector: "node", style: { label: "data(label)", "font-size": 10, "text-wrap": "wrap", "text-max-width": 120, "background-color": "#8c959f" } },
       { selector: "node[kind = 'self']", style: { "background-color": "#1f6feb", width: 34, height: 34 } },

@@ -31,12 +31,12 @@ function editor(p = {}) {
 
 export async function governanceView(main, _, params) {
   const { policies } = await api("GET", "/v1/governance");
-  const form = editor();
+  let form = editor();
   const rows = policies.map((p) => h("tr", {},
     h("td", {}, [p.scope, p.workspace, p.project].filter(Boolean).join(" / ")),
     h("td", {}, p.capture_mode ?? "inherit"), h("td", {}, p.retention_days ?? "inherit"), h("td", {}, p.max_memories ?? "inherit"),
     h("td", {},
-      h("button", { type: "button", class: "secondary", onclick: () => { form.replaceWith(editor(p)); document.getElementById("g-scope").focus(); } }, "Edit"),
+      h("button", { type: "button", class: "secondary", onclick: () => { const next = editor(p); form.replaceWith(next); form = next; next.querySelector("#g-scope").focus(); } }, "Edit"),
       h("button", { type: "button", class: "danger", onclick: async () => {
         try {
           await api("DELETE", "/v1/governance", { query: { scope: p.scope, workspace: p.workspace, project: p.project } });

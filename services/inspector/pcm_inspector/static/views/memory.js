@@ -4,7 +4,7 @@
 // rest of the page stays.
 
 import { api, ApiFailure } from "../api.js";
-import { h, when, num, dl } from "../dom.js";
+import { h, when, num, dl, whenShown } from "../dom.js";
 import { go, showError } from "../app.js";
 import { strengthPlot, graphDrawing, legend } from "./charts.js";
 
@@ -120,7 +120,7 @@ async function strengthPart(mem) {
       (view.demotable_at ? `archived no earlier than ${when(view.demotable_at)} if not recalled.` : "")),
     box,
     legend([["line", "strength since the last reinforcement"], ["dash", "projected decay"], ["dot", "events: " + view.events.map((e) => `${e.kind} ${when(e.at)}`).join(", ")], ["threshold", "demotion threshold"]]));
-  requestAnimationFrame(() => strengthPlot(box, view));
+  whenShown(box, () => strengthPlot(box, view));
   return out;
 }
 
@@ -135,6 +135,21 @@ function surprisalPart(mem) {
     ]) : h("p", { class: "muted" }, "Not judged yet: the sweeper judges memories shortly after they are written."));
 }
 
+// The memory's episode: its record (what consolidation made of it), and the other memories
+// of the episode in time order.
+async function episodePart(mem) {
+  if (!mem.episode) return section("Episode", "mem-episode", h("p", { class: "muted" }, "No episode."));
+  const { items } = await api("GET", "/v1/memories", { query: { episode: mem.episode, limit: 100 } });
+  const records = items.filter((m) => m.source === "consolidation");
+  const members = items.filter((m) => m.source !== "consolidation").sort((a, b) => (a.created_at < b.created_at ? -1 : 1));
+  return section("Episode", "mem-episode",
+    h("p", {}, `Episode ${mem.episode}: ${members.length} memories${items.length === 100 ? " (the first 100)" : ""}.`),
+    records.length ? [h("h3", {}, "Episode record"), records.map((r) => h("blockquote", { class: "record" }, link(r.id, r.text)))]
+      : h("p", { class: "muted" }, "No episode record yet: consolidation writes one once the episode is over."),
+    h("ol", { class: "episode" }, members.map((m) => h("li", { class: m.id === mem.id ? "current" : "" },
+      m.id === mem.id ? m.text : link(m.id, m.text), h("span", { class: "muted" }, ` · ${when(m.created_at)}`)))));
+}
+
 async function graphPart(mem) {
   const g = await api("GET", `/v1/memories/${mem.id}/graph`);
   const box = h("div", { class: "graph", id: "graph-view", role: "img", "aria-label": `Graph: ${g.entities.length} entities, ${g.memories.length} linked memories` });
@@ -145,7 +160,7 @@ async function graphPart(mem) {
     box,
     legend([["self", "this memory"], ["entity", "entity"], ["memory", "linked memory"], ["relation", "typed relation"]]),
     g.memories.length ? h("h3", {}, "Linked memories") : null, list);
-  requestAnimationFrame(() => graphDrawing(box, mem.id, g));
+  whenShown(box, () => graphDrawing(box, mem.id, g));
   return out;
 }
 
@@ -156,6 +171,7 @@ export async function memoryView(main, [id]) {
     part("Strength over time", "mem-strength", () => strengthPart(mem)),
     part("Graph neighbourhood", "mem-graph", () => graphPart(mem)),
     part("Versions and supersession", "mem-history", () => historyPart(mem)),
+    part("Episode", "mem-episode", () => episodePart(mem)),
     part("Surprisal", "mem-surprisal", async () => surprisalPart(mem)),
   ]);
   main.append(...parts);

@@ -20,19 +20,21 @@ COMPONENTS: dict[str, Callable[[Resources], Component]] = {
     "recall": RecallComponent,
     "graph-extractor": GraphExtractorComponent,
     "sweeper": SweeperComponent,
-    # The browser UI at /ui (docs/inspector.md): part of `pcm dev`, not a service to scale.
-    "inspector": InspectorComponent,
 }
+# Not services (nothing to scale, no port of their own): part of `pcm dev`. The inspector
+# is the browser UI at /ui and its read-only routes (docs/inspector.md).
+ADDONS: dict[str, Callable[[Resources], Component]] = {"inspector": InspectorComponent}
 DEFAULT_PORTS = {"ingest": 8081, "recall": 8082, "graph-extractor": 8083, "sweeper": 8084}
 
 
 def build_app(names: list[str], settings: PcmSettings | None = None) -> FastAPI:
     res = Resources(settings or PcmSettings())
-    components = [COMPONENTS[n](res) for n in names]
+    known = {**COMPONENTS, **ADDONS}
+    components = [known[n](res) for n in names]
     title = "PCM" if len(names) > 1 else f"PCM {names[0]}"
     return create_app(res, components, title)
 
 
 def dev_app() -> FastAPI:
     """All four services and the inspector in one process (the embedded default)."""
-    return build_app(list(COMPONENTS))
+    return build_app([*COMPONENTS, *ADDONS])

@@ -172,6 +172,7 @@ async def test_pipeline_view(inspector: Inspector) -> None:
     await page.click("nav >> text=Pipeline")
     await expect(page.locator("tbody")).to_contain_text("pcm.memory.written")
     await expect(page.locator(".jobs")).to_contain_text("consolidation")
+    await expect(page.locator("main h2", has_text="Dead letters")).to_be_visible()
     await inspector.shot("pipeline")
 
 

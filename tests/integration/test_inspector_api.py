@@ -8,9 +8,11 @@ from datetime import UTC, datetime, timedelta
 
 import httpx
 import pytest
+from redis.asyncio import Redis
 
 from pcm_common.domain.strength import DEMOTE_BELOW
-from tests.conftest import RUN, settle
+from pcm_common.events import STREAM_DLQ, DeadLetter
+from tests.conftest import KEYS, RUN, TEST_REDIS_URL, settle
 from tests.inspector_data import SURPRISE, seed_routines
 
 TEXTS = [
@@ -164,3 +166,30 @@ async def test_listing_filters_on_source_importance_time_and_flags(
     )
     assert [m["text"] for m in found.json()["items"]] == [vat]
     assert (await client_a.get("/v1/memories", params={"source": "fax"})).status_code == 422
+
+
+async def test_dead_letters_are_the_tenants_own(
+    client_a: httpx.AsyncClient, client_b: httpx.AsyncClient
+) -> None:
+    redis = Redis.from_url(TEST_REDIS_URL)
+    try:
+        for tenant, mid in ((KEYS["key-a"], f"a-{RUN}"), (KEYS["key-b"], f"b-{RUN}")):
+            letter = DeadLetter(
+                stream="pcm.memory.written",
+                group="graph-extractor",
+                entry_id="1-0",
+                error="RuntimeError('extractor failed')",
+                deliveries=5,
+                body={"tenant": tenant, "memory_id": mid},
+            )
+            await redis.xadd(STREAM_DLQ, {"data": letter.model_dump_json()})
+        await redis.xadd(STREAM_DLQ, {"data": "not json"})  # ignored, never a 500
+    finally:
+        await redis.aclose()
+    got = await client_a.get("/v1/dead-letters")
+    assert got.status_code == 200, got.text
+    mine = [d["memory_id"] for d in got.json()["items"]]
+    assert f"a-{RUN}" in mine and f"b-{RUN}" not in mine
+    theirs = [d["memory_id"] for d in (await client_b.get("/v1/dead-letters")).json()["items"]]
+    assert f"b-{RUN}" in theirs and f"a-{RUN}" not in theirs
+    assert (await client_a.get("/v1/dead-letters", params={"limit": 0})).status_code == 422

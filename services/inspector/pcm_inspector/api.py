@@ -21,6 +21,7 @@ from pcm_common.stores.graph import Entity
 from pcm_common.stores.vectors import Filter
 from pcm_ingest.service import present
 from pcm_inspector.attention import attention_view
+from pcm_inspector.dead_letters import dead_letters
 from pcm_inspector.strength_view import strength_view
 
 router = APIRouter(prefix="/v1", tags=["inspector"], responses=KEYED)
@@ -140,3 +141,11 @@ async def attention(tenant: Tenant, res: Res, now: datetime | None = None) -> di
     and its memories judged surprising, as the recall's flags would judge them at `now`."""
     refuse_future(now, res.settings.max_future_s, "now")
     return await attention_view(res, tenant, as_utc(now) if now else utcnow())
+
+
+@router.get("/dead-letters")
+async def list_dead_letters(
+    tenant: Tenant, res: Res, limit: Annotated[int, Query(ge=1, le=200)] = 50
+) -> dict[str, Any]:
+    """The caller's events that failed every delivery (newest first), with the error."""
+    return await dead_letters(res.redis, tenant, limit)

@@ -1,5 +1,6 @@
 # PCM developer commands. `make run` and `make test` work on a fresh machine: they install
-# what is missing (uv, the Python workspace, Redis; Java's Neo4j artifacts for tests).
+# what is missing (uv, the Python workspace, Redis, the inspector's npm libraries; Java's
+# Neo4j artifacts and Debian's Chromium for tests).
 SHELL := /bin/bash
 UV ?= $(shell command -v uv 2>/dev/null || echo $(HOME)/.local/bin/uv)
 export LITELLM_LOCAL_MODEL_COST_MAP := True
@@ -15,12 +16,14 @@ $(UV):
 
 install: $(UV)
 	$(UV) sync --frozen
+	scripts/inspector_assets.sh
 
 run: install
 	scripts/redis.sh start
 	scripts/arcadedb.sh start
 	@echo ""
 	@echo "PCM is starting on http://127.0.0.1:$(PORT)  (API docs: http://127.0.0.1:$(PORT)/docs)"
+	@echo "Inspector: http://127.0.0.1:$(PORT)/ui/  (sign in with pcm-dev-key)"
 	@echo "Try:"
 	@echo "  curl -s -XPOST http://127.0.0.1:$(PORT)/v1/memories -H 'Authorization: Bearer pcm-dev-key' \\"
 	@echo "       -H 'content-type: application/json' -d '{\"text\": \"Alice moved to Berlin in March.\"}'"
@@ -34,7 +37,9 @@ servers-test:
 	scripts/neo4j.sh start
 	scripts/arcadedb.sh start
 
+# The inspector's browser tests (tests/browser) drive Debian's Chromium: installed if missing.
 test: install servers-test validate-k8s
+	scripts/chromium.sh
 	$(UV) run ruff check .
 	$(UV) run mypy
 	$(UV) run pytest -q --ignore=tests/k8s

@@ -474,3 +474,21 @@ async def test_entity_links_typed(backend: Backend, tenant: str) -> None:
     assert links[0].typed == ()
     links = await g.entity_links(tenant, ["bob"], max_df=5)
     assert links[0].typed == () and len(links[0].memory_ids) == 3
+
+
+async def test_relations_of_a_memory(backend: Backend, tenant: str) -> None:
+    g = backend.store
+    other = f"{tenant}-other"
+    try:
+        await g.write_facts(tenant, "m1", fact_set_one())
+        await g.write_facts(other, "m1", Extraction([ALICE, BOB], [Relation(ALICE, "KNOWS", BOB)]))
+        got = {(r.source.key, r.type, r.target.key) for r in await g.relations_of(tenant, "m1")}
+        assert got == {
+            ("alice smith", "WORKS_AT", "acme corp"),
+            ("acme corp", "LOCATED_IN", "berlin"),
+            ("alice smith", "USES", "python"),
+        }
+        assert len(await g.relations_of(tenant, "m1", limit=1)) == 1
+        assert await g.relations_of(tenant, "m2") == []
+    finally:
+        await backend.driver.execute_query("MATCH (n) WHERE n.tenant = $t DETACH DELETE n", t=other)

@@ -207,3 +207,20 @@ async def test_repeats_and_deletes_through_the_api_reach_the_routine(
         assert {m for m, _ in routine.entries} == set(ids[1:])
     finally:
         await redis.aclose()
+
+
+async def test_listed_gives_the_tenants_routines_only(index: RoutineIndex) -> None:
+    t = tenant()
+    # Tenants whose names extend this one's key prefix, or read as a SCAN pattern.
+    names = [t, f"{t}:r:x", f"{t}*", f"{t}?"]
+    for k, name in enumerate(names):
+        times = {f"n{k}-e{i}": [i * 7 * DAY] for i in range(4)}  # ids as uuids: no colon
+        for i, (mid, at) in enumerate(times.items()):
+            await index.record(name, mid, at, dict(list(times.items())[:i]))
+    (mine,) = await index.listed(t, 2 * 7 * DAY)
+    assert [m for m, _ in mine.entries] == ["n0-e0", "n0-e1", "n0-e2"]
+    assert mine.seed == "n0-e2" and mine.later == 1  # entries after `now` are counted
+    for k, name in enumerate(names[1:], start=1):
+        (theirs,) = await index.listed(name, LATER)
+        assert {m.split("-")[0] for m, _ in theirs.entries} == {f"n{k}"}
+    assert await index.listed(tenant(), LATER) == []

@@ -61,7 +61,7 @@ def dev(
     key = f"dev key: {s.dev_api_key}" if s.dev_key_enabled else "dev key off"
     shown = f", profile {s.profile}" if s.profile else ""
     typer.echo(f"PCM dev: http://{host}:{port}  (docs at /docs, {key}{shown})")
-    _serve(list(SERVICES), host, port, s)
+    _serve([*SERVICES, "inspector"], host, port, s)  # with the UI at /ui
 
 
 def serve(

@@ -13,6 +13,7 @@ from pydantic import BaseModel
 
 from pcm_common.domain.memory import Scope, State
 from pcm_common.http import JSON_BODY, KEYED, ApiError, Tenant, error_responses, refuse_future
+from pcm_common.listing import Listing
 from pcm_common.stores.vectors import Filter
 from pcm_ingest.firewall import SecretDetected
 from pcm_ingest.firewall.runner import FirewallBusy
@@ -166,6 +167,8 @@ async def list_memories(
     user_id: str | None = None,
     limit: Annotated[int, Query(ge=1, le=500)] = 50,
     offset: str | None = None,
+    *,
+    more: Listing,
 ) -> MemoryPage:
     must = _matching(
         scope=scope,
@@ -182,7 +185,7 @@ async def list_memories(
             raise ApiError(
                 422, "invalid_request", "offset: the next_offset of an earlier page"
             ) from None
-    items, nxt = await memories.list(tenant, Filter(must=must), limit, offset)
+    items, nxt = await memories.list(tenant, more.narrow(Filter(must=must)), limit, offset)
     return MemoryPage(items=items, next_offset=nxt)
 
 

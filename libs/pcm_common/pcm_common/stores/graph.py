@@ -75,6 +75,11 @@ class GraphStore(ABC):
     async def entities_of(self, tenant: str, memory_id: str) -> list[Entity]:
         """Entities the memory mentions."""
 
+    async def relations_of(self, tenant: str, memory_id: str, *, limit: int = 50) -> list[Relation]:
+        """Typed relations from the entities this memory mentions (the inspector's graph
+        view). Adapters without relations answer none."""
+        return []
+
     @abstractmethod
     async def memories_for(
         self, tenant: str, names: Sequence[str], *, limit: int = 50

@@ -39,7 +39,7 @@ from neo4j import (
 )
 from neo4j.exceptions import ConstraintError, Neo4jError
 
-from .graph import Entity, EntityLinks, Extraction, GraphStore
+from .graph import Entity, EntityLinks, Extraction, GraphStore, Relation
 from .graph_schema import (
     ENTITY_LABEL,
     MEMORY_LABEL,
@@ -193,6 +193,16 @@ _ENTITIES_OF = f"""
 MATCH (m:{MEMORY_LABEL} {{tenant: $tenant, id: $mid}})-[:{MENTIONS}]->(e:{ENTITY_LABEL})
 RETURN e.name AS name, e.type AS type, e.key AS key
 ORDER BY type, key
+"""
+
+# Relations leaving the memory's entities (type(r) names the family; MENTIONS is not one).
+_RELATIONS_OF = f"""
+MATCH (m:{MEMORY_LABEL} {{tenant: $tenant, id: $mid}})-[:{MENTIONS}]->(a:{ENTITY_LABEL})
+MATCH (a)-[r]->(b:{ENTITY_LABEL})
+WHERE r.tenant = $tenant AND b.tenant = $tenant
+RETURN a.name AS a_name, a.type AS a_type, type(r) AS rel, b.name AS b_name, b.type AS b_type
+ORDER BY rel, a_name, b_name
+LIMIT $limit
 """
 
 _FOUND_KEYS = f"""
@@ -440,6 +450,17 @@ class Neo4jGraphStore(GraphStore):
     async def entities_of(self, tenant: str, memory_id: str) -> list[Entity]:
         rows = await self._read(_ENTITIES_OF, tenant=tenant, mid=memory_id)
         return [Entity(name=r["name"], type=r["type"]) for r in rows]
+
+    async def relations_of(self, tenant: str, memory_id: str, *, limit: int = 50) -> list[Relation]:
+        rows = await self._read(_RELATIONS_OF, tenant=tenant, mid=memory_id, limit=limit)
+        return [
+            Relation(
+                source=Entity(name=r["a_name"], type=r["a_type"]),
+                type=r["rel"],
+                target=Entity(name=r["b_name"], type=r["b_type"]),
+            )
+            for r in rows
+        ]
 
     async def memories_for(
         self, tenant: str, names: Sequence[str], *, limit: int = 50

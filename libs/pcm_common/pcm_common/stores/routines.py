@@ -21,6 +21,7 @@ idempotent (judging a memory again, replaying an event, writes the same state).
 from __future__ import annotations
 
 import asyncio
+import re
 from collections import defaultdict
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
@@ -52,6 +53,10 @@ def _entries_key(tenant: str, routine: str) -> str:
 
 def _built_key(tenant: str) -> str:
     return f"pcm:routine:{tenant}:built"
+
+
+# Characters SCAN's MATCH reads as a pattern: a tenant's name is matched literally.
+_GLOB = re.compile(r"([*?\[\]\\])")
 
 
 def _member(memory_id: str, ts: float) -> str:
@@ -234,6 +239,45 @@ class RoutineIndex:
 
     async def mark_built(self, tenant: str) -> None:
         await self.redis.set(_built_key(tenant), 1)
+
+    async def listed(
+        self, tenant: str, now: float, *, limit: int = 100, latest: int = 64
+    ) -> list[Routine]:
+        """Up to `limit` of the tenant's routines (the inspector's attention view), each
+        with its `latest` entries up to `now`; `seed` is its latest entry's memory. One
+        SCAN of the tenant's routine keys, then one pipelined round trip."""
+        prefix = _entries_key(tenant, "")
+        pattern = _GLOB.sub(r"\\\1", prefix) + "*"
+        ids: list[str] = []
+        async for key in self.redis.scan_iter(match=pattern, count=1000):
+            routine = _text(key)[len(prefix) :]
+            # Routine ids are memory ids (no colon): a colon means the key is another
+            # tenant's whose name starts with this one's and ":r:".
+            if ":" not in routine:
+                ids.append(routine)
+            if len(ids) >= limit:
+                break
+        pipe = self.redis.pipeline(transaction=False)
+        for r in ids:
+            pipe.zrange(
+                _entries_key(tenant, r),
+                now,
+                "-inf",
+                desc=True,
+                byscore=True,
+                offset=0,
+                num=latest,
+                withscores=True,
+            )
+            pipe.zcount(_entries_key(tenant, r), f"({now}", "+inf")
+        rows = await pipe.execute() if ids else []
+        out: list[Routine] = []
+        for i, r in enumerate(ids):
+            past, later = rows[2 * i], int(rows[2 * i + 1])
+            if past:
+                entries = [(_memory_of(m), float(ts)) for m, ts in reversed(past)]
+                out.append(Routine(id=r, seed=entries[-1][0], entries=entries, later=later))
+        return out
 
     async def size(self, tenant: str) -> int:
         """Memories placed in a routine (0: the index is empty for this tenant)."""

@@ -1,0 +1,151 @@
+"""Read-only routes the inspector needs beyond the memory API: a search that reinforces
+nothing, a memory's strength over time and its graph neighbourhood. Like every `/v1`
+route they answer for the key's tenant only: another tenant's id is 404 as if absent."""
+
+from __future__ import annotations
+
+import asyncio
+import uuid
+from datetime import datetime
+from typing import Annotated, Any
+
+from fastapi import APIRouter, Query
+
+from pcm_common.domain.clock import as_utc, utcnow
+from pcm_common.domain.memory import MemoryRecord, Scope, State
+from pcm_common.http import KEYED, ApiError, Res, Tenant, error_responses, refuse_future
+from pcm_common.listing import Listing
+from pcm_common.models.sparse import encode_query
+from pcm_common.resources import Resources
+from pcm_common.stores.graph import Entity
+from pcm_common.stores.vectors import Filter
+from pcm_ingest.service import present
+from pcm_inspector.attention import attention_view
+from pcm_inspector.dead_letters import dead_letters
+from pcm_inspector.strength_view import strength_view
+
+router = APIRouter(prefix="/v1", tags=["inspector"], responses=KEYED)
+NOT_FOUND = error_responses(404)
+# Linked memories drawn around one memory: a readable graph, not the whole tenant.
+NEIGHBOURS = 15
+Name = Annotated[str | None, Query(min_length=1, max_length=200)]
+
+
+async def _record(res: Resources, tenant: str, memory_id: str) -> MemoryRecord:
+    try:
+        mid = str(uuid.UUID(memory_id))
+    except ValueError:
+        raise ApiError(404, "memory_not_found", "not a memory id") from None
+    found = await res.vectors.get(tenant, [mid])
+    if not found:
+        raise ApiError(404, "memory_not_found", memory_id)
+    return MemoryRecord.from_payload(found[0].payload)
+
+
+@router.get("/memories:search")
+async def search_memories(
+    tenant: Tenant,
+    res: Res,
+    q: Annotated[str, Query(min_length=1, max_length=2000)],
+    scope: Scope | None = None,
+    workspace: Name = None,
+    project: Name = None,
+    state: State | None = None,
+    pinned: bool | None = None,
+    user_id: Name = None,
+    limit: Annotated[int, Query(ge=1, le=100)] = 20,
+    *,
+    more: Listing,
+) -> dict[str, Any]:
+    """The memories nearest the query, by meaning and by words (the hybrid search recall
+    runs), filtered as `GET /v1/memories`; unlike a recall it reinforces nothing."""
+    if not q.strip():
+        raise ApiError(422, "invalid_request", "q is empty")
+    must = {
+        k: v.value if isinstance(v, Scope | State) else v
+        for k, v in {
+            "scope": scope,
+            "workspace": workspace,
+            "project": project,
+            "state": state,
+            "pinned": pinned,
+            "user_id": user_id,
+        }.items()
+        if v is not None
+    }
+    qvec = await res.embedder.embed_query(q)
+    hits = await res.vectors.search(
+        tenant, qvec, limit=limit, flt=more.narrow(Filter(must=must)), sparse=encode_query(q)
+    )
+    return {"items": [present(h.payload) | {"score": round(h.score, 6)} for h in hits]}
+
+
+@router.get("/memories/{memory_id}/strength", responses=NOT_FOUND)
+async def memory_strength(
+    memory_id: str, tenant: Tenant, res: Res, now: datetime | None = None
+) -> dict[str, Any]:
+    """Strength over time: the known events, the decay curve since the last
+    reinforcement (projected past `now`), and when it crosses the demotion threshold."""
+    refuse_future(now, res.settings.max_future_s, "now")
+    rec = await _record(res, tenant, memory_id)
+    return strength_view(rec, as_utc(now) if now else utcnow())
+
+
+def _node(e: Entity) -> dict[str, str]:
+    return {"key": e.key, "name": e.name, "type": e.type}
+
+
+@router.get("/memories/{memory_id}/graph", responses=NOT_FOUND)
+async def memory_graph(memory_id: str, tenant: Tenant, res: Res) -> dict[str, Any]:
+    """The memory's entities, the typed relations leaving them, and the other memories
+    that mention them (with the entities each shares)."""
+    rec = await _record(res, tenant, memory_id)
+    graph = res.graph
+    entities, relations = await asyncio.gather(
+        graph.entities_of(tenant, rec.id), graph.relations_of(tenant, rec.id)
+    )
+    linked = await graph.memories_for(tenant, [e.name for e in entities], limit=NEIGHBOURS + 1)
+    linked.pop(rec.id, None)
+    ids = sorted(linked, key=lambda i: -linked[i])[:NEIGHBOURS]
+    points, shared = await asyncio.gather(
+        res.vectors.get(tenant, ids, fields=["text", "state"]),
+        asyncio.gather(*(graph.entities_of(tenant, i) for i in ids)),
+    )
+    texts = {p.id: p.payload for p in points}
+    own = {e.key for e in entities}
+    return {
+        "id": rec.id,
+        "extracted": rec.graph.extracted,
+        "entities": [_node(e) for e in entities],
+        "relations": [
+            {"source": _node(r.source), "type": r.type, "target": _node(r.target)}
+            for r in relations
+        ],
+        "memories": [
+            {
+                "id": i,
+                "text": texts[i].get("text", ""),
+                "state": texts[i].get("state", "active"),
+                "link": round(linked[i], 4),
+                "shares": sorted({e.key for e in ents} & own),
+            }
+            for i, ents in zip(ids, shared, strict=True)
+            if i in texts  # in the graph but gone from the store: not shown
+        ],
+    }
+
+
+@router.get("/attention")
+async def attention(tenant: Tenant, res: Res, now: datetime | None = None) -> dict[str, Any]:
+    """The tenant's routines (usual interval, last entry, regular / irregular / stopped)
+    and its memories judged surprising, as the recall's flags would judge them at `now`."""
+    refuse_future(now, res.settings.max_future_s, "now")
+    return await attention_view(res, tenant, as_utc(now) if now else utcnow())
+
+
+@router.get("/dead-letters")
+async def list_dead_letters(
+    tenant: Tenant, res: Res, limit: Annotated[int, Query(ge=1, le=200)] = 50
+) -> dict[str, Any]:
+    """The caller's events that failed every delivery (newest first), with the error."""
+    return await dead_letters(res.redis, tenant, limit)

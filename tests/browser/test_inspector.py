@@ -1,0 +1,213 @@
+"""The inspector in a real browser against a real server: sign in, search, a memory's page
+with its strength plot and graph, a recall, a policy edited, a memory forgotten; another
+tenant's memory is "not found". Each page's screenshot is written under var/inspector/."""
+
+from __future__ import annotations
+
+import httpx
+from playwright.async_api import Browser, expect
+
+from tests.browser.conftest import SEED, Inspector, Seeded, open_page, sign_in
+from tests.inspector_data import SURPRISE
+
+
+async def test_sign_in_refuses_a_wrong_key_in_words(inspector: Inspector) -> None:
+    page = inspector.page
+    await page.goto(f"{inspector.base}/ui/")
+    await page.fill("#key", "not-a-key")
+    await page.click("button[type=submit]")
+    await expect(page.locator("#error")).to_contain_text("This key was refused")
+    await inspector.shot("signin-refused")
+    await page.fill("#key", "key-a")
+    await page.click("button[type=submit]")
+    await expect(page.locator("h1")).to_have_text("Memories")
+    await expect(page.locator("#nav")).to_be_visible()
+
+
+async def test_search_finds_by_meaning(inspector: Inspector, seeded: Seeded) -> None:
+    await sign_in(inspector, "key-a")
+    page = inspector.page
+    await page.fill("#f-q", "Which company does Marta work for?")
+    await page.keyboard.press("Enter")
+    rows = page.locator("tbody tr")
+    await expect(rows.first).to_contain_text("Marta Kowalski")
+    # Among the best few (the ranking of two memories about her may go either way).
+    top = [await rows.nth(i).locator("a").get_attribute("href") for i in range(3)]
+    assert f"/ui/memories/{seeded.works}" in top
+    await inspector.shot("search")
+
+
+async def test_browse_pages_through_with_filters(inspector: Inspector, seeded: Seeded) -> None:
+    await sign_in(inspector, "key-a")
+    page = inspector.page
+    await page.select_option("#f-state", "active")
+    await page.click("text=Apply")
+    await page.wait_for_url("**/ui/memories?state=active")
+    rows = page.locator("tbody tr")
+    await expect(rows).to_have_count(25)  # a page; the seeds alone are more
+    await inspector.shot("memories")
+    first_page = await rows.first.inner_text()
+    await page.click("text=Next →")
+    await expect(page.locator(".pager")).to_contain_text("Page 2")
+    assert await rows.first.inner_text() != first_page
+    await page.click("text=← Previous")
+    await expect(page.locator(".pager")).to_contain_text("Page 1")
+    # Flagged: only what the sweeper judged surprising.
+    await page.check("#f-flagged")
+    await page.click("text=Apply")
+    await expect(rows.first).to_contain_text(SURPRISE)
+    texts = await rows.locator("td.text").all_inner_texts()
+    assert "Swam 33 lengths at the Eastside pool this morning." not in texts
+
+
+async def test_memory_page_draws_strength_and_graph(inspector: Inspector, seeded: Seeded) -> None:
+    await sign_in(inspector, "key-a")
+    page = inspector.page
+    await page.goto(f"{inspector.base}/ui/memories/{seeded.works}")
+    await expect(page.locator(".memtext")).to_have_text(SEED[0])
+    # uPlot and Cytoscape each draw on canvases inside their boxes.
+    await expect(page.locator("#strength-plot canvas").first).to_be_visible()
+    await expect(page.locator("#mem-strength + p")).to_contain_text("demotion threshold")
+    await expect(page.locator("#graph-view canvas").first).to_be_visible()
+    graph = page.locator("section[aria-labelledby=mem-graph]")
+    await expect(graph).to_contain_text("Nordlys Robotics")
+    await expect(graph.locator(".linked")).to_contain_text("moved to Tallinn")
+    # Written together: one episode, listed in time order on the page.
+    episode = page.locator("section[aria-labelledby=mem-episode]")
+    await expect(episode.locator(".episode")).to_contain_text("moved to Tallinn")
+    await inspector.shot("memory")
+    # A linked memory is one click (or Enter on its link) away.
+    await graph.locator(".linked a", has_text="moved to Tallinn").focus()
+    await page.keyboard.press("Enter")
+    await expect(page.locator(".memtext")).to_have_text(SEED[1])
+
+
+async def test_memory_page_on_a_phone(browser: Browser, pcm_url: str, seeded: Seeded) -> None:
+    phone = await open_page(browser, pcm_url, width=390, height=844)
+    try:
+        await sign_in(phone, "key-a")
+        await phone.page.goto(f"{pcm_url}/ui/memories/{seeded.works}")
+        await expect(phone.page.locator("#strength-plot canvas").first).to_be_visible()
+        # Nothing wider than the screen but the tables' own scroll boxes.
+        width = await phone.page.evaluate("document.documentElement.scrollWidth")
+        assert width <= 390
+        await phone.shot("memory-phone")
+    finally:
+        await phone.page.context.close()
+
+
+async def test_edit_keeps_the_old_version_as_a_diff(inspector: Inspector, seeded: Seeded) -> None:
+    await sign_in(inspector, "key-a")
+    page = inspector.page
+    await page.goto(f"{inspector.base}/ui/memories/{seeded.moved}")
+    await page.click("text=Edit")
+    new = SEED[1].replace("April", "May")
+    await page.fill("#edit-text", new)
+    await page.click("text=Save")
+    await expect(page.locator(".memtext")).to_have_text(new)
+    history = page.locator(".versions")
+    await expect(history.locator("ins")).to_have_text("May")
+    await expect(history.locator("del")).to_have_text("April")
+
+
+async def test_recall_playground(inspector: Inspector, seeded: Seeded) -> None:
+    await sign_in(inspector, "key-a")
+    page = inspector.page
+    await page.click("nav >> text=Recall")
+    await page.fill("#r-query", "Where does Marta Kowalski work?")
+    await page.fill("#r-k", "5")
+    await page.click("form >> text=Recall")
+    result = page.locator("#recall-result")
+    await expect(result.locator(".prompt")).to_contain_text("[SITUATIONAL CONTEXT]")
+    await expect(result.locator(".prompt")).to_contain_text("Nordlys Robotics")
+    await expect(result.locator("tbody tr").first).to_contain_text("Marta Kowalski")
+    await expect(result.locator(".bars li").first).to_be_visible()
+    await inspector.shot("recall")
+
+
+async def test_policy_is_set_then_edited(inspector: Inspector, client_a: httpx.AsyncClient) -> None:
+    await sign_in(inspector, "key-a")
+    page = inspector.page
+    await page.click("nav >> text=Governance")
+    await page.select_option("#g-scope", "project")
+    await page.fill("#g-project", "inspector-demo")
+    await page.fill("#g-retention_days", "30")
+    await page.click("text=Save policy")
+    row = page.locator("tr", has_text="project / inspector-demo")
+    await expect(row).to_contain_text("30")
+    await row.locator("text=Edit").click()
+    await expect(page.locator("#g-project")).to_have_value("inspector-demo")
+    await page.fill("#g-retention_days", "60")
+    await page.select_option("#g-capture_mode", "manual_only")
+    await page.click("text=Save policy")
+    await expect(page.locator("[role=status]")).to_have_text("Policy saved.")
+    await expect(row).to_contain_text("60")
+    await inspector.shot("governance")
+    policies = (await client_a.get("/v1/governance")).json()["policies"]
+    mine = [p for p in policies if p["project"] == "inspector-demo"]
+    assert [(p["retention_days"], p["capture_mode"]) for p in mine] == [(60, "manual_only")]
+    await client_a.delete(
+        "/v1/governance", params={"scope": "project", "project": "inspector-demo"}
+    )
+
+
+async def test_attention_shows_stopped_routines_and_surprises(
+    inspector: Inspector, seeded: Seeded
+) -> None:
+    await sign_in(inspector, "key-a")
+    page = inspector.page
+    await page.click("nav >> text=Attention")
+    await expect(page.locator("#stopped-timeline canvas").first).to_be_visible()
+    piano = page.locator("tr", has_text="piano lesson with Mr Okafor").first
+    await expect(piano.locator(".badge")).to_have_text("stopped")
+    await expect(piano).to_contain_text("weekly")
+    surprises = page.locator("section[aria-labelledby=att-surprises]")
+    await expect(surprises).to_contain_text(SURPRISE)
+    await inspector.shot("attention")
+
+
+async def test_pipeline_view(inspector: Inspector) -> None:
+    await sign_in(inspector, "key-a")
+    page = inspector.page
+    await page.click("nav >> text=Pipeline")
+    await expect(page.locator("tbody")).to_contain_text("pcm.memory.written")
+    await expect(page.locator(".jobs")).to_contain_text("consolidation")
+    await expect(page.locator("main h2", has_text="Dead letters")).to_be_visible()
+    await inspector.shot("pipeline")
+
+
+async def test_forget_a_memory_and_it_is_gone(
+    inspector: Inspector, seeded: Seeded, client_a: httpx.AsyncClient
+) -> None:
+    await sign_in(inspector, "key-a")
+    page = inspector.page
+    await page.goto(f"{inspector.base}/ui/memories/{seeded.umbrella}")
+    await page.click("button:text-is('Forget')")
+    await page.click("#forget-confirm")
+    await expect(page.locator("[role=status]")).to_have_text("The memory was forgotten.")
+    await page.fill("#f-q", "spare umbrella")
+    await page.keyboard.press("Enter")
+    await expect(page.locator("main")).not_to_contain_text("spare umbrella", timeout=5_000)
+    await page.goto(f"{inspector.base}/ui/memories/{seeded.umbrella}")
+    await expect(page.locator("main h1")).to_have_text("Not found")
+    assert (await client_a.get(f"/v1/memories/{seeded.umbrella}")).status_code == 404
+
+
+async def test_another_tenants_memory_is_not_found(inspector: Inspector, seeded: Seeded) -> None:
+    await sign_in(inspector, "key-a")
+    page = inspector.page
+    await page.goto(f"{inspector.base}/ui/memories/{seeded.other_tenant}")
+    await expect(page.locator("main h1")).to_have_text("Not found")
+    await expect(page.locator("#error")).to_contain_text("no memory with this id for your key")
+    await expect(page.locator("body")).not_to_contain_text("Oslo offsite")
+    await inspector.shot("not-found")
+
+
+async def test_a_page_without_a_key_asks_to_sign_in(inspector: Inspector, seeded: Seeded) -> None:
+    page = inspector.page
+    await page.goto(f"{inspector.base}/ui/memories/{seeded.works}")
+    await expect(page.locator("h1")).to_have_text("Sign in")
+    await page.fill("#key", "key-a")
+    await page.keyboard.press("Enter")
+    # Back where the address pointed, once signed in.
+    await expect(page.locator(".memtext")).to_have_text(SEED[0])

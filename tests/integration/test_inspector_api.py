@@ -1,0 +1,195 @@
+"""The inspector's read-only routes and its page, over HTTP on the real server: search
+reinforces nothing, strength and graph answer for the key's tenant only, and /ui is
+served with a policy that lets nothing in from elsewhere."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+
+import httpx
+import pytest
+from redis.asyncio import Redis
+
+from pcm_common.domain.strength import DEMOTE_BELOW
+from pcm_common.events import STREAM_DLQ, DeadLetter
+from tests.conftest import KEYS, RUN, TEST_REDIS_URL, settle
+from tests.inspector_data import SURPRISE, seed_routines
+
+TEXTS = [
+    f"Ines Carvalho works at Quillfeather Studio in Porto. ({RUN})",
+    f"Ines Carvalho moved to Porto in June. ({RUN})",
+]
+
+
+async def _store(client: httpx.AsyncClient) -> list[str]:
+    got = await client.post("/v1/memories:batch", json={"memories": [{"text": t} for t in TEXTS]})
+    assert got.status_code == 201, got.text
+    await settle(client)
+    return [r["id"] for r in got.json()["results"]]
+
+
+async def test_search_ranks_by_meaning_and_reinforces_nothing(
+    client_a: httpx.AsyncClient, client_b: httpx.AsyncClient
+) -> None:
+    ids = await _store(client_a)
+    before = (await client_a.get(f"/v1/memories/{ids[0]}")).json()["strength"]
+    got = await client_a.get(
+        "/v1/memories:search", params={"q": "Which company does Ines work for?"}
+    )
+    assert got.status_code == 200, got.text
+    assert got.json()["items"][0]["id"] == ids[0]
+    await settle(client_a)
+    after = (await client_a.get(f"/v1/memories/{ids[0]}")).json()["strength"]
+    assert after == before  # a recall would have reinforced it
+    other = await client_b.get(
+        "/v1/memories:search", params={"q": "Ines Carvalho works at Quillfeather Studio"}
+    )
+    assert ids[0] not in {m["id"] for m in other.json()["items"]}
+    for bad in ({"q": "  "}, {"q": "x", "limit": "0"}, {"q": "x", "state": "lost"}):
+        assert (await client_a.get("/v1/memories:search", params=bad)).status_code == 422
+
+
+async def test_strength_view_of_a_new_memory(client_a: httpx.AsyncClient) -> None:
+    ids = await _store(client_a)
+    got = await client_a.get(f"/v1/memories/{ids[1]}/strength")
+    assert got.status_code == 200, got.text
+    view = got.json()
+    assert view["threshold"] == DEMOTE_BELOW and not view["pinned"]
+    assert view["events"][0]["kind"] == "created"
+    assert view["curve"][-1]["strength"] <= DEMOTE_BELOW + 1e-6
+    crosses = datetime.fromisoformat(view["crosses_threshold_at"])
+    assert crosses > datetime.now(UTC) + timedelta(days=7)
+    far = (datetime.now(UTC) + timedelta(days=400)).isoformat()
+    assert (
+        await client_a.get(f"/v1/memories/{ids[1]}/strength", params={"now": far})
+    ).status_code == 422
+
+
+async def test_graph_neighbourhood_links_memories_by_entity(client_a: httpx.AsyncClient) -> None:
+    ids = await _store(client_a)
+    got = await client_a.get(f"/v1/memories/{ids[0]}/graph")
+    assert got.status_code == 200, got.text
+    graph = got.json()
+    own = {e["key"] for e in graph["entities"]}
+    assert {"quillfeather studio", "porto"} <= own
+    linked = {m["id"]: m for m in graph["memories"]}
+    assert ids[1] in linked and ids[0] not in linked
+    assert "porto" in linked[ids[1]]["shares"] and set(linked[ids[1]]["shares"]) <= own
+    assert linked[ids[1]]["text"] == TEXTS[1]
+
+
+async def test_another_tenants_memory_is_not_found(
+    client_a: httpx.AsyncClient, client_b: httpx.AsyncClient
+) -> None:
+    ids = await _store(client_a)
+    for route in ("strength", "graph"):
+        got = await client_b.get(f"/v1/memories/{ids[0]}/{route}")
+        assert got.status_code == 404 and got.json()["error"] == "memory_not_found"
+        assert "Ines" not in got.text
+        bad = await client_a.get(f"/v1/memories/not-an-id/{route}")
+        assert bad.status_code == 404 and bad.json()["error"] == "memory_not_found"
+
+
+async def test_the_page_is_served_under_a_strict_policy(pcm_url: str) -> None:
+    async with httpx.AsyncClient(base_url=pcm_url) as web:
+        root = await web.get("/ui")
+        assert root.status_code == 307 and root.headers["location"] == "/ui/"
+        for path in ("/ui/", "/ui/memories/any-id", "/ui/recall"):
+            page = await web.get(path)
+            assert page.status_code == 200 and "PCM inspector" in page.text
+            assert "default-src 'self'" in page.headers["content-security-policy"]
+        for asset in ("app.js", "vendor/uPlot.iife.min.js", "vendor/cytoscape.min.js"):
+            assert (await web.get(f"/ui/static/{asset}")).status_code == 200
+        assert (await web.get("/ui/static/nothing.js")).status_code == 404
+
+
+async def test_attention_lists_routines_stopped_ones_and_surprises(
+    client_a: httpx.AsyncClient, client_b: httpx.AsyncClient
+) -> None:
+    user = f"attention-{RUN}"
+    await seed_routines(client_a, user)
+    listed = await client_a.get("/v1/memories", params={"user_id": user, "limit": 500})
+    mine = {m["id"] for m in listed.json()["items"]}
+    got = await client_a.get("/v1/attention")
+    assert got.status_code == 200, got.text
+    view = got.json()
+    # (The tenant's other users may have routines of the same wording: only this user's.)
+    view["routines"] = [r for r in view["routines"] if r["last_memory"]["id"] in mine]
+    piano = [r for r in view["routines"] if "piano lesson" in r["last_memory"]["text"]]
+    assert [r["state"] for r in piano] == ["stopped"], view["routines"]
+    assert piano[0]["usual_interval_days"] == pytest.approx(7.0, abs=0.1)
+    swims = [r for r in view["routines"] if "Eastside pool" in r["last_memory"]["text"]]
+    assert [r["state"] for r in swims] == ["regular"]
+    assert SURPRISE in {s["text"] for s in view["surprises"]}
+    # Another tenant sees none of it.
+    other = (await client_b.get("/v1/attention")).json()
+    assert not [r for r in other["routines"] if "piano" in r["last_memory"]["text"]]
+    assert SURPRISE not in {s["text"] for s in other["surprises"]}
+
+
+async def test_listing_filters_on_source_importance_time_and_flags(
+    client_a: httpx.AsyncClient,
+) -> None:
+    user = f"filters-{RUN}"
+    at = datetime(2025, 3, 10, 12, tzinfo=UTC)
+    items = [
+        {"text": f"Filed the quarterly VAT return. ({RUN})", "source": "mcp", "created_at": at},
+        {
+            "text": f"Booked the dentist for Tuesday. ({RUN})",
+            "importance": "high",
+            "episode": f"errands-{RUN}",
+        },
+    ]
+    for item in items:
+        body = {**item, "user_id": user}
+        if "created_at" in body:
+            body["created_at"] = at.isoformat()
+        assert (await client_a.post("/v1/memories", json=body)).status_code == 201
+
+    async def texts(**params: str) -> list[str]:
+        got = await client_a.get("/v1/memories", params={"user_id": user, **params})
+        assert got.status_code == 200, got.text
+        return [m["text"] for m in got.json()["items"]]
+
+    vat, dentist = (i["text"] for i in items)
+    assert await texts(source="mcp") == [vat]
+    assert await texts(importance="high") == [dentist]
+    day = timedelta(days=1)
+    assert await texts(created_before=(at + day).isoformat()) == [vat]
+    assert await texts(created_after=(at + day).isoformat()) == [dentist]
+    assert await texts(created_after=at.isoformat(), created_before=(at + day).isoformat()) == [vat]
+    assert await texts(created_before=at.isoformat()) == []  # strictly before
+    assert await texts(flagged="true") == []
+    assert await texts(episode=f"errands-{RUN}") == [dentist]
+    found = await client_a.get(
+        "/v1/memories:search", params={"q": "tax return", "user_id": user, "source": "mcp"}
+    )
+    assert [m["text"] for m in found.json()["items"]] == [vat]
+    assert (await client_a.get("/v1/memories", params={"source": "fax"})).status_code == 422
+
+
+async def test_dead_letters_are_the_tenants_own(
+    client_a: httpx.AsyncClient, client_b: httpx.AsyncClient
+) -> None:
+    redis = Redis.from_url(TEST_REDIS_URL)
+    try:
+        for tenant, mid in ((KEYS["key-a"], f"a-{RUN}"), (KEYS["key-b"], f"b-{RUN}")):
+            letter = DeadLetter(
+                stream="pcm.memory.written",
+                group="graph-extractor",
+                entry_id="1-0",
+                error="RuntimeError('extractor failed')",
+                deliveries=5,
+                body={"tenant": tenant, "memory_id": mid},
+            )
+            await redis.xadd(STREAM_DLQ, {"data": letter.model_dump_json()})
+        await redis.xadd(STREAM_DLQ, {"data": "not json"})  # ignored, never a 500
+    finally:
+        await redis.aclose()
+    got = await client_a.get("/v1/dead-letters")
+    assert got.status_code == 200, got.text
+    mine = [d["memory_id"] for d in got.json()["items"]]
+    assert f"a-{RUN}" in mine and f"b-{RUN}" not in mine
+    theirs = [d["memory_id"] for d in (await client_b.get("/v1/dead-letters")).json()["items"]]
+    assert f"b-{RUN}" in theirs and f"a-{RUN}" not in theirs
+    assert (await client_a.get("/v1/dead-letters", params={"limit": 0})).status_code == 422

@@ -37,6 +37,7 @@ FROZEN_SEEDS: dict[str, int] = {
     "heldout": DEFAULT_SEED,
     "valid": DEFAULT_SEED,
     "blind": 20261205,
+    "blind2": 20261206,
 }
 VARIANTS: dict[str, str] = {"plain": "outliers", "absence": "outliers_absence"}
 ROUTINES_PER_PERSONA = 8

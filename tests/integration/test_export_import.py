@@ -113,6 +113,7 @@ async def test_export_then_import_keeps_ids_history_and_recall(
             "strength",
         ):
             assert back[memory_id]["memory"].get(field) == line["memory"].get(field), field
+
     # Only the user's own memories: tenant-wide memories other tests wrote to A (or B)
     # are recalled beside them and were not exported.
     def own(hits: list[tuple[str, str]]) -> list[tuple[str, str]]:

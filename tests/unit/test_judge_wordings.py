@@ -121,3 +121,71 @@ def test_an_extra_figure_in_a_wording_that_names_nothing_still_compares() -> Non
     # weigh-in whatever else they state.
     family = [*WEIGH_INS, "Weekly weight: 68.2 kg."]
     assert judge_texts("Body fat 24%, 81.0 kg.", family).score >= FLAG_MIN_SCORE
+
+
+CHARGING = [
+    "EV top-up at Ionity Kelso: 31.2 kWh, €18.40.",
+    "€17.95 for 30.4 kWh, Ionity Kelso.",
+    "EV top-up at Ionity Kelso: 32.0 kWh, €18.90.",
+    "€18.10 for 30.8 kWh, Ionity Kelso.",
+    "EV top-up at Ionity Kelso: 31.5 kWh, €18.55.",
+]
+
+
+def test_a_new_wording_with_a_swapped_provider_is_a_category_change() -> None:
+    # No word in common with any entry, but the same two kinds of figure (energy and
+    # money): the routine's entry, with another charger named where Ionity Kelso was.
+    text = "Charged up? Yes: Fastned Brora, 31.9 kWh, €19.05."
+    verdict = judge_texts(text, CHARGING)
+    assert verdict.score >= FLAG_MIN_SCORE and verdict.kind == "category", verdict
+    assert "Fastned Brora" in verdict.differs and "Ionity Kelso" in verdict.differs
+    # The same wording at the usual charger is no change.
+    assert judge_texts("Charged up? Yes: Ionity Kelso, 31.9 kWh, €19.05.", CHARGING).score < (
+        FLAG_MIN_SCORE
+    )
+
+
+def test_a_unit_abbreviation_is_no_place() -> None:
+    family = [
+        "Diesel at Gulf Ashby, 41 L. for £62.10.",
+        "Diesel at Gulf Ashby, 39 L. for £59.80.",
+        "Diesel at Gulf Ashby, 40 L. for £61.00.",
+        "Diesel at Gulf Ashby, 42 L. for £63.40.",
+    ]
+    verdict = judge_texts("Diesel at Jet Corby, 40 L. for £61.30.", family)
+    assert verdict.kind == "category" and "L." not in verdict.differs, verdict
+
+
+def test_a_glaring_figure_is_judged_against_three_entries() -> None:
+    family = [
+        "Peak flow this morning: 420 L/min.",
+        "Peak flow this morning: 410 L/min.",
+        "Peak flow this morning: 430 L/min.",
+    ]
+    assert judge_texts("Peak flow this morning: 150 L/min.", family).score >= FLAG_MIN_SCORE
+    # three entries say little of the spread: a modest change is not flagged
+    assert judge_texts("Peak flow this morning: 470 L/min.", family).score < FLAG_MIN_SCORE
+
+
+def test_a_category_change_needs_four_entries() -> None:
+    family = [
+        "Piano lesson with Ms Abara, 45 min.",
+        "Piano lesson with Ms Abara, 45 min.",
+        "Piano lesson with Ms Abara, 45 min.",
+    ]
+    assert judge_texts("Piano lesson with Mr Lindqvist, 45 min.", family).score < FLAG_MIN_SCORE
+    four = [*family, "Piano lesson with Ms Abara, 45 min."]
+    assert judge_texts("Piano lesson with Mr Lindqvist, 45 min.", four).score >= FLAG_MIN_SCORE
+
+
+def test_a_bedtime_in_four_digits_reads_as_the_family_clocks() -> None:
+    # "from 10:52" carries no am/pm; beside "lights out 2248" it is the evening.
+    family = [
+        "Asleep for 7:10 (from 10:52).",
+        "lights out 2248 | 7.2h",
+        "Asleep for 7:25 (from 10:41).",
+        "lights out 2255 | 7.0h",
+        "Asleep for 7:05 (from 10:58).",
+    ]
+    assert judge_texts("lights out 2301 | 7.1h", family).score < FLAG_MIN_SCORE
+    assert judge_texts("lights out 0342 | 3.5h", family).score >= FLAG_MIN_SCORE

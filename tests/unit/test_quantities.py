@@ -155,3 +155,45 @@ def test_bare_figures_read_as_the_family_states_them(
 )
 def test_relative_step(text: str, step: float | None) -> None:
     assert relative_step(text) == (pytest.approx(step) if step is not None else None)
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("Sat with the twins for three quarters of an hour.", [("duration", 45 * MIN)]),
+        ("a quarter of an hour on the phone", [("duration", 15 * MIN)]),
+        ("a half hour stroll", [("duration", 30 * MIN)]),
+        ("slept six and three-quarter hours", [("duration", 6.75 * 3600)]),
+        ("an hour and three quarters of practice", [("duration", 105 * MIN)]),
+        ("walked a third of a mile", [("distance", 1609.344 / 3)]),
+        ("two and a half hours of marking", [("duration", 150 * MIN)]),
+    ],
+)
+def test_fractions_in_words(text: str, expected: list[tuple[str, float]]) -> None:
+    got = [(q.key, q.value) for q in parse_quantities(text)]
+    assert [k for k, _ in got] == [k for k, _ in expected]
+    assert [v for _, v in got] == pytest.approx([v for _, v in expected])
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        # fields of a terse log separated by slashes
+        ("swim/Lido/42m", [("number:m", 42.0)]),
+        ("water/Aquafirm/1,240/paid", [("number", 1240.0)]),
+        ("bp/am/131/84", [("reading:0", 131.0), ("reading:1", 84.0)]),
+        # a date's and a path's parts are no figures
+        ("08/11/2025 class done", []),
+        ("API /v3/27 was slow", []),
+    ],
+)
+def test_figures_in_slash_separated_fields(text: str, expected: list[tuple[str, float]]) -> None:
+    assert [(q.key, q.value) for q in parse_quantities(text)] == expected
+
+
+def test_a_bare_four_digit_figure_among_times_of_day_is_a_clock() -> None:
+    clock = resolve(parse_quantities("lights out 2215"), {"time_of_day"})
+    assert [(q.key, q.value) for q in clock] == [("time_of_day", 22 * 60 + 15.0)]
+    # not a clock: stays a bare number
+    other = resolve(parse_quantities("lights out 2290"), {"time_of_day"})
+    assert [q.key for q in other] == ["number"]

@@ -58,12 +58,13 @@ class SweeperSettings(PcmSettings):
     surprisal_judge_model: str = "ollama/qwen2.5:3b-instruct"
     surprisal_judge_api_base: str = ""
     surprisal_judge_timeout_s: float = 30.0
-    # Family (DESIGN §3): up to 12 earlier memories with cos >= 0.45, at least 4. 0.45 is
+    # Family (DESIGN §3): up to 12 earlier memories with cos >= 0.45, at least 3 events
+    # (4 for a category or content change: surprisal.CHANGE_FAMILY_MIN). 0.45 is
     # where MiniLM separates routines on the dev data (same-routine pairs 0.5th pct 0.46,
     # other-routine pairs 99.9th pct 0.46); see pcm_common.domain.surprisal.
     surprisal_family_min_cos: float = 0.45
     surprisal_family_max: int = 12
-    surprisal_family_min: int = 4
+    surprisal_family_min: int = 3
     # Routine kin (pcm_sweeper.kin): a family is judged without the members that the
     # routine index places in another routine, plus its routine's entries in other
     # wordings; off: the family alone.

@@ -38,6 +38,9 @@ NAME_ROLE = "name"
 ANCHOR_COVER = 0.5
 # Fewer members of the memory's own routine than this: no consensus to speak of.
 MIN_MEMBERS = 3
+# Figure kinds a phrasing must state (all of them alike) to be taken for the same routine
+# without a word in common: one kind ("£") is shared by every bill, two rarely are.
+SIGNATURE_KINDS = 2
 # Roles whose new filler is a new place, person or provider when added to an entry.
 # The subject of a routine's log line is mostly the event itself ("morning run", "weekly
 # shop"), which a new wording renames; the slots a category change swaps (place, person,
@@ -179,8 +182,16 @@ def routine_members(memory: Profile, family: Sequence[Profile]) -> list[Profile]
     figures = memory.content - words(memory)
     if len(own) < MIN_MEMBERS:  # a phrasing with no word in common, naming nothing else
         own += [m for m in left if m.content - words(m) and m.content - words(m) <= figures
-                and m.names <= memory.names]  # fmt: skip
+                and (m.names <= memory.names or _same_measures(m, figures))]  # fmt: skip
     return own
+
+
+def _same_measures(member: Profile, figures: frozenset[str]) -> bool:
+    """Whether a member states exactly the memory's figure kinds, and at least two of
+    them ("43.2 L, CHF 62.81" beside "Esso, 57.70 CHF, 39 L"): a measure that specific is
+    the same routine even where the names differ (a swapped provider is what a category
+    change is)."""
+    return len(figures) >= SIGNATURE_KINDS and member.content - words(member) == figures
 
 
 def detect_changes(memory: Profile, family: Sequence[Profile]) -> ChangeReport:
@@ -195,18 +206,26 @@ def detect_changes(memory: Profile, family: Sequence[Profile]) -> ChangeReport:
     if not consensus:
         return report  # no routine to depart from
     added = _added_clauses(memory, df, consensus)
-    report.changes += [c for c, _ in added]
-    in_added: set[str] = set().union(*(lemmas for _, lemmas in added))
     if not _anchored(memory, own, consensus):
         # Nothing the routine agrees on, not even the kind of figure it states, and no
         # phrasing of it: another series whose family only brushed this one (a deploy log
         # among invoices through "billing"), not a swapped place or provider.
+        report.changes += [c for c, _ in added]
         return report
-    novel = {w: r for w, r in memory.slots.items() if df.get(w, 0) == 0 and w not in in_added}
+    novel = {w: r for w, r in memory.slots.items() if df.get(w, 0) == 0}
     swap = _substitution(memory, own, df_own, consensus, novel, n)
     if swap is not None:
+        # The clause holding the names swapped in ("Filled at Texaco Riverside") states
+        # that swap, not something added.
+        fillers = set(novel)
+        added = [(c, lemmas) for c, lemmas in added if not lemmas & fillers]
+        report.changes += [c for c, _ in added]
         report.changes.append(swap)
-    elif (add := _addition(memory, own, novel, consensus)) is not None:
+        return report
+    report.changes += [c for c, _ in added]
+    in_added: set[str] = set().union(*(lemmas for _, lemmas in added))
+    novel = {w: r for w, r in novel.items() if w not in in_added}
+    if (add := _addition(memory, own, novel, consensus)) is not None:
         report.changes.append(add)
     return report
 

@@ -123,7 +123,7 @@ _RATE_AFTER = re.compile(rf"\s?(?:/|per\s)\s?(?P<per_unit>{_RATE_UNITS})\b", re.
 _SCAN = re.compile(
     rf"""
     (?P<pre>{_CUR_SYM}|\b(?:{_CODES})\b)?\s?
-    (?<![\w.,/:-])
+    (?<![\w.,:-])(?<!\d/)(?<!//)                  # not a date's or a path's later part
     (?P<num>{_NUM})
     (?:
         (?P<clock>(?::\d{{2}}){{1,2}})                       # 45:10, 1:20:05, 7:30
@@ -133,17 +133,22 @@ _SCAN = re.compile(
     )?
     (?P<per>\s?(?:min\s?)?/\s?(?:km|mi|mile)\b)?                # 5:30/km: a pace
     (?P<rate>\s?(?:/|per\s|an?\s)\s?(?P<per_unit>{_RATE_UNITS})\b)?   # $2.54/L, £45 an hour
-    (?![\d/])
+    (?!\d|/\d)                                         # "Hall/60m/paid": fields
     (?:(?:-|\s)?(?P<unit>{_UNIT_RE}))?
     (?:\s?(?P<post>{_CUR_SYM}|\b(?:{_CODES})\b))?
     """,
     re.VERBOSE | re.IGNORECASE,
 )
+# Fractions of a unit: "half an hour", "three quarters of an hour", "a third of a mile",
+# and a whole number with one ("seven and three-quarter hours", "an hour and a quarter").
+_FRACTION = r"half|quarter|three[\s-]quarters?|third|two[\s-]thirds"
+_FRACTIONS = {"half": 0.5, "quarter": 0.25, "three quarter": 0.75, "third": 1 / 3,
+              "two third": 2 / 3}  # fmt: skip
 _WORD_NUM = re.compile(
-    rf"\b(?P<w>half\s+an?|an?|a\s+couple\s+of|{NUMBER})"
-    r"(?P<half>\s+and\s+a\s+(?:half|quarter))?\s+(?P<unit>hours?|hrs?|minutes?|mins?|days?|"
-    r"weeks?|km|kilometres?|kilometers?|miles?|kilos?|kg|pounds|lbs?|litres?|liters?)\b"
-    r"(?P<half2>\s+and\s+a\s+(?:half|quarter))?",
+    rf"\b(?P<w>(?:an?\s+|one\s+)?(?:{_FRACTION})(?:\s+of)?(?:\s+an?)?|an?|a\s+couple\s+of|{NUMBER})"
+    rf"(?P<half>\s+and\s+(?:an?\s+)?(?:{_FRACTION}))?\s+(?P<unit>hours?|hrs?|minutes?|mins?|"
+    r"days?|weeks?|km|kilometres?|kilometers?|miles?|kilos?|kg|pounds|lbs?|litres?|liters?)\b"
+    rf"(?P<half2>\s+and\s+(?:an?\s+)?(?:{_FRACTION}))?",
     re.IGNORECASE,
 )
 _WORD_COUNT = re.compile(rf"\b(?P<w>{NUMBER})\s+(?P<noun>[a-z]{{3,}}s)\b", re.IGNORECASE)
@@ -352,19 +357,31 @@ def num_is_plain(num: str) -> bool:
     return num.isdigit()
 
 
+def _fraction(words: str) -> float | None:
+    """The fraction a phrase names ("three-quarters of an", "and a half"), else None."""
+    found = re.search(_FRACTION, words, re.IGNORECASE)
+    if found is None:
+        return None
+    name = re.sub(r"[\s-]+", " ", found.group(0).lower()).rstrip("s")
+    return _FRACTIONS.get(name)
+
+
 def _word_quantities(text: str) -> Iterator[tuple[int, Quantity]]:
     """Quantities written with number words ("two hours", "an hour and a half")."""
     for m in _WORD_NUM.finditer(text):
         w = m.group("w").lower()
         if w in {"a", "an"} and m.group("unit").lower().startswith(("day", "week")):
             continue  # "twice a week", "a day ago": a frequency or a date, not an amount
-        n = 0.5 if w.startswith("half") else 2.0 if "couple" in w else word_value(w) or 1.0
-        extra = (m.group("half") or m.group("half2") or "").lower()
-        n += 0.25 if extra.endswith("quarter") else 0.5 if extra else 0.0
+        whole = _fraction(w)
+        n = whole if whole is not None else 2.0 if "couple" in w else word_value(w) or 1.0
+        n += _fraction(m.group("half") or m.group("half2") or "") or 0.0
         found = _unit(m.group("unit"), False)
         if found is not None:
             yield m.start(), Quantity(found[0], n * found[1], m.group(0))
+    spans = [m.span() for m in _WORD_NUM.finditer(text)]
     for m in _WORD_COUNT.finditer(text):  # "six pages"
+        if any(s <= m.start() < e for s, e in spans):
+            continue  # "three quarters" of "three quarters of an hour"
         noun = m.group("noun").lower()
         count = word_value(m.group("w"))
         if noun not in UNITS and count is not None and count > 1:
@@ -422,7 +439,8 @@ def resolve(quantities: Sequence[Quantity], usual: Collection[str]) -> list[Quan
     out: list[Quantity] = []
     for q in quantities:
         if q.key == "number" and target is not None:
-            out.append(q._replace(key=target))
+            read = _as_clock(q) if target.startswith("time_of_day") else q
+            out.append(read._replace(key=target) if read is not None else q)
             target = None
         elif q.key == "number:k":
             key = currencies[0] if currencies else "distance"
@@ -434,6 +452,18 @@ def resolve(quantities: Sequence[Quantity], usual: Collection[str]) -> list[Quan
         else:
             out.append(q)
     return out
+
+
+_HHMM = re.compile(r"(?:[01]?\d|2[0-3])[0-5]\d")
+
+
+def _as_clock(q: Quantity) -> Quantity | None:
+    """A bare figure among times of day, read as a 24-hour clock ("bed 2336": 23:36), or
+    None when it is no such clock."""
+    if not _HHMM.fullmatch(q.text):
+        return None
+    hhmm = int(q.text)
+    return q._replace(value=float(hhmm // 100 * 60 + hhmm % 100))
 
 
 _SEXAGESIMAL = re.compile(r"\d+(?::\d{2}){1,2}|\d+h\s?\d{1,2}", re.IGNORECASE)

@@ -40,7 +40,11 @@ __all__ = ["UNIT_WORDS", "Quantity", "parse_quantities"]
 # routine; at 0.50 four outliers lose their family, at 0.40 impurity rises to 7.6%.
 FAMILY_MIN_COS = 0.45
 FAMILY_MAX = 12
-FAMILY_MIN = 4
+# Three earlier events are enough to judge a figure: the Student-t threshold for two
+# degrees of freedom only passes a glaring departure (about 20 spreads out). A category or
+# content change needs four members (CHANGE_FAMILY_MIN): a consensus of three is noise.
+FAMILY_MIN = 3
+CHANGE_FAMILY_MIN = 4
 FLAG_MIN_SCORE = 0.7
 
 
@@ -127,7 +131,7 @@ class ValueDeviation:
 # 5), so an always-identical amount may change a little.
 TAIL_P = 1e-3
 REL_FLOOR = 0.01
-MIN_VALUES = 4
+MIN_VALUES = 3
 # A prior on a routine's relative spread, worth PRIOR_WEIGHT values: four entries that
 # happen to agree within 1% do not prove that the fifth must (a weekly shop of 1,028-1,054
 # and then 1,258), while a dozen agreeing entries outweigh it.
@@ -336,7 +340,7 @@ def is_minor(t: Tok) -> bool:
         or t.is_num
         or t.is_stop
         or t.is_time
-        or t.lemma in UNIT_WORDS
+        or t.lemma.rstrip(".") in UNIT_WORDS  # "39 L.": an abbreviation's dot
         or not any(c.isalpha() for c in t.lemma)
         or any(c.isdigit() for c in t.lemma)  # "1h20", "5k": a figure with its unit
     )

@@ -304,8 +304,10 @@ def judge_texts(text: str, family: Sequence[str]) -> Verdict:
     currencies = {q.key for qs in [own, *raw] for q in qs if q.kind == "money"}
     if len(currencies) == 1:
         common |= currencies
-    peers = [resolve(p, common) for p in raw]
-    devs = sp.value_deviations(resolve(own, common), peers)
+    # Bare figures resolved to the family's kinds ("bed 2336" among bedtimes) may settle
+    # what was ambiguous ("from 11:11": evening), so the forms are read alike once more.
+    own, *peers = harmonise([resolve(q, common) for q in (own, *raw)])
+    devs = sp.value_deviations(own, peers)
     for d in devs:
         usual = (
             f"usually {sp.describe_value(d.median, d.kind)} "
@@ -322,7 +324,11 @@ def judge_texts(text: str, family: Sequence[str]) -> Verdict:
             )
         )
 
-    report = changes.detect_changes(mine.profile, [m.profile for m in members])
+    report = (
+        changes.detect_changes(mine.profile, [m.profile for m in members])
+        if n >= sp.CHANGE_FAMILY_MIN
+        else changes.ChangeReport()
+    )
     for c in report.changes:
         if c.kind == "category":
             differs = f"'{c.new}' instead of '{c.usual}'" if c.usual else f"new: '{c.new}'"

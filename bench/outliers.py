@@ -280,6 +280,8 @@ async def run_offline(
                     points.sort(key=lambda p: float(p.payload.get("created_ts") or 0.0))
                     for p in points:
                         await judging.judge_point(tenant, p)
+                else:  # Redis was flushed above: the routine index comes from the families
+                    await judging.rebuild_routines(tenant)
             else:
                 # One write per memory, in time order, as a client logging its day would:
                 # a batch would also fold in-batch duplicates without recording their dates.

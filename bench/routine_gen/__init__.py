@@ -1,8 +1,8 @@
 """Synthetic personal-routine datasets for evaluating anomaly flags.
 
 Writes files in the layout of the dev routine files (meta, personas, memories, questions) from
-26 routine kinds (29 in the blind splits) and five disjoint phrasing splits, ``tune``,
-``heldout``, ``valid``, ``blind`` and ``blind2``.
+26 routine kinds (29 in the blind splits) and six disjoint phrasing splits, ``tune``,
+``heldout``, ``valid``, ``blind``, ``blind2`` and ``blind3``.
 Standard library only; the output depends only on the split, the variant, the seed and the
 persona count.
 """

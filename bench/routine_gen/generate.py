@@ -38,6 +38,7 @@ FROZEN_SEEDS: dict[str, int] = {
     "valid": DEFAULT_SEED,
     "blind": 20261205,
     "blind2": 20261206,
+    "blind3": 20261207,
 }
 VARIANTS: dict[str, str] = {"plain": "outliers", "absence": "outliers_absence"}
 ROUTINES_PER_PERSONA = 8

@@ -854,6 +854,7 @@ EXTRA_KINDS: tuple[Kind, ...] = (
 SPLIT_KINDS: dict[str, tuple[Kind, ...]] = {
     "blind": KINDS + EXTRA_KINDS,
     "blind2": KINDS + EXTRA_KINDS,
+    "blind3": KINDS + EXTRA_KINDS,
 }
 
 

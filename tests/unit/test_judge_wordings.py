@@ -189,3 +189,47 @@ def test_a_bedtime_in_four_digits_reads_as_the_family_clocks() -> None:
     ]
     assert judge_texts("lights out 2301 | 7.1h", family).score < FLAG_MIN_SCORE
     assert judge_texts("lights out 0342 | 3.5h", family).score >= FLAG_MIN_SCORE
+
+
+# A routine with a habit of passing remarks, each new against the others.
+KILN = [
+    "Pottery at Clayhouse with Ines, 2 h; the wheel kept wobbling.",
+    "Pottery at Clayhouse with Ines, 2 h.",
+    "Pottery at Clayhouse with Ines, 2 h; glaze ran everywhere.",
+    "Pottery at Clayhouse with Ines, 2 h; sunny walk home.",
+    "Pottery at Clayhouse with Ines, 2 h.",
+    "Pottery at Clayhouse with Ines, 2 h; new apron.",
+]
+
+
+def test_a_passing_remark_is_no_news_where_the_routine_makes_them() -> None:
+    text = "Pottery at Clayhouse with Ines, 2 h; the radio was loud."
+    assert judge_texts(text, KILN).score < FLAG_MIN_SCORE
+    # Longer than any remark the routine made: news.
+    news = (
+        "Pottery at Clayhouse with Ines, 2 h; afterwards the studio owner told us the lease "
+        "ends in March and the classes are moving to Dunmore."
+    )
+    assert judge_texts(news, KILN).score >= FLAG_MIN_SCORE
+    # The same short remark in a routine that never makes one is news.
+    plain = [t.split(";")[0] + "." for t in KILN]
+    assert judge_texts(text, plain).score >= FLAG_MIN_SCORE
+
+
+def test_minutes_written_as_m_are_not_metres_far_from_the_routines_distances() -> None:
+    family = [
+        "Ran 8.0 km along the quay.",
+        "door to desk 38m (tram)",
+        "Ran 8.0 km along the quay.",
+        "Ran 8.0 km along the quay.",
+        "Ran 8.0 km along the quay.",
+    ]
+    assert judge_texts("door to desk 41m (tram)", family).score < FLAG_MIN_SCORE
+    walks = [
+        "Walked 1.2 km to the market.",
+        "Walked 1.5 km to the market.",
+        "Walked 1.3 km to the market.",
+        "Walked 1.4 km to the market.",
+    ]
+    # Near the stated distances, "m" is metres and compares with them.
+    assert judge_texts("walk 300m market", walks).score >= FLAG_MIN_SCORE

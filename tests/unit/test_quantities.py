@@ -197,3 +197,11 @@ def test_a_bare_four_digit_figure_among_times_of_day_is_a_clock() -> None:
     # not a clock: stays a bare number
     other = resolve(parse_quantities("lights out 2290"), {"time_of_day"})
     assert [q.key for q in other] == ["number"]
+
+
+def test_a_bare_figure_takes_the_family_kind_only_near_its_values() -> None:
+    typical = {"money:EUR": 900.0, "glucose": 100.0}
+    near = resolve(parse_quantities("rent/Calloway/1,450/paid"), {"money:EUR"}, typical)
+    assert [q.key for q in near] == ["money:EUR"]
+    far = resolve(parse_quantities("sugar 5.4 before breakfast"), {"glucose"}, typical)
+    assert [q.key for q in far] == ["number"]

@@ -29,6 +29,10 @@ CONSENSUS = 0.7
 # the clause's content words.
 CLAUSE_MIN_NOVEL = 2
 CLAUSE_NOVEL_SHARE = 0.5
+# A routine whose entries carry a passing remark this often (a smoothed share: one of four
+# entries, two of seven) has a habit of remarks: a new one is news only when longer than
+# any of them (`_beyond_habit`).
+HABIT_SHARE = 0.3
 # An addition (a name or place in an otherwise usual entry) needs the entry to contain
 # this share of some member's content words.
 ADDITION_COVER = 0.8
@@ -205,7 +209,7 @@ def detect_changes(memory: Profile, family: Sequence[Profile]) -> ChangeReport:
     consensus = {w for w, k in df_own.items() if smoothed_share(k, n) >= CONSENSUS}
     if not consensus:
         return report  # no routine to depart from
-    added = _added_clauses(memory, df, consensus)
+    added = _beyond_habit(_added_clauses(memory, df, consensus), own, consensus)
     if not _anchored(memory, own, consensus):
         # Nothing the routine agrees on, not even the kind of figure it states, and no
         # phrasing of it: another series whose family only brushed this one (a deploy log
@@ -270,6 +274,40 @@ def _added_clauses(
         )
         out.append((change, new))
     return out
+
+
+def _beyond_habit(
+    added: list[tuple[Change, frozenset[str]]],
+    own: Sequence[Profile],
+    consensus: set[str],
+) -> list[tuple[Change, frozenset[str]]]:
+    """What the memory adds, when it says more than the routine's habitual remark. Some
+    routines carry a passing remark in many entries ("queue was long", "partner came
+    along", "woke to birdsong"): a clause with no word or figure of the routine's own
+    statement. Where the routine makes them (a smoothed share of its entries), the
+    memory's addition is news only when it holds more new words than any such remark."""
+    if not added:
+        return added
+    df = _df(own)
+    rare = {w for w, k in df.items() if k < HABIT_SHARE * len(own)}
+    remarks = [len(words) for member in own if (words := _remark(member, consensus, rare))]
+    if smoothed_share(len(remarks), len(own)) < HABIT_SHARE:
+        return added
+    said = frozenset().union(*(lemmas for _, lemmas in added))
+    return added if len(said) > max(remarks) else []
+
+
+def _remark(member: Profile, consensus: set[str], rare: set[str]) -> frozenset[str]:
+    """The words of a member's clauses that state nothing of the routine: no figure, no
+    word it agrees on, and only words few of its entries use (a phrasing's own words,
+    "did the weekly shop", recur in its every entry)."""
+    return frozenset().union(
+        *(
+            c.lemmas
+            for c in member.clauses
+            if c.lemmas and not c.figure and not c.lemmas & consensus and c.lemmas <= rare
+        )
+    )
 
 
 def _is_added(i: int, clause: Clause, df: Mapping[str, int]) -> bool:

@@ -4,6 +4,7 @@ content rules on spaCy parses (`pcm_common.domain.surprisal`). No model call, no
 from __future__ import annotations
 
 import asyncio
+import statistics
 import threading
 from collections import OrderedDict
 from collections.abc import Sequence
@@ -306,7 +307,8 @@ def judge_texts(text: str, family: Sequence[str]) -> Verdict:
         common |= currencies
     # Bare figures resolved to the family's kinds ("bed 2336" among bedtimes) may settle
     # what was ambiguous ("from 11:11": evening), so the forms are read alike once more.
-    own, *peers = harmonise([resolve(q, common) for q in (own, *raw)])
+    typical = _typical(raw)
+    own, *peers = harmonise([resolve(q, common, typical) for q in (own, *raw)])
     devs = sp.value_deviations(own, peers)
     for d in devs:
         usual = (
@@ -364,6 +366,16 @@ def judge_texts(text: str, family: Sequence[str]) -> Verdict:
             }
         )
     return best
+
+
+def _typical(texts: Sequence[Sequence[sp.Quantity]]) -> dict[str, float]:
+    """The median of each kind the texts state outright (bare figures left out)."""
+    values: dict[str, list[float]] = {}
+    for qs in texts:
+        for q in qs:
+            if not q.key.startswith("number"):
+                values.setdefault(q.key, []).append(q.value)
+    return {k: statistics.median(v) for k, v in values.items()}
 
 
 def usual_keys(texts: Sequence[Sequence[sp.Quantity]]) -> set[str]:

@@ -254,10 +254,10 @@ async def cmd_stream(args: argparse.Namespace) -> None:
     group has acknowledged every entry."""
     from redis.asyncio import Redis
 
-    from pcm_common.bus import ensure_groups
     from pcm_common.domain.clock import utcnow
-    from pcm_common.events import GROUP_GRAPH, STREAM_WRITTEN, MemoryWritten
-    from pcm_common.resources import Resources
+    from pcm_common.messaging.bus import ensure_groups
+    from pcm_common.messaging.events import GROUP_GRAPH, STREAM_WRITTEN, MemoryWritten
+    from pcm_common.runtime.resources import Resources
     from pcm_graph_extractor.component import GraphExtractorComponent
     from pcm_graph_extractor.settings import GraphExtractorSettings
 

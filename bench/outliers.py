@@ -230,8 +230,8 @@ async def run_offline(
 ) -> dict[str, Replay]:
     from redis.asyncio import Redis
 
-    from pcm_common.config import PcmSettings
-    from pcm_common.resources import Resources
+    from pcm_common.runtime.config import PcmSettings
+    from pcm_common.runtime.resources import Resources
     from pcm_ingest.schemas import MemoryIn
     from pcm_ingest.service import IngestService
     from pcm_ingest.settings import IngestSettings

@@ -9,7 +9,7 @@ from collections.abc import AsyncIterator
 import httpx
 from redis.asyncio import Redis
 
-from pcm_common.http import MAX_BODY_BYTES
+from pcm_common.runtime.http import MAX_BODY_BYTES
 from tests.conftest import KEYS, NEO4J_URI, TEST_REDIS_URL, settle
 
 

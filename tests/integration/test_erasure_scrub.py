@@ -1,4 +1,4 @@
-"""Erasure's stream and key scrubbing (`pcm_common.erasure_scrub`) on a real Redis: the
+"""Erasure's stream and key scrubbing (`pcm_common.data.erasure_scrub`) on a real Redis: the
 entries naming an erased memory or asked by the erased user go from every stream (dead
 letters too) and from the groups' pending lists; every other entry and key stays."""
 
@@ -11,15 +11,15 @@ from collections.abc import AsyncIterator
 import pytest
 from redis.asyncio import Redis
 
-from pcm_common.bus import ensure_groups
-from pcm_common.erasure_scrub import Asker, scrub_keys, scrub_streams
-from pcm_common.events import (
+from pcm_common.data.erasure_scrub import Asker, scrub_keys, scrub_streams
+from pcm_common.messaging.bus import ensure_groups
+from pcm_common.messaging.events import (
     GROUP_GRAPH,
     STREAM_DLQ,
     STREAM_RECALLED,
     STREAM_WRITTEN,
 )
-from pcm_common.outbox import CHANGED_KEY, OUTBOX_KEY
+from pcm_common.messaging.outbox import CHANGED_KEY, OUTBOX_KEY
 from tests.conftest import TEST_REDIS
 
 GONE, KEPT = str(uuid.uuid4()), str(uuid.uuid4())

@@ -23,10 +23,10 @@ from typing import Any
 import pytest
 from redis.asyncio import Redis
 
-from pcm_common.bus import ensure_groups
 from pcm_common.domain.clock import utcnow
 from pcm_common.domain.memory import MemoryRecord, Strength, text_hash
-from pcm_common.events import (
+from pcm_common.messaging.bus import ensure_groups
+from pcm_common.messaging.events import (
     GROUP_GRAPH,
     GROUP_SWEEPER_GRAPH,
     STREAM_DLQ,
@@ -35,7 +35,7 @@ from pcm_common.events import (
     MemoryExtracted,
     MemoryWritten,
 )
-from pcm_common.resources import Resources
+from pcm_common.runtime.resources import Resources
 from pcm_common.stores.vectors import VectorPoint
 from pcm_graph_extractor.component import GraphExtractorComponent
 from pcm_graph_extractor.settings import GraphExtractorSettings

@@ -12,8 +12,8 @@ from typing import Any
 import httpx
 from redis.asyncio import Redis
 
-from pcm_common.events import MemoryWritten
-from pcm_common.outbox import OUTBOX_KEY, note, publish_owed
+from pcm_common.messaging.events import MemoryWritten
+from pcm_common.messaging.outbox import OUTBOX_KEY, note, publish_owed
 from pcm_common.stores.vectors import ScoredPoint
 from tests.conftest import KEYS, TEST_REDIS_URL
 

@@ -9,7 +9,7 @@ from datetime import datetime
 
 from prometheus_client import REGISTRY, generate_latest
 
-from pcm_common.resources import TENANTS_KEY, Resources
+from pcm_common.runtime.resources import TENANTS_KEY, Resources
 from pcm_sweeper.jobs import Jobs
 from pcm_sweeper.settings import SweeperSettings
 from tests.conftest import TEST_REDIS

@@ -19,8 +19,8 @@ import pytest
 
 from pcm_cli.testing import running_server, settle
 from pcm_common.domain.strength import decayed
-from pcm_common.events import STREAM_RECALLED, MemoryRecalled, RecalledItem
-from pcm_common.resources import Resources
+from pcm_common.messaging.events import STREAM_RECALLED, MemoryRecalled, RecalledItem
+from pcm_common.runtime.resources import Resources
 from pcm_common.stores.vectors import VectorPoint
 from pcm_sweeper.jobs import Jobs
 from tests.conftest import NEO4J_URI, TEST_REDIS

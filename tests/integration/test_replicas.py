@@ -14,10 +14,10 @@ import httpx
 import pytest
 from redis.asyncio import Redis
 
-from pcm_common.bus import Bus, ensure_groups
-from pcm_common.config import PcmSettings
 from pcm_common.domain.clock import utcnow
-from pcm_common.events import GROUP_GRAPH, STREAM_WRITTEN, MemoryWritten
+from pcm_common.messaging.bus import Bus, ensure_groups
+from pcm_common.messaging.events import GROUP_GRAPH, STREAM_WRITTEN, MemoryWritten
+from pcm_common.runtime.config import PcmSettings
 from tests.conftest import NEO4J_URI, RUN, TEST_REDIS, free_port, service_env
 
 pytestmark = pytest.mark.slow

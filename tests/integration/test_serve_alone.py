@@ -14,7 +14,7 @@ import pytest
 from redis.asyncio import Redis
 
 from pcm_cli.testing import server_process
-from pcm_common.bus import group_backlogs, pipeline_status
+from pcm_common.messaging.bus import group_backlogs, pipeline_status
 from tests.conftest import KEYS, NEO4J_URI, TEST_REDIS, service_env
 
 pytestmark = pytest.mark.slow

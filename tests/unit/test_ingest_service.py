@@ -13,10 +13,10 @@ import pytest
 from redis.exceptions import ConnectionError as RedisConnectionError
 
 from pcm_common.domain.clock import utcnow
-from pcm_common.events import STREAM_CHANGED, STREAM_WRITTEN, MemoryChanged, MemoryWritten
-from pcm_common.outbox import OUTBOX_KEY
+from pcm_common.messaging.events import STREAM_CHANGED, STREAM_WRITTEN, MemoryChanged, MemoryWritten
+from pcm_common.messaging.outbox import OUTBOX_KEY
 from pcm_common.ports import Ports
-from pcm_common.resources import TENANTS_KEY
+from pcm_common.runtime.resources import TENANTS_KEY
 from pcm_common.stores.vectors import Filter
 from pcm_common.testing import HashEmbedder, MemoryVectorStore, TestBus
 from pcm_ingest.firewall import SecretDetected

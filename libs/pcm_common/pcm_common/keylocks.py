@@ -23,7 +23,7 @@ from contextlib import asynccontextmanager
 
 from redis.asyncio import Redis
 
-from pcm_common.telemetry import get_logger
+from pcm_common.runtime.telemetry import get_logger
 
 log = get_logger("keylocks")
 

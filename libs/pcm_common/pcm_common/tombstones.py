@@ -3,7 +3,7 @@ removes a memory's facts (issue 33 E).
 
 Repair used to remove the facts of every graph memory its vector store did not hold, so a
 vector store that answered empty, or a second deployment sharing the graph server and a
-tenant name, erased graphs. Every path that deletes a memory (`pcm_common.forgetting`,
+tenant name, erased graphs. Every path that deletes a memory (`pcm_common.data.forgetting`,
 consolidation's stale records) records its id here first; repair removes facts only for
 tombstoned ids that the vector store also no longer holds.
 

@@ -27,8 +27,8 @@ from typing import Any
 from redis.asyncio import Redis
 
 from pcm_common.domain.clock import utcnow
-from pcm_common.http import ApiError
-from pcm_common.telemetry import get_logger
+from pcm_common.runtime.http import ApiError
+from pcm_common.runtime.telemetry import get_logger
 
 log = get_logger("ingest.idempotency")
 

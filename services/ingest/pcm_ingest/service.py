@@ -31,10 +31,10 @@ from pcm_common.keylocks import KeyLocks
 from pcm_common.models.affect import classify
 from pcm_common.models.sparse import encode_document
 from pcm_common.ports import WritePorts
-from pcm_common.resources import TENANTS_KEY
+from pcm_common.runtime.resources import TENANTS_KEY
+from pcm_common.runtime.telemetry import MEMORIES_WRITTEN, get_logger
 from pcm_common.stores.governance import GovernanceStore
 from pcm_common.stores.vectors import Filter, ScoredPoint, SparseVec
-from pcm_common.telemetry import MEMORIES_WRITTEN, get_logger
 from pcm_ingest.episodes import EpisodeAssigner
 from pcm_ingest.firewall import SecretDetected, WriteFirewall
 from pcm_ingest.firewall.runner import ScreenRunner

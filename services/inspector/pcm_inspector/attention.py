@@ -9,7 +9,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from pcm_common.domain import surprisal as sp
-from pcm_common.resources import Resources
+from pcm_common.runtime.resources import Resources
 from pcm_common.stores.routines import Routine
 from pcm_common.stores.vectors import Filter
 

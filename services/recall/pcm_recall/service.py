@@ -17,13 +17,13 @@ from pcm_common.domain.clock import as_utc, utcnow
 from pcm_common.domain.consolidation import GroupKey, record_id
 from pcm_common.domain.memory import Affect, ItemView, MemoryRecord, ScoreView, State
 from pcm_common.domain.visibility import audience
-from pcm_common.events import STREAM_RECALLED, MemoryRecalled, RecalledItem
+from pcm_common.messaging.events import STREAM_RECALLED, MemoryRecalled, RecalledItem
 from pcm_common.models.affect import classify
 from pcm_common.models.rerank import build_reranker, should_rerank
 from pcm_common.models.sparse import encode_query
-from pcm_common.resources import Resources
+from pcm_common.runtime.resources import Resources
+from pcm_common.runtime.telemetry import RECALL_STAGE_SECONDS, RERANK_OUTCOMES, get_logger
 from pcm_common.stores.vectors import Filter, ScoredPoint
-from pcm_common.telemetry import RECALL_STAGE_SECONDS, RERANK_OUTCOMES, get_logger
 from pcm_recall import flags as anomaly
 from pcm_recall import precise as precise_cut
 from pcm_recall.graph_links import GraphLinker, GraphLinks, fetch_linked

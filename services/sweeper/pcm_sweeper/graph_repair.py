@@ -20,10 +20,10 @@ import math
 from datetime import datetime, timedelta
 
 from pcm_common.domain.memory import MemoryRecord, Source
-from pcm_common.events import STREAM_WRITTEN, MemoryWritten
-from pcm_common.resources import Resources
+from pcm_common.messaging.events import STREAM_WRITTEN, MemoryWritten
+from pcm_common.runtime.resources import Resources
+from pcm_common.runtime.telemetry import get_logger
 from pcm_common.stores.vectors import Filter, ScoredPoint
-from pcm_common.telemetry import get_logger
 from pcm_common.tombstones import deleted
 
 log = get_logger("sweeper.graph_repair")

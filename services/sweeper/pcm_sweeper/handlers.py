@@ -8,23 +8,23 @@ from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any, TypeVar
 
-from pcm_common import outbox
 from pcm_common.domain import activation, visibility
 from pcm_common.domain.clock import as_utc
 from pcm_common.domain.memory import MemoryRecord, StrengthView
 from pcm_common.domain.visibility import audience
-from pcm_common.events import (
+from pcm_common.extract.local import SHARED_DOCS
+from pcm_common.messaging import outbox
+from pcm_common.messaging.events import (
     MemoryChanged,
     MemoryExtracted,
     MemoryRecalled,
     MemoryWritten,
 )
-from pcm_common.extract.local import SHARED_DOCS
-from pcm_common.foreground import FOREGROUND
-from pcm_common.resources import Resources
+from pcm_common.messaging.stream_batches import Outcome
+from pcm_common.runtime.foreground import FOREGROUND
+from pcm_common.runtime.resources import Resources
+from pcm_common.runtime.telemetry import get_logger
 from pcm_common.stores.vectors import Filter, ScoredPoint, SearchQuery
-from pcm_common.stream_batches import Outcome
-from pcm_common.telemetry import get_logger
 from pcm_sweeper.judgement import Judgement
 from pcm_sweeper.judging import Judging
 from pcm_sweeper.settings import SweeperSettings

@@ -18,7 +18,6 @@ from collections.abc import Awaitable, Callable
 from datetime import datetime, timedelta
 
 from pcm_common import tombstones
-from pcm_common.bus import trim_dead_letters, trim_processed
 from pcm_common.domain import affect
 from pcm_common.domain import consolidation as cons
 from pcm_common.domain.clock import utcnow
@@ -32,13 +31,14 @@ from pcm_common.domain.memory import (
     text_hash,
 )
 from pcm_common.domain.strength import should_demote
-from pcm_common.events import STREAM_WRITTEN, MemoryChanged, MemoryWritten
 from pcm_common.keylocks import release
+from pcm_common.messaging.bus import trim_dead_letters, trim_processed
+from pcm_common.messaging.events import STREAM_WRITTEN, MemoryChanged, MemoryWritten
+from pcm_common.messaging.outbox import owe, pay, publish_owed
 from pcm_common.models.sparse import encode_document
-from pcm_common.outbox import owe, pay, publish_owed
-from pcm_common.resources import TENANTS_KEY, Resources
+from pcm_common.runtime.resources import TENANTS_KEY, Resources
+from pcm_common.runtime.telemetry import JOB_RUNS, get_logger
 from pcm_common.stores.vectors import Filter, ScoredPoint, VectorPoint, usable_vector
-from pcm_common.telemetry import JOB_RUNS, get_logger
 from pcm_sweeper.archiving import archive, restore
 from pcm_sweeper.governance import Governance
 from pcm_sweeper.graph_repair import remove_orphan_facts, republish_unextracted
@@ -174,7 +174,7 @@ class Jobs:
         self._tasks = []
 
     async def _outbox(self) -> None:
-        """Events owed by writes whose publish failed (`pcm_common.outbox`), on a shorter
+        """Events owed by writes whose publish failed (`pcm_common.messaging.outbox`), on a shorter
         beat than the scheduler's: their memories wait for the graph meanwhile."""
         while True:
             await self.res.heartbeats.idle(OUTBOX, self.settings.outbox_interval_s)

@@ -4,9 +4,9 @@ memory leaves its routine. Consumer of `pcm.memory.changed` (sweeper-changes gro
 
 from __future__ import annotations
 
-from pcm_common.events import MemoryChanged
-from pcm_common.resources import Resources
-from pcm_common.telemetry import get_logger
+from pcm_common.messaging.events import MemoryChanged
+from pcm_common.runtime.resources import Resources
+from pcm_common.runtime.telemetry import get_logger
 from pcm_sweeper.judgement import event_times
 
 log = get_logger("sweeper.routines")

@@ -28,6 +28,7 @@ import litellm
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from pcm_common.extract import Extractor
+from pcm_common.runtime.telemetry import get_logger
 from pcm_common.stores.graph import Entity, Extraction, Relation
 from pcm_common.stores.graph_schema import (
     ENTITY_TYPES,
@@ -37,7 +38,6 @@ from pcm_common.stores.graph_schema import (
     canonical_entity_type,
     canonical_relation_type,
 )
-from pcm_common.telemetry import get_logger
 
 log = get_logger("extract.llm")
 

@@ -24,7 +24,7 @@ from collections.abc import Sequence
 from concurrent.futures import ProcessPoolExecutor
 from typing import Any
 
-from pcm_common.telemetry import get_logger
+from pcm_common.runtime.telemetry import get_logger
 
 log = get_logger("parse")
 

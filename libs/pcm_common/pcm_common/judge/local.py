@@ -16,7 +16,7 @@ from pcm_common.domain.harmonise import harmonise
 from pcm_common.domain.memory import MemoryRecord
 from pcm_common.domain.quantities import resolve
 from pcm_common.judge import Earlier, Judge, Verdict, features
-from pcm_common.text import brief
+from pcm_common.text.clean import brief
 
 _TIME_LABELS = frozenset({"DATE", "TIME"})
 # A family member quoted as the usual pattern is shown by its opening words: the verdict

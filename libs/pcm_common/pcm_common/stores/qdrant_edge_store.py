@@ -48,6 +48,7 @@ import numpy as np
 import qdrant_edge as qe
 import structlog
 
+from pcm_common.runtime.telemetry import CALLER, MIRROR_POINTS, STORE_CALLS, STORE_SECONDS
 from pcm_common.stores import edge_optimize
 from pcm_common.stores.dense_mirror import MIRRORED, DenseMirror
 from pcm_common.stores.owners import Owners
@@ -75,7 +76,6 @@ from pcm_common.stores.vectors import (
     payload_matches,
     reject_tenant_moves,
 )
-from pcm_common.telemetry import CALLER, MIRROR_POINTS, STORE_CALLS, STORE_SECONDS
 
 T = TypeVar("T")
 # The store's own facts (the embedding model of its vectors), inside the shard directory.

@@ -34,6 +34,7 @@ from typing import Any
 
 from redis.asyncio import Redis
 
+from pcm_common.runtime.telemetry import get_logger
 from pcm_common.stores.qdrant_common import canonical_id
 from pcm_common.stores.vectors import (
     Filter,
@@ -44,7 +45,6 @@ from pcm_common.stores.vectors import (
     VectorStore,
     reject_tenant_moves,
 )
-from pcm_common.telemetry import get_logger
 
 log = get_logger("strength_overlay")
 

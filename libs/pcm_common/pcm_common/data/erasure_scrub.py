@@ -1,4 +1,4 @@
-"""What an erasure removes besides the points and the graph facts (`pcm_common.erasure`):
+"""What an erasure removes besides the points and the graph facts (`pcm_common.data.erasure`):
 the stream entries that name an erased memory (or the erased asker), and the Redis keys
 that hold an erased memory's id or its owner's episode stream.
 
@@ -17,9 +17,9 @@ from typing import Any, cast
 from redis.asyncio import Redis
 from redis.exceptions import ResponseError
 
-from pcm_common.events import PIPELINE_GROUPS, STREAM_DLQ
-from pcm_common.outbox import CHANGED_KEY, OUTBOX_KEY
-from pcm_common.stream_batches import decode_entry
+from pcm_common.messaging.events import PIPELINE_GROUPS, STREAM_DLQ
+from pcm_common.messaging.outbox import CHANGED_KEY, OUTBOX_KEY
+from pcm_common.messaging.stream_batches import decode_entry
 
 # Entries read per XRANGE call while looking for the erased ones.
 _PAGE = 500

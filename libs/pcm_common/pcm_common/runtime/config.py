@@ -9,7 +9,7 @@ from typing import Any, Literal
 from pydantic import AliasChoices, Field, field_validator, model_validator
 from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, SettingsConfigDict
 
-from pcm_common.profiles import PROFILES, ProfileSource, missing_servers, unknown_profile
+from pcm_common.runtime.profiles import PROFILES, ProfileSource, missing_servers, unknown_profile
 
 DEV_API_KEY = "pcm-dev-key"
 DEV_TENANT = "dev"
@@ -20,7 +20,7 @@ class PcmSettings(BaseSettings):
 
     The three server addresses read the conventional unprefixed variables
     (`REDIS_URL`, `QDRANT_URL`, `NEO4J_URI`) as well as their `PCM_` names. A profile
-    (`PCM_PROFILE`, `pcm_common.profiles`) supplies the defaults of the settings left unset.
+    (`PCM_PROFILE`, `pcm_common.runtime.profiles`) supplies the defaults of the settings left unset.
     """
 
     model_config = SettingsConfigDict(env_prefix="PCM_", extra="ignore")
@@ -120,7 +120,7 @@ class PcmSettings(BaseSettings):
     extraction_concurrency: int = 8  # LLM calls in flight per process
 
     # API keys: JSON object {"key": "tenant"}; the dev key is added when `dev_key_enabled`.
-    # Keys can also be stored hashed in Redis (`pcm keys`, /v1/admin/keys; pcm_common.auth).
+    # Keys can also be stored hashed in Redis (`pcm keys`, /v1/admin/keys; pcm_common.access.auth).
     api_keys: dict[str, str] = Field(default_factory=dict)
     # Role of the PCM_API_KEYS keys: admin (they may also run jobs and administer their
     # tenant's keys, as every key could before roles) or data.
@@ -152,11 +152,11 @@ class PcmSettings(BaseSettings):
     log_level: str = "INFO"
     log_json: bool = True
     # /healthz answers 503 when a consumer loop or the scheduler has not been through an
-    # iteration (idle waits included) for this long (`pcm_common.heartbeats`). One batch
+    # iteration (idle waits included) for this long (`pcm_common.runtime.heartbeats`). One batch
     # or one tenant's job taking longer counts as a stall, so it sits well above both.
     stall_after_s: float = Field(default=600.0, gt=0)
 
-    # Garbage collector (`pcm_common.gc_tuning`): freeze what start-up loaded, and collect
+    # Garbage collector (`pcm_common.runtime.gc_tuning`): freeze what start-up loaded, and collect
     # the young generation every this many net allocations (0: Python's default, 700).
     gc_freeze: bool = True
     gc_gen0_threshold: int = 50_000

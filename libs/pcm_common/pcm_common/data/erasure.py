@@ -27,14 +27,14 @@ from collections.abc import Collection
 from dataclasses import dataclass
 from typing import Any, cast
 
+from pcm_common.data.erasure_scrub import Asker, scrub_keys, scrub_streams
 from pcm_common.domain.episode_streams import episode_stream_key
 from pcm_common.domain.memory import Scope, Source
-from pcm_common.erasure_scrub import Asker, scrub_keys, scrub_streams
-from pcm_common.events import MemoryChanged
-from pcm_common.outbox import owe, pay_or_leave_owed
-from pcm_common.resources import Resources
+from pcm_common.messaging.events import MemoryChanged
+from pcm_common.messaging.outbox import owe, pay_or_leave_owed
+from pcm_common.runtime.resources import Resources
+from pcm_common.runtime.telemetry import get_logger
 from pcm_common.stores.vectors import Filter
-from pcm_common.telemetry import get_logger
 from pcm_common.tombstones import record as tombstone
 
 log = get_logger("erasure")
@@ -184,7 +184,7 @@ class Erasure:
     async def _drop_caches(self, tenant: str, key: str) -> None:
         """Recall replicas drop the tenant's pinned cache on any change event; the event
         names the job, not an erased memory (its id would outlive the erasure in the
-        stream). Owed first, as every change event is (`pcm_common.outbox`)."""
+        stream). Owed first, as every change event is (`pcm_common.messaging.outbox`)."""
         job = _s(cast(bytes, await self.res.redis.hget(key, "id")) or b"")
         event = MemoryChanged(tenant=tenant, memory_id=job, change="deleted")
         await owe(self.res.redis, [event])

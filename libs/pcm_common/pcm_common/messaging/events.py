@@ -15,7 +15,7 @@ from pydantic import BaseModel, Field
 
 from pcm_common.domain.clock import utcnow
 from pcm_common.domain.memory import MemoryRecord
-from pcm_common.request_context import current_request_id
+from pcm_common.runtime.request_context import current_request_id
 
 STREAM_WRITTEN = "pcm.memory.written"
 STREAM_RECALLED = "pcm.memory.recalled"

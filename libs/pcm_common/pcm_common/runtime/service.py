@@ -12,11 +12,11 @@ from typing import Any
 
 from fastapi import FastAPI
 
-from pcm_common import gc_tuning
-from pcm_common.admin_keys import admin_router
-from pcm_common.http import ANY_ROUTE, ReadinessCheck, install, ops_router
-from pcm_common.resources import Resources
-from pcm_common.telemetry import configure_logging, get_logger, route_library_logs
+from pcm_common.access.admin_keys import admin_router
+from pcm_common.runtime import gc_tuning
+from pcm_common.runtime.http import ANY_ROUTE, ReadinessCheck, install, ops_router
+from pcm_common.runtime.resources import Resources
+from pcm_common.runtime.telemetry import configure_logging, get_logger, route_library_logs
 
 log = get_logger("service")
 

@@ -1,10 +1,11 @@
 """Redis Streams: publishing through FastStream, reliable consumer groups, pipeline status.
 
-Delivery is at-least-once. Consumers read entries in batches (`pcm_common.stream_batches`);
-an entry is acknowledged only after its handler's effect is durable; a failure leaves the
-entry pending, and a claimer per group takes entries idle longer than `claim_idle_ms`
-(XAUTOCLAIM), so a killed replica loses nothing. After `max_deliveries` failures the entry
-goes to `pcm.dlq` with its error. Handlers must therefore be idempotent.
+Delivery is at-least-once. Consumers read entries in batches
+(`pcm_common.messaging.stream_batches`); an entry is acknowledged only after its handler's
+effect is durable; a failure leaves the entry pending, and a claimer per group takes
+entries idle longer than `claim_idle_ms` (XAUTOCLAIM), so a killed replica loses nothing.
+After `max_deliveries` failures the entry goes to `pcm.dlq` with its error. Handlers must
+therefore be idempotent.
 """
 
 from __future__ import annotations
@@ -24,13 +25,13 @@ from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import ResponseError
 from redis.exceptions import TimeoutError as RedisTimeoutError
 
-from pcm_common.backlog import group_backlogs, parse_id, pipeline_status
-from pcm_common.config import PcmSettings
-from pcm_common.events import PIPELINE_GROUPS, STREAM_DLQ, DeadLetter
-from pcm_common.heartbeats import Heartbeats
-from pcm_common.request_context import bound_request
-from pcm_common.stream_batches import BatchConsumer, BatchHandler, Outcome, each_outcome
-from pcm_common.telemetry import EVENTS_DEAD, get_logger
+from pcm_common.messaging.backlog import group_backlogs, parse_id, pipeline_status
+from pcm_common.messaging.events import PIPELINE_GROUPS, STREAM_DLQ, DeadLetter
+from pcm_common.messaging.stream_batches import BatchConsumer, BatchHandler, Outcome, each_outcome
+from pcm_common.runtime.config import PcmSettings
+from pcm_common.runtime.heartbeats import Heartbeats
+from pcm_common.runtime.request_context import bound_request
+from pcm_common.runtime.telemetry import EVENTS_DEAD, get_logger
 
 E = TypeVar("E", bound=BaseModel)
 Handler = Callable[[E], Awaitable[None]]

@@ -1,4 +1,4 @@
-"""Batched consumption of one Redis Streams consumer group (used by `pcm_common.bus`).
+"""Batched consumption of one Redis Streams consumer group (used by `pcm_common.messaging.bus`).
 
 A `BatchConsumer` runs two kinds of loop per group and process:
 
@@ -30,9 +30,9 @@ from pydantic import BaseModel, ValidationError
 from redis.asyncio import Redis
 from redis.exceptions import ResponseError
 
-from pcm_common.heartbeats import Heartbeats
-from pcm_common.request_context import bound_batch
-from pcm_common.telemetry import (
+from pcm_common.runtime.heartbeats import Heartbeats
+from pcm_common.runtime.request_context import bound_batch
+from pcm_common.runtime.telemetry import (
     CALLER,
     EVENT_SECONDS,
     EVENTS_CONSUMED,

@@ -21,7 +21,7 @@ import structlog
 from starlette.datastructures import Headers
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from pcm_common.telemetry import get_logger
+from pcm_common.runtime.telemetry import get_logger
 
 HEADER = "X-Request-ID"
 # Short and printable, no spaces: an id a client sends is echoed into headers and logs, so

@@ -1,8 +1,8 @@
 """Who is calling and may they: an API key resolved to its tenant and role, the role a
-route needs, and the caller's rate limit. `pcm_common.http.tenant_of` runs it per request.
+route needs, and the caller's rate limit. `pcm_common.runtime.http.tenant_of` runs it per request.
 
 Keys come from two places: the configuration (PCM_API_KEYS, PCM_ADMIN_KEYS, the dev key),
-held in memory by digest, and the Redis key store (`pcm_common.apikeys`), read through a
+held in memory by digest, and the Redis key store (`pcm_common.access.apikeys`), read through a
 per-process cache of at most `api_key_cache_s` (1 s by default): a key created or rotated
 on one replica works on every replica, and a revoked one stops working, within that time,
 with no restart and no Redis call per request for a busy key.
@@ -18,9 +18,9 @@ from typing import Any
 
 from redis.asyncio import Redis
 
-from pcm_common.apikeys import KeyRecord, KeyStore, Role, digest
-from pcm_common.config import DEV_TENANT, PcmSettings
-from pcm_common.ratelimit import RateLimiter
+from pcm_common.access.apikeys import KeyRecord, KeyStore, Role, digest
+from pcm_common.access.ratelimit import RateLimiter
+from pcm_common.runtime.config import DEV_TENANT, PcmSettings
 
 CACHE_MAX = 10_000  # cached digests; unknown keys are cached too, so a flood is bounded
 

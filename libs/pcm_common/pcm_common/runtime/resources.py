@@ -9,9 +9,9 @@ from typing import TYPE_CHECKING
 
 from redis.asyncio import Redis
 
-from pcm_common.bus import Bus
-from pcm_common.config import PcmSettings
-from pcm_common.heartbeats import Heartbeats
+from pcm_common.messaging.bus import Bus
+from pcm_common.runtime.config import PcmSettings
+from pcm_common.runtime.heartbeats import Heartbeats
 from pcm_common.stores.vectors import usable_vector
 
 if TYPE_CHECKING:

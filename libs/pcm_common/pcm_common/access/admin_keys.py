@@ -1,6 +1,6 @@
 """/v1/admin/keys: a tenant's admin key creates, lists, rotates and revokes that tenant's
 stored keys (never another tenant's: those answer 404 as if they did not exist). The
-admin role itself is checked with every other route's in `pcm_common.auth`."""
+admin role itself is checked with every other route's in `pcm_common.access.auth`."""
 
 from __future__ import annotations
 
@@ -10,8 +10,8 @@ from typing import Any
 from fastapi import APIRouter, Response
 from pydantic import BaseModel, ConfigDict, Field
 
-from pcm_common.apikeys import KeyStore, NewKey, Role
-from pcm_common.http import JSON_BODY, KEYED, ApiError, Res, Tenant, error_responses
+from pcm_common.access.apikeys import KeyStore, NewKey, Role
+from pcm_common.runtime.http import JSON_BODY, KEYED, ApiError, Res, Tenant, error_responses
 
 DAY_S = 86_400
 # The longest span a key's expiry or a rotation's overlap takes: beyond the calendar's end

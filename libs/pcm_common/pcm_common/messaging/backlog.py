@@ -23,8 +23,8 @@ from typing import Any
 from redis.asyncio import Redis
 from redis.exceptions import ResponseError
 
-from pcm_common.events import PIPELINE_GROUPS
-from pcm_common.telemetry import STREAM_LAG
+from pcm_common.messaging.events import PIPELINE_GROUPS
+from pcm_common.runtime.telemetry import STREAM_LAG
 
 # Entries per XRANGE page when Redis's lag cannot be used (rare: it costs their bodies).
 COUNT_PAGE = 1000

@@ -20,12 +20,12 @@ from starlette.datastructures import Headers
 from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from pcm_common.auth import Refusal, guard_of
-from pcm_common.bus import pipeline_status
+from pcm_common.access.auth import Refusal, guard_of
 from pcm_common.domain.clock import as_utc, utcnow
-from pcm_common.request_context import RequestContext, bind_tenant
-from pcm_common.resources import Resources
-from pcm_common.telemetry import REQUEST_LATENCY, get_logger
+from pcm_common.messaging.bus import pipeline_status
+from pcm_common.runtime.request_context import RequestContext, bind_tenant
+from pcm_common.runtime.resources import Resources
+from pcm_common.runtime.telemetry import REQUEST_LATENCY, get_logger
 
 log = get_logger("http")
 
@@ -100,7 +100,7 @@ async def tenant_of(
     creds: Annotated[HTTPAuthorizationCredentials | None, Depends(_bearer)],
 ) -> str:
     """The caller's tenant; also checks the key's role against the route and the rate
-    limits (`pcm_common.auth`). The key's principal is left on `request.state.principal`."""
+    limits (`pcm_common.access.auth`). The key's principal is left on `request.state.principal`."""
     if creds is None or creds.scheme.lower() != "bearer":
         raise ApiError(401, "missing_api_key", "send Authorization: Bearer <key>")
     res = resources_of(request)
@@ -262,7 +262,7 @@ def ops_router(checks: dict[str, ReadinessCheck]) -> APIRouter:
     )
     async def healthz(res: Res) -> JSONResponse:
         # Liveness: the process answers, and every loop it runs has beaten within the bound
-        # (`pcm_common.heartbeats`); a stalled one is named with its silence in seconds.
+        # (`pcm_common.runtime.heartbeats`); a stalled one is named with its silence in seconds.
         stalled = res.heartbeats.stalled()
         if not stalled:
             return JSONResponse({"status": "ok"})

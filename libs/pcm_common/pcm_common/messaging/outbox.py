@@ -27,10 +27,10 @@ from typing import cast
 from redis.asyncio import Redis
 
 from pcm_common.domain.memory import MemoryRecord
-from pcm_common.events import STREAM_CHANGED, STREAM_WRITTEN, MemoryChanged, MemoryWritten
+from pcm_common.messaging.events import STREAM_CHANGED, STREAM_WRITTEN, MemoryChanged, MemoryWritten
 from pcm_common.ports import EventPorts
-from pcm_common.resources import Resources
-from pcm_common.telemetry import get_logger
+from pcm_common.runtime.resources import Resources
+from pcm_common.runtime.telemetry import get_logger
 
 log = get_logger("outbox")
 

@@ -4,7 +4,7 @@ API's DELETE (ingest) and a scope's retention period (the sweeper's governance j
 After the point is gone: a `deleted` change event (the graph-extractor drops the memory's
 facts, recall replicas their pinned cache), the episode record quoting it is dropped, and a
 memory it had superseded is current again. Each change event is owed in the outbox
-(`pcm_common.outbox`) before its change is made, so a publish that fails is made up for.
+(`pcm_common.messaging.outbox`) before its change is made, so a publish that fails is made up for.
 """
 
 from __future__ import annotations
@@ -13,10 +13,10 @@ from typing import Any
 
 from pcm_common.domain.consolidation import GroupKey, record_id
 from pcm_common.domain.memory import Scope, Source, State
-from pcm_common.events import MemoryChanged
-from pcm_common.outbox import forgive, owe, pay
+from pcm_common.messaging.events import MemoryChanged
+from pcm_common.messaging.outbox import forgive, owe, pay
 from pcm_common.ports import StorePorts
-from pcm_common.telemetry import get_logger
+from pcm_common.runtime.telemetry import get_logger
 from pcm_common.tombstones import record
 
 log = get_logger("forgetting")

@@ -131,7 +131,7 @@ def route_library_logs(level: str) -> None:
             logger.propagate = True
     # The broker's own INFO chatter (task supervision, per-message access lines) would
     # drown the structured events; it still shows when running at DEBUG. uvicorn's access
-    # lines carry the query string: `pcm_common.request_context` writes its own.
+    # lines carry the query string: `pcm_common.runtime.request_context` writes its own.
     quiet_broker_loggers(level)
     logging.getLogger("uvicorn.access").disabled = True
 

@@ -13,7 +13,7 @@ from typing import Any
 
 import httpx
 
-from pcm_common.stores.neo4j_graph import Neo4jGraphStore
+from pcm_common.stores.graph.neo4j.store import Neo4jGraphStore
 from tests.conftest import KEYS, NEO4J_URI, settle
 
 RUN = uuid.uuid4().hex[:8]
@@ -113,6 +113,7 @@ async def test_export_then_import_keeps_ids_history_and_recall(
             "strength",
         ):
             assert back[memory_id]["memory"].get(field) == line["memory"].get(field), field
+
     # Only the user's own memories: tenant-wide memories other tests wrote to A (or B)
     # are recalled beside them and were not exported.
     def own(hits: list[tuple[str, str]]) -> list[tuple[str, str]]:

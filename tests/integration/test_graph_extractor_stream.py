@@ -230,7 +230,7 @@ def _vec(dim: int) -> list[float]:
 
 @pytest.mark.timeout(600)
 async def test_killing_neo4j_during_ingest_loses_nothing(redis: Redis, tmp_path: Path) -> None:
-    from pcm_common import tombstones
+    from pcm_common.stores.redis import tombstones
     from pcm_sweeper.graph_repair import remove_orphan_facts, republish_unextracted
     from pcm_sweeper.handlers import SweeperHandlers
     from pcm_sweeper.settings import SweeperSettings

@@ -65,7 +65,7 @@ async def _group(redis: Redis) -> tuple[int, int]:
 
 async def test_sigkill_mid_stream_loses_nothing(tmp_path: Path) -> None:
     from pcm_common.extract.local import LocalExtractor
-    from pcm_common.stores.neo4j_graph import Neo4jGraphStore
+    from pcm_common.stores.graph.neo4j.store import Neo4jGraphStore
 
     redis_url = f"{TEST_REDIS}/14"
     redis = Redis.from_url(redis_url)

@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 
 from pcm_common.extract.local import LocalExtractor, split_speakers
-from pcm_common.stores.graph import Extraction
-from pcm_common.stores.graph_schema import ENTITY_TYPES
+from pcm_common.stores.graph.port import Extraction
+from pcm_common.stores.graph.schema import ENTITY_TYPES
 
 ALLOWED = ENTITY_TYPES
 

@@ -28,7 +28,7 @@ from pcm_common.messaging.events import (
 from pcm_common.messaging.stream_batches import Outcome
 from pcm_common.runtime.resources import Resources
 from pcm_common.runtime.telemetry import get_logger
-from pcm_common.stores.graph import Extraction
+from pcm_common.stores.graph.port import Extraction
 from pcm_graph_extractor.settings import GraphExtractorSettings
 
 log = get_logger("graph-extractor")

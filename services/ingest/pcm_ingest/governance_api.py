@@ -13,7 +13,7 @@ from pcm_common.domain.governance import Effective, Policy, ScopeRef, effective
 from pcm_common.domain.memory import Scope
 from pcm_common.runtime.http import JSON_BODY, KEYED, ApiError, Tenant, error_responses
 from pcm_common.runtime.telemetry import get_logger
-from pcm_common.stores.governance import GovernanceStore
+from pcm_common.stores.redis.governance import GovernanceStore
 from pcm_common.text.clean import NulFree
 
 router = APIRouter(prefix="/v1", tags=["governance"], responses=KEYED)

@@ -22,13 +22,13 @@ from pcm_common.domain.memory import (
 )
 from pcm_common.domain.strength import initial_strength
 from pcm_common.judge.features import FEATURES_FIELD
-from pcm_common.keylocks import KeyLocks
 from pcm_common.messaging.events import STREAM_WRITTEN, MemoryChanged, MemoryWritten
 from pcm_common.messaging.outbox import cross_out, note, owe, pay
 from pcm_common.models.affect import classify
 from pcm_common.models.sparse import encode_document
 from pcm_common.ports import WritePorts
 from pcm_common.runtime.telemetry import get_logger
+from pcm_common.stores.redis.locks import KeyLocks
 from pcm_common.stores.vectors import Filter, VectorPoint
 from pcm_ingest.schemas import MemoryIn, MemoryPatch
 

@@ -27,13 +27,13 @@ from pcm_common.domain.memory import (
     text_hash,
 )
 from pcm_common.domain.strength import initial_strength
-from pcm_common.keylocks import KeyLocks
 from pcm_common.models.affect import classify
 from pcm_common.models.sparse import encode_document
 from pcm_common.ports import WritePorts
 from pcm_common.runtime.resources import TENANTS_KEY
 from pcm_common.runtime.telemetry import MEMORIES_WRITTEN, get_logger
-from pcm_common.stores.governance import GovernanceStore
+from pcm_common.stores.redis.governance import GovernanceStore
+from pcm_common.stores.redis.locks import KeyLocks
 from pcm_common.stores.vectors import Filter, ScoredPoint, SparseVec
 from pcm_ingest.episodes import EpisodeAssigner
 from pcm_ingest.firewall import SecretDetected, WriteFirewall
@@ -262,7 +262,7 @@ class IngestService:
         await self.ports.redis.sadd(TENANTS_KEY, tenant)
         # (text hash, scope, workspace, project, user): a copy is a repeat in the same scope
         # and of the same user only. Each is locked from the lookup of a stored copy until
-        # this request stored or reinforced it (`keylocks`: parallel copies made two).
+        # this request stored or reinforced it (`stores.redis.locks`: parallel copies made two).
         keys: list[CopyKey] = [
             (text_hash(item.text), *visibility.owner(_owner_fields(item))) for item in items
         ]

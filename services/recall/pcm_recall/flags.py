@@ -3,7 +3,7 @@
 - Surprise: a memory with σ >= 0.7 is flagged when it or a member of its family was
   recalled, ordered by the best recalled rank of the memory or its family.
 - Stopped routine: the routines (§3.8, built by the sweeper as it judges memories; see
-  `pcm_common.stores.routines`) of the recalled memories and then of the candidates under
+  `pcm_common.stores.redis.routines`) of the recalled memories and then of the candidates under
   the relevance floor are flagged when regular (N >= 5, cv < 1), quiet for more than 2.5
   median intervals and longer than their longest earlier break plus one interval, with no
   later entry; with their last date and usual interval.
@@ -22,7 +22,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from pcm_common.domain import surprisal as sp
-from pcm_common.stores.routines import Routine, RoutineIndex
+from pcm_common.stores.redis.routines import Routine, RoutineIndex
 from pcm_common.stores.vectors import Filter, VectorStore, payload_matches
 from pcm_recall.schemas import AnomalyFlag
 

@@ -23,7 +23,7 @@ from pcm_common.domain.governance import (
 from pcm_common.domain.memory import Source, State, Strength
 from pcm_common.runtime.resources import Resources
 from pcm_common.runtime.telemetry import get_logger
-from pcm_common.stores.governance import GovernanceStore
+from pcm_common.stores.redis.governance import GovernanceStore
 from pcm_common.stores.vectors import Filter
 from pcm_sweeper.archiving import archive
 

@@ -7,7 +7,7 @@ the system of record for memories.
 - ``remove_orphan_facts``: memory nodes of deleted memories (a delete event lost, or a
   stale redelivery that re-created facts after the delete) are removed with their facts and
   any entity no memory mentions any more. Only on positive evidence: a tombstone recorded
-  when the memory was deleted (`pcm_common.tombstones`), and the vector store no longer
+  when the memory was deleted (`pcm_common.stores.redis.tombstones`), and the vector store no longer
   holding it; a memory merely absent from the vector store (a store answering empty, another
   deployment sharing the graph server and the tenant's name) is never touched.
 
@@ -23,8 +23,8 @@ from pcm_common.domain.memory import MemoryRecord, Source
 from pcm_common.messaging.events import STREAM_WRITTEN, MemoryWritten
 from pcm_common.runtime.resources import Resources
 from pcm_common.runtime.telemetry import get_logger
+from pcm_common.stores.redis.tombstones import deleted
 from pcm_common.stores.vectors import Filter, ScoredPoint
-from pcm_common.tombstones import deleted
 
 log = get_logger("sweeper.graph_repair")
 

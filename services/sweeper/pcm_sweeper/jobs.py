@@ -17,7 +17,6 @@ from collections import defaultdict
 from collections.abc import Awaitable, Callable
 from datetime import datetime, timedelta
 
-from pcm_common import tombstones
 from pcm_common.domain import affect
 from pcm_common.domain import consolidation as cons
 from pcm_common.domain.clock import utcnow
@@ -31,13 +30,14 @@ from pcm_common.domain.memory import (
     text_hash,
 )
 from pcm_common.domain.strength import should_demote
-from pcm_common.keylocks import release
 from pcm_common.messaging.bus import trim_dead_letters, trim_processed
 from pcm_common.messaging.events import STREAM_WRITTEN, MemoryChanged, MemoryWritten
 from pcm_common.messaging.outbox import owe, pay, publish_owed
 from pcm_common.models.sparse import encode_document
 from pcm_common.runtime.resources import TENANTS_KEY, Resources
 from pcm_common.runtime.telemetry import JOB_RUNS, get_logger
+from pcm_common.stores.redis import tombstones
+from pcm_common.stores.redis.locks import release
 from pcm_common.stores.vectors import Filter, ScoredPoint, VectorPoint, usable_vector
 from pcm_sweeper.archiving import archive, restore
 from pcm_sweeper.governance import Governance
@@ -241,7 +241,7 @@ class Jobs:
 
     async def fold_strengths(self, tenant: str, now: datetime) -> int:
         """Strength updates kept outside the payloads written into them
-        (`pcm_common.stores.strength_overlay`); `now` plays no part."""
+        (`pcm_common.stores.redis.strength_overlay`); `now` plays no part."""
         return await self.res.vectors.fold_strengths(tenant)
 
     # ---- consolidation -------------------------------------------------------------------

@@ -1,4 +1,4 @@
-"""Keeps the routine index (pcm_common.stores.routines) in step with later changes to a
+"""Keeps the routine index (pcm_common.stores.redis.routines) in step with later changes to a
 memory: a repeat merged into it at ingest is one more entry of its routine, and a deleted
 memory leaves its routine. Consumer of `pcm.memory.changed` (sweeper-changes group)."""
 

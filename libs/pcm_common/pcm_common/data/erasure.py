@@ -12,7 +12,7 @@ target: every step reads the current state and removes what is left, so repeatin
 removes nothing twice. Other owners' memories are never read for deletion: the scan is a
 filter on the erased fields, and stream entries go only when they name an erased memory.
 
-Tombstones (`pcm_common.tombstones`: ids and deletion times, nothing else) stay: graph
+Tombstones (`pcm_common.stores.redis.tombstones`: ids and deletion times, nothing else) stay: graph
 repair needs them to remove any fact an extraction already under way writes after the
 erasure.
 """
@@ -34,8 +34,8 @@ from pcm_common.messaging.events import MemoryChanged
 from pcm_common.messaging.outbox import owe, pay_or_leave_owed
 from pcm_common.runtime.resources import Resources
 from pcm_common.runtime.telemetry import get_logger
+from pcm_common.stores.redis.tombstones import record as tombstone
 from pcm_common.stores.vectors import Filter
-from pcm_common.tombstones import record as tombstone
 
 log = get_logger("erasure")
 

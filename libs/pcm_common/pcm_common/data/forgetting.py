@@ -17,7 +17,7 @@ from pcm_common.messaging.events import MemoryChanged
 from pcm_common.messaging.outbox import forgive, owe, pay
 from pcm_common.ports import StorePorts
 from pcm_common.runtime.telemetry import get_logger
-from pcm_common.tombstones import record
+from pcm_common.stores.redis.tombstones import record
 
 log = get_logger("forgetting")
 

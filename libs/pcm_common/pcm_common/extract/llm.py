@@ -29,8 +29,8 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from pcm_common.extract import Extractor
 from pcm_common.runtime.telemetry import get_logger
-from pcm_common.stores.graph import Entity, Extraction, Relation
-from pcm_common.stores.graph_schema import (
+from pcm_common.stores.graph.port import Entity, Extraction, Relation
+from pcm_common.stores.graph.schema import (
     ENTITY_TYPES,
     RELATION_TYPES,
     EntityType,
@@ -88,7 +88,7 @@ class LlmExtraction(BaseModel):
     relations: list[LlmRelation] = Field(default_factory=list, max_length=MAX_ITEMS)
 
 
-# The closed sets in the prompt come from graph_schema, so prompt and validation agree.
+# The closed sets in the prompt come from stores.graph.schema, so prompt and validation agree.
 assert set(EntityType.__args__) == ENTITY_TYPES  # type: ignore[attr-defined]
 assert set(RelationType.__args__) == RELATION_TYPES  # type: ignore[attr-defined]
 

@@ -18,7 +18,7 @@ from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
 from pcm_common.extract import Extractor, parse_process
-from pcm_common.stores.graph import Entity, Extraction, Relation
+from pcm_common.stores.graph.port import Entity, Extraction, Relation
 
 # spaCy label -> closed entity type. CARDINAL, ORDINAL, MONEY, QUANTITY, PERCENT and NORP are
 # not graph-worthy nodes, so they are absent on purpose.

@@ -39,7 +39,7 @@ class PcmSettings(BaseSettings):
     qdrant_path: Path = Path("var/qdrant-edge")
     # Largest Qdrant Edge segment the optimizer builds, in KB of vectors (0: Qdrant's own
     # default, which keeps merging into one segment). A build holds the interpreter lock
-    # (`qdrant_edge_store`), so it stalls the whole process: uncapped, each re-index of the
+    # (`stores.qdrant.edge`), so it stalls the whole process: uncapped, each re-index of the
     # grown segment took 8, 24, 27, 44, 52 s at 10-50k memories (the adapter's indexes,
     # real payloads), capped at 20,000 KB (~13k memories a segment) 8-10 s each time. The
     # price is more segments to search: recall p50 at 100k 91.8 / 123.5 ms (k=10 / 50)
@@ -56,11 +56,11 @@ class PcmSettings(BaseSettings):
     qdrant_indexing_threshold_kb: int = 20_000
     # Build Qdrant Edge's index in a child process on a copy of the shard (its in-process
     # build holds the interpreter lock for seconds, stopping every request);
-    # `pcm_common.stores.edge_optimize`. Off by default: on the 2-core development machine
+    # `pcm_common.stores.qdrant.edge.optimize`. Off by default: on the 2-core development machine
     # recall and ingest measured slower with it, side by side (docs/benchmarks.md).
     qdrant_optimize_in_child: bool = False
     # Payloads Qdrant Edge's adapter keeps in memory, least recently used dropped first
-    # (`pcm_common.stores.payload_cache`; 0: none). Turning stored payloads into Python
+    # (`pcm_common.stores.qdrant.edge.payload_cache`; 0: none). Turning stored payloads into Python
     # objects is most of a search's store time (~40 us a point whatever fields are
     # selected). Session 13 measured no gain: the recalls' strength writes dropped the
     # entries they were about to be read from. With the strength overlay they no longer
@@ -71,7 +71,7 @@ class PcmSettings(BaseSettings):
     qdrant_payload_cache: int = 10_000
     # Points whose dense vectors (and the few fields batch searches filter on) Qdrant
     # Edge's adapter keeps in memory, over all tenants, for batch searches in NumPy
-    # (`pcm_common.stores.dense_mirror`; 0: none). The engine's searches hold the
+    # (`pcm_common.stores.qdrant.edge.dense_mirror`; 0: none). The engine's searches hold the
     # interpreter lock: at 10k memories the judge's family searches held it ~40 ms per
     # batch of ~58, against ~5 ms of mostly lock-free NumPy; ingest to 10k 227.6 / 246.2
     # against 204.2 / 201.2 memories / s side by side (docs/benchmarks.md, session 22).
@@ -80,7 +80,7 @@ class PcmSettings(BaseSettings):
     # (0.7 s for 20k points here, writes held). Ignored with a Qdrant server.
     qdrant_dense_mirror: int = 200_000
     # Strength updates (recall side effects, repeats) kept in Redis and folded into the
-    # payloads by the sweeper's `strength_fold` job (`pcm_common.stores.strength_overlay`):
+    # payloads by the sweeper's `strength_fold` job (`pcm_common.stores.redis.strength_overlay`):
     # a payload write moves a Qdrant Edge point out of its indexed segment, and searches
     # slowed with every recall (docs/benchmarks.md, session 14). false: written directly.
     strength_overlay: bool = True

@@ -17,8 +17,8 @@ from pcm_common.stores.vectors import usable_vector
 if TYPE_CHECKING:
     from pcm_common.extract import Extractor
     from pcm_common.models.embeddings import Embedder
-    from pcm_common.stores.graph import GraphStore
-    from pcm_common.stores.routines import RoutineIndex
+    from pcm_common.stores.graph.port import GraphStore
+    from pcm_common.stores.redis.routines import RoutineIndex
     from pcm_common.stores.vectors import VectorStore
 
 TENANTS_KEY = "pcm:tenants"  # every tenant that ever wrote; scheduled jobs iterate it
@@ -56,7 +56,7 @@ class Resources:
 
     @cached_property
     def routines(self) -> RoutineIndex:
-        from pcm_common.stores.routines import RoutineIndex
+        from pcm_common.stores.redis.routines import RoutineIndex
 
         return RoutineIndex(self.redis)
 
@@ -66,14 +66,14 @@ class Resources:
         store = self._vector_adapter()
         if not self.settings.strength_overlay:
             return store
-        from pcm_common.stores.strength_overlay import StrengthOverlayStore
+        from pcm_common.stores.redis.strength_overlay import StrengthOverlayStore
 
         return StrengthOverlayStore(store, self.redis)
 
     def _vector_adapter(self) -> VectorStore:
         s = self.settings
         if s.qdrant_url:
-            from pcm_common.stores.qdrant_server_store import ServerVectorStore
+            from pcm_common.stores.qdrant.server import ServerVectorStore
 
             return ServerVectorStore(
                 url=s.qdrant_url,
@@ -81,7 +81,7 @@ class Resources:
                 collection=s.collection,
                 dim=s.embedding_dim,
             )
-        from pcm_common.stores.qdrant_edge_store import EdgeVectorStore
+        from pcm_common.stores.qdrant.edge.store import EdgeVectorStore
 
         return EdgeVectorStore(
             path=s.qdrant_path,
@@ -163,7 +163,7 @@ class Resources:
     @cached_property
     def graph(self) -> GraphStore:
         self._opened.add("graph")
-        from pcm_common.stores.neo4j_graph import Neo4jGraphStore
+        from pcm_common.stores.graph.neo4j.store import Neo4jGraphStore
 
         s = self.settings
         return Neo4jGraphStore(

@@ -4,7 +4,7 @@ Runs ArcadeDB in-process (``arcadedb-embedded``: the engine plus a bundled JRE, 
 through JPype) with its Bolt protocol plugin, so the official ``neo4j`` driver and the same
 ``Neo4jGraphStore`` adapter work against it unchanged. Nothing to install by hand.
 
-    python -m pcm_common.stores.arcade_server --port 7688 --data var/arcadedb
+    python -m pcm_common.stores.graph.arcade_server --port 7688 --data var/arcadedb
 
 The server listens on 127.0.0.1 only. Bolt authenticates against ArcadeDB's server users,
 so a user named like the Neo4j default (``neo4j``) is created with the configured password;
@@ -107,7 +107,7 @@ class ArcadeBoltServer:
 def _parse(argv: list[str] | None) -> ArcadeSettings:
     env = os.environ
     d = ArcadeSettings()
-    p = argparse.ArgumentParser(prog="python -m pcm_common.stores.arcade_server")
+    p = argparse.ArgumentParser(prog="python -m pcm_common.stores.graph.arcade_server")
     p.add_argument("--data", default=env.get("PCM_ARCADE_DATA", d.data_dir))
     p.add_argument("--host", default=env.get("PCM_ARCADE_HOST", d.host))
     p.add_argument("--port", type=int, default=int(env.get("PCM_ARCADE_PORT", d.bolt_port)))

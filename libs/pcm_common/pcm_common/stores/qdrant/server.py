@@ -17,7 +17,7 @@ import structlog
 from qdrant_client import AsyncQdrantClient, models
 from qdrant_client.http.exceptions import UnexpectedResponse
 
-from pcm_common.stores.qdrant_common import (
+from pcm_common.stores.qdrant.common import (
     DENSE,
     PREFETCH_FACTOR,
     PREFETCH_MIN,

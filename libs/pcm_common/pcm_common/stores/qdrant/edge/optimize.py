@@ -12,7 +12,7 @@ A crash at any point leaves either the original shard or the finished copy in pl
 `recover` (run before every open) puts the original back if the swap was cut between its
 two renames; a copy left by an unfinished optimize is replaced by the next one.
 
-Run as `python -m pcm_common.stores.edge_optimize PATH --dim N --max-segment-kb KB
+Run as `python -m pcm_common.stores.qdrant.edge.optimize PATH --dim N --max-segment-kb KB
 --indexing-threshold-kb KB`.
 """
 
@@ -64,7 +64,7 @@ def optimize_copy(
         [
             sys.executable,
             "-m",
-            "pcm_common.stores.edge_optimize",
+            "pcm_common.stores.qdrant.edge.optimize",
             str(copy),
             "--dim",
             str(dim),
@@ -89,7 +89,7 @@ def swap(path: Path, copy: Path) -> None:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    from pcm_common.stores.qdrant_edge_store import edge_config
+    from pcm_common.stores.qdrant.edge.store import edge_config
 
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("path", type=Path)

@@ -39,8 +39,8 @@ from neo4j import (
 )
 from neo4j.exceptions import ConstraintError, Neo4jError
 
-from .graph import Entity, EntityLinks, Extraction, GraphStore, Relation
-from .graph_schema import (
+from pcm_common.stores.graph.port import Entity, EntityLinks, Extraction, GraphStore, Relation
+from pcm_common.stores.graph.schema import (
     ENTITY_LABEL,
     MEMORY_LABEL,
     MENTIONS,
@@ -126,7 +126,7 @@ MERGE (m)-[x:{MENTIONS} {{tenant: $tenant}}]->(e)
 RETURN old, count(x) AS n
 """
 
-# {rel} is a validated member of RELATION_TYPES (graph_schema), never caller text.
+# {rel} is a validated member of RELATION_TYPES (stores.graph.schema), never caller text.
 # One row per relation with every memory of the batch that states it (row.mids).
 # `SET r.tenant = $tenant` writes an unchanged value to take Neo4j's write lock before
 # memory_ids is read, so two writers adding memories at once cannot lose an update

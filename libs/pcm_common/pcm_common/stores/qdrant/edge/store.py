@@ -12,7 +12,7 @@ Facts about qdrant-edge-py 0.9 this relies on (checked against the installed bui
 - The shard is usable from several threads at once (queries, updates and `optimize` ran
   concurrently without error), and nothing indexes on its own: HNSW is built only by
   `optimize()`, which this adapter runs in a background thread after enough writes, or
-  with `optimize_in_child` in a child process on a copy (`edge_optimize`): it holds the
+  with `optimize_in_child` in a child process on a copy (`edge.optimize`): it holds the
   interpreter lock.
 - `flush` then a file copy of the shard directory gives a shard another process can
   `load` (its own WAL lock), and two shards at different paths open in one process.
@@ -49,11 +49,7 @@ import qdrant_edge as qe
 import structlog
 
 from pcm_common.runtime.telemetry import CALLER, MIRROR_POINTS, STORE_CALLS, STORE_SECONDS
-from pcm_common.stores import edge_optimize
-from pcm_common.stores.dense_mirror import MIRRORED, DenseMirror
-from pcm_common.stores.owners import Owners
-from pcm_common.stores.payload_cache import PayloadCache
-from pcm_common.stores.qdrant_common import (
+from pcm_common.stores.qdrant.common import (
     DENSE,
     PREFETCH_FACTOR,
     PREFETCH_MIN,
@@ -62,6 +58,10 @@ from pcm_common.stores.qdrant_common import (
     dense_of,
     is_uuid,
 )
+from pcm_common.stores.qdrant.edge import optimize as edge_optimize
+from pcm_common.stores.qdrant.edge.dense_mirror import MIRRORED, DenseMirror
+from pcm_common.stores.qdrant.edge.owners import Owners
+from pcm_common.stores.qdrant.edge.payload_cache import PayloadCache
 from pcm_common.stores.vectors import (
     BOOL_INDEXES,
     FLOAT_INDEXES,
@@ -229,7 +229,7 @@ class EdgeVectorStore(VectorStore):
         self.optimize_in_child = optimize_in_child
         self.optimize_timeout_s = optimize_timeout_s
         # The writes made while a copy is optimized elsewhere, applied to it before it
-        # replaces the shard (`edge_optimize`); None when no copy is being optimized.
+        # replaces the shard (`edge.optimize`); None when no copy is being optimized.
         self._journal: list[Callable[[qe.EdgeShard], Any]] | None = None
         self._shard: qe.EdgeShard | None = None
         # Who owns each point written or checked (`owners`): ownership checks without
@@ -363,7 +363,7 @@ class EdgeVectorStore(VectorStore):
             return False
 
     def _optimize_in_child(self) -> bool:
-        """The HNSW build on a copy in a child process (`edge_optimize`): the copy is made
+        """The HNSW build on a copy in a child process (`edge.optimize`): the copy is made
         with writes held (reads go on), writes made during the build are journalled and
         applied to the copy, which then replaces the shard while no call runs."""
         with self._gate.enter(), self._write_lock:

@@ -35,7 +35,7 @@ from typing import Any
 from redis.asyncio import Redis
 
 from pcm_common.runtime.telemetry import get_logger
-from pcm_common.stores.qdrant_common import canonical_id
+from pcm_common.stores.qdrant.common import canonical_id
 from pcm_common.stores.vectors import (
     Filter,
     ScoredPoint,

@@ -17,9 +17,10 @@ from pydantic import BaseModel
 from redis.exceptions import ConnectionError as RedisConnectionError
 
 from pcm_common.messaging.events import STREAM_CHANGED, STREAM_WRITTEN, MemoryChanged
-from pcm_common.messaging.outbox import CHANGED_KEY, owe, publish_owed
+from pcm_common.messaging.outbox import owe, publish_owed
 from pcm_common.messaging.stream_batches import decode_entry
 from pcm_common.runtime.resources import Resources
+from pcm_common.stores.redis.keys import OUTBOX_CHANGED
 from pcm_ingest.memories import MemoryEdits
 from pcm_ingest.schemas import MemoryIn, MemoryPatch
 from pcm_ingest.service import IngestService
@@ -200,7 +201,7 @@ async def test_nothing_is_published_for_a_change_that_was_not_made(world: World)
     await publish_owed(world.res, grace_s=0)
     assert await _events(world, STREAM_CHANGED) == before
     members = [e.model_dump_json() for e in events]
-    assert [await world.res.redis.zscore(CHANGED_KEY, m) for m in members] == [None, None]
+    assert [await world.res.redis.zscore(OUTBOX_CHANGED, m) for m in members] == [None, None]
 
 
 async def test_a_supersession_by_the_judge(world: World, failing: _Failing) -> None:

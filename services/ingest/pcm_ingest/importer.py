@@ -29,8 +29,9 @@ from pcm_common.domain.memory import GraphInfo, MemoryRecord, text_hash
 from pcm_common.messaging.events import STREAM_WRITTEN, MemoryChanged, MemoryWritten
 from pcm_common.messaging.outbox import cross_out, note, owe, pay
 from pcm_common.models.sparse import encode_document
-from pcm_common.runtime.resources import TENANTS_KEY, Resources
+from pcm_common.runtime.resources import Resources
 from pcm_common.runtime.telemetry import get_logger
+from pcm_common.stores.redis.keys import TENANTS
 from pcm_common.stores.vectors import VectorPoint, usable_vector
 from pcm_ingest.firewall import SecretDetected
 from pcm_ingest.schemas import MemoryIn
@@ -240,7 +241,7 @@ class Importer:
             for r in records
             if r.pinned
         ]
-        await self.res.redis.sadd(TENANTS_KEY, tenant)
+        await self.res.redis.sadd(TENANTS, tenant)
         await note(self.res.redis, tenant, [r.id for r in records])
         await owe(self.res.redis, pinned)
         await self.res.vectors.upsert(points)

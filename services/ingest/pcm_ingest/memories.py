@@ -28,6 +28,7 @@ from pcm_common.models.affect import classify
 from pcm_common.models.sparse import encode_document
 from pcm_common.ports import WritePorts
 from pcm_common.runtime.telemetry import get_logger
+from pcm_common.stores.redis.keys import memory_lock
 from pcm_common.stores.redis.locks import KeyLocks
 from pcm_common.stores.vectors import Filter, VectorPoint
 from pcm_ingest.schemas import MemoryIn, MemoryPatch
@@ -95,11 +96,11 @@ class MemoryEdits:
     async def patch(self, tenant: str, memory_id: str, patch: MemoryPatch) -> dict[str, Any] | None:
         # One memory's PATCH and DELETE take turns: a PATCH that read it before a DELETE
         # and wrote it back after brought it back.
-        async with self.locks.hold([f"memory:{tenant}:{memory_id}"]):
+        async with self.locks.hold([memory_lock(tenant, memory_id)]):
             return await self._patch(tenant, memory_id, patch)
 
     async def delete(self, tenant: str, memory_id: str) -> bool:
-        async with self.locks.hold([f"memory:{tenant}:{memory_id}"]):
+        async with self.locks.hold([memory_lock(tenant, memory_id)]):
             return await self.forgetter.forget(tenant, memory_id)
 
     async def _patch(

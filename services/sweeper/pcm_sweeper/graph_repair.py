@@ -23,6 +23,7 @@ from pcm_common.domain.memory import MemoryRecord, Source
 from pcm_common.messaging.events import STREAM_WRITTEN, MemoryWritten
 from pcm_common.runtime.resources import Resources
 from pcm_common.runtime.telemetry import get_logger
+from pcm_common.stores.redis import keys
 from pcm_common.stores.redis.tombstones import deleted
 from pcm_common.stores.vectors import Filter, ScoredPoint
 
@@ -30,10 +31,6 @@ log = get_logger("sweeper.graph_repair")
 
 PAGE = 256
 GRAPH_PAGE = 1000
-
-
-def _republish_key(tenant: str, memory_id: str) -> str:
-    return f"pcm:repair:graph:{tenant}:{memory_id}"
 
 
 async def republish_unextracted(
@@ -58,7 +55,7 @@ async def republish_unextracted(
     async def publish(recs: list[MemoryRecord]) -> int:
         fresh = []
         for rec in recs:
-            if await res.redis.set(_republish_key(tenant, rec.id), 1, nx=True, ex=ttl):
+            if await res.redis.set(keys.graph_republished(tenant, rec.id), 1, nx=True, ex=ttl):
                 fresh.append(rec)
         if fresh:
             await res.bus.publish_many(

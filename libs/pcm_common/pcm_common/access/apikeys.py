@@ -9,11 +9,8 @@ guessable ones there is the operator's risk, as it was before.)
 A lookup goes by the digest, so its timing depends on the digest and not on the secret:
 an attacker who measures it learns bits of a hash whose preimage he cannot find.
 
-Layout (one Redis, shared by every replica):
-  pcm:apikey:d:<digest>   hash: the key's record (the lookup on every request: one HGETALL)
-  pcm:apikey:id:<id>      string: the digest of key <id> (administration goes by id)
-  pcm:apikeys:<tenant>    sorted set: the tenant's key ids by creation time
-  pcm:apikeys:tenants     set: tenants that have stored keys (`list` without a tenant)
+Layout (one Redis, shared by every replica): the API key family of
+`pcm_common.stores.redis.keys`.
 """
 
 from __future__ import annotations
@@ -28,16 +25,12 @@ from typing import Any, Literal, cast
 from redis.asyncio import Redis
 
 from pcm_common.domain.clock import utcnow
+from pcm_common.stores.redis import keys
 
 Role = Literal["admin", "data"]
 ROLES: tuple[Role, ...] = ("admin", "data")
 KEY_PREFIX = "pcm_"  # marks a PCM key in logs and secret scanners
 SHOWN_CHARS = 8  # characters of a key after its prefix that `list` shows to tell keys apart
-
-_RECORD = "pcm:apikey:d:"
-_ID = "pcm:apikey:id:"
-_TENANT = "pcm:apikeys:"
-_TENANTS = "pcm:apikeys:tenants"
 
 
 def digest(key: str) -> str:
@@ -139,21 +132,21 @@ class KeyStore:
         )
         d = digest(secret)
         async with self.redis.pipeline(transaction=True) as p:
-            p.hset(_RECORD + d, mapping=record.to_redis(d))
-            p.set(_ID + record.id, d)
-            p.zadd(_TENANT + tenant, {record.id: now.timestamp()})
-            p.sadd(_TENANTS, tenant)
+            p.hset(keys.apikey_record(d), mapping=record.to_redis(d))
+            p.set(keys.apikey_digest(record.id), d)
+            p.zadd(keys.apikeys_of(tenant), {record.id: now.timestamp()})
+            p.sadd(keys.APIKEY_TENANTS, tenant)
             await p.execute()
         return NewKey(secret, record)
 
     async def lookup(self, key_digest: str) -> KeyRecord | None:
         """The record of the key with this digest (whatever its state), or None."""
-        raw = await self.redis.hgetall(_RECORD + key_digest)
+        raw = await self.redis.hgetall(keys.apikey_record(key_digest))
         return KeyRecord.from_redis(raw) if raw else None
 
     async def get(self, key_id: str, tenant: str | None = None) -> KeyRecord | None:
         """Key `key_id`; None when unknown or (with `tenant`) another tenant's."""
-        d = await self.redis.get(_ID + key_id)
+        d = await self.redis.get(keys.apikey_digest(key_id))
         if d is None:
             return None
         record = await self.lookup(_text(d))
@@ -165,11 +158,11 @@ class KeyStore:
         tenants = (
             [tenant]
             if tenant is not None
-            else sorted(_text(t) for t in await self.redis.smembers(_TENANTS))
+            else sorted(_text(t) for t in await self.redis.smembers(keys.APIKEY_TENANTS))
         )
         out: list[KeyRecord] = []
         for t in tenants:
-            for key_id in await self.redis.zrange(_TENANT + t, 0, -1):
+            for key_id in await self.redis.zrange(keys.apikeys_of(t), 0, -1):
                 record = await self.get(_text(key_id))
                 if record is not None:
                     out.append(record)
@@ -181,7 +174,7 @@ class KeyStore:
             return record  # revoking twice keeps the first time
         d = await self._digest(key_id)
         revoked: dict[Any, Any] = {"revoked": "1", "revoked_at": utcnow().isoformat()}
-        await self.redis.hset(_RECORD + d, mapping=revoked)
+        await self.redis.hset(keys.apikey_record(d), mapping=revoked)
         return await self.get(key_id)
 
     async def rotate(
@@ -204,13 +197,13 @@ class KeyStore:
         if old.expires_at is not None:
             ends = min(ends, old.expires_at)
         ending: dict[Any, Any] = {"expires_at": ends.isoformat(), "rotated_to": fresh.record.id}
-        await self.redis.hset(_RECORD + await self._digest(key_id), mapping=ending)
+        await self.redis.hset(keys.apikey_record(await self._digest(key_id)), mapping=ending)
         updated = await self.get(key_id)
         assert updated is not None
         return fresh, updated
 
     async def _digest(self, key_id: str) -> str:
-        d = await self.redis.get(_ID + key_id)
+        d = await self.redis.get(keys.apikey_digest(key_id))
         if d is None:
             raise KeyError(key_id)
         return _text(d)

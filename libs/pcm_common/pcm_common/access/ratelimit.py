@@ -11,47 +11,7 @@ import math
 
 from redis.asyncio import Redis
 
-# KEYS[1]: the key's bucket (hash: tokens, ts); KEYS[2]: the tenant's window counter.
-# ARGV: rate per s (0: no bucket), burst, tenant quota per window (0: none), window ms.
-# Returns {allowed (1/0), retry after in ms}. Redis's own clock (TIME), so replicas with
-# skewed clocks share one bucket. A refused request consumes nothing.
-_SCRIPT = """
-local rate = tonumber(ARGV[1])
-local burst = tonumber(ARGV[2])
-local quota = tonumber(ARGV[3])
-local window_ms = tonumber(ARGV[4])
-local t = redis.call('TIME')
-local now = tonumber(t[1]) + tonumber(t[2]) / 1000000
-local tokens = burst
-if rate > 0 then
-  local b = redis.call('HMGET', KEYS[1], 'tokens', 'ts')
-  if b[1] then
-    tokens = math.min(burst, tonumber(b[1]) + math.max(0, now - tonumber(b[2])) * rate)
-  end
-  if tokens < 1 then
-    return {0, math.ceil((1 - tokens) / rate * 1000)}
-  end
-end
-local used = 0
-if quota > 0 then
-  used = tonumber(redis.call('GET', KEYS[2]) or '0')
-  if used >= quota then
-    local left = redis.call('PTTL', KEYS[2])
-    if left < 0 then left = window_ms end
-    return {0, left}
-  end
-end
-if rate > 0 then
-  redis.call('HSET', KEYS[1], 'tokens', tokens - 1, 'ts', now)
-  redis.call('PEXPIRE', KEYS[1], math.ceil(burst / rate * 1000) + 1000)
-end
-if quota > 0 then
-  if redis.call('INCR', KEYS[2]) == 1 then
-    redis.call('PEXPIRE', KEYS[2], window_ms)
-  end
-end
-return {1, 0}
-"""
+from pcm_common.stores.redis import keys, scripts
 
 WINDOW_MS = 60_000
 
@@ -62,7 +22,7 @@ class RateLimiter:
         # Unset burst: two seconds' worth (at least one request).
         self.burst = burst if burst > 0 else max(1, math.ceil(2 * self.per_s))
         self.tenant_per_min = max(0, tenant_per_min)
-        self._script = redis.register_script(_SCRIPT) if self.enabled else None
+        self._script = redis.register_script(scripts.RATE_LIMIT) if self.enabled else None
 
     @property
     def enabled(self) -> bool:
@@ -73,7 +33,7 @@ class RateLimiter:
         if self._script is None:
             return None
         allowed, retry_ms = await self._script(
-            keys=[f"pcm:rl:key:{key_id}", f"pcm:rl:tenant:{tenant}"],
+            keys=[keys.rate_bucket(key_id), keys.tenant_quota(tenant)],
             args=[self.per_s, self.burst, self.tenant_per_min, WINDOW_MS],
         )
         return None if int(allowed) else int(retry_ms) / 1000

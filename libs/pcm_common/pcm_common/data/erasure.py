@@ -4,17 +4,17 @@ vectors, payloads and history; their graph facts; their routine-index entries; t
 strengths held in Redis; the stream entries that carry their text or name them; the Redis
 keys that hold their ids; and the recall replicas' pinned caches.
 
-It is a job that can be resumed. Its record (``pcm:erasure:{tenant}:{digest}``, the
-digest of what is erased, so the record holds no name) keeps its status and counts; the
-ids it found are kept in a set beside it before anything is deleted, so a run that stopped
-halfway (a crash, a store that went away) is finished by the next call with the same
-target: every step reads the current state and removes what is left, so repeating one
-removes nothing twice. Other owners' memories are never read for deletion: the scan is a
-filter on the erased fields, and stream entries go only when they name an erased memory.
+It is a job that can be resumed. Its record (`keys.erasure`: by tenant and the digest of
+what is erased, so the record holds no name) keeps its status and counts; the ids it found
+are kept in a set beside it before anything is deleted, so a run that stopped halfway (a
+crash, a store that went away) is finished by the next call with the same target: every
+step reads the current state and removes what is left, so repeating one removes nothing
+twice. Other owners' memories are never read for deletion: the scan is a filter on the
+erased fields, and stream entries go only when they name an erased memory.
 
-Tombstones (`pcm_common.stores.redis.tombstones`: ids and deletion times, nothing else) stay: graph
-repair needs them to remove any fact an extraction already under way writes after the
-erasure.
+Tombstones (`pcm_common.stores.redis.tombstones`: ids and deletion times, nothing else)
+stay: graph repair needs them to remove any fact an extraction already under way writes
+after the erasure.
 """
 
 from __future__ import annotations
@@ -34,6 +34,7 @@ from pcm_common.messaging.events import MemoryChanged
 from pcm_common.messaging.outbox import owe, pay_or_leave_owed
 from pcm_common.runtime.resources import Resources
 from pcm_common.runtime.telemetry import get_logger
+from pcm_common.stores.redis import keys
 from pcm_common.stores.redis.tombstones import record as tombstone
 from pcm_common.stores.vectors import Filter
 
@@ -85,7 +86,7 @@ class Erasure:
         self.res = res
 
     def _key(self, tenant: str, target: Target) -> str:
-        return f"pcm:erasure:{tenant}:{target.digest()}"
+        return keys.erasure(tenant, target.digest())
 
     async def run(self, tenant: str, target: Target) -> dict[str, Any]:
         """Erase `target` of `tenant` (or finish an erasure that stopped); returns the job:
@@ -94,7 +95,7 @@ class Erasure:
         key = self._key(tenant, target)
         token = uuid.uuid4().hex
         redis = self.res.redis
-        if not await redis.set(f"{key}:lock", token, nx=True, px=_LOCK_MS):
+        if not await redis.set(keys.erasure_lock(key), token, nx=True, px=_LOCK_MS):
             raise ErasureRunning(target.digest())
         try:
             job = {_s(k): _s(v) for k, v in (await redis.hgetall(key)).items()}
@@ -106,24 +107,24 @@ class Erasure:
                 await redis.persist(key)
             await self._erase(tenant, target, key)
             await redis.hset(key, mapping={"status": "done", "finished_at": str(time.time())})
-            await redis.delete(f"{key}:ids", f"{key}:keys")
+            await redis.delete(keys.erasure_ids(key), keys.erasure_owners(key))
             await redis.expire(key, _KEEP_RECORD_S)
             counts = await redis.hmget(key, list(COUNTS))
         finally:
-            held = await redis.get(f"{key}:lock")
+            held = await redis.get(keys.erasure_lock(key))
             if held is not None and _s(held) == token:
-                await redis.delete(f"{key}:lock")
+                await redis.delete(keys.erasure_lock(key))
         erased = {c: int(v or 0) for c, v in zip(COUNTS, counts, strict=True)}
         log.info("erasure_done", tenant=tenant, job=job["id"], resumed=resumed, **erased)
         return {"job_id": job["id"], "status": "done", "resumed": resumed, "erased": erased}
 
     async def _erase(self, tenant: str, target: Target, key: str) -> None:
         await self._delete_points(tenant, target, key)
-        ids = {_s(m) for m in await self.res.redis.smembers(f"{key}:ids")}
+        ids = {_s(m) for m in await self.res.redis.smembers(keys.erasure_ids(key))}
         await self._count(key, "graph_memories", await self._drop_facts(tenant, ids))
         asker = Asker(**target.must())
         await self._count(key, "stream_entries", await scrub_streams(self.res.redis, ids, asker))
-        episode_keys = [_s(k) for k in await self.res.redis.smembers(f"{key}:keys")]
+        episode_keys = [_s(k) for k in await self.res.redis.smembers(keys.erasure_owners(key))]
         removed = await scrub_keys(self.res.redis, tenant, ids, episode_keys)
         await self._count(key, "redis_keys", removed)
         # Once more after the streams are clean: an extraction or a judgment that was under
@@ -140,7 +141,7 @@ class Erasure:
         flt = Filter(must=target.must())
         redis = self.res.redis
         while True:
-            await redis.pexpire(f"{key}:lock", _LOCK_MS)
+            await redis.pexpire(keys.erasure_lock(key), _LOCK_MS)
             page, _ = await self.res.vectors.scroll(tenant, flt=flt, limit=_PAGE, fields=_FIELDS)
             if not page:
                 return
@@ -155,8 +156,8 @@ class Erasure:
                 )
                 for p in page
             }
-            await redis.sadd(f"{key}:ids", *ids)
-            await redis.sadd(f"{key}:keys", *owners)
+            await redis.sadd(keys.erasure_ids(key), *ids)
+            await redis.sadd(keys.erasure_owners(key), *owners)
             await tombstone(redis, tenant, ids)
             await self._count(key, "graph_memories", await self._drop_facts(tenant, set(ids)))
             await self._count(key, "routine_memories", await self._forget_routines(tenant, ids))

@@ -18,8 +18,8 @@ from redis.asyncio import Redis
 from redis.exceptions import ResponseError
 
 from pcm_common.messaging.events import PIPELINE_GROUPS, STREAM_DLQ
-from pcm_common.messaging.outbox import CHANGED_KEY, OUTBOX_KEY
 from pcm_common.messaging.stream_batches import decode_entry
+from pcm_common.stores.redis import keys
 
 # Entries read per XRANGE call while looking for the erased ones.
 _PAGE = 500
@@ -107,7 +107,7 @@ async def scrub_streams(redis: Redis, ids: Collection[str], asker: Asker) -> int
         async with redis.pipeline(transaction=False) as pipe:
             for group in groups:
                 pipe.xack(stream, group, *gone)
-                pipe.hdel(f"pcm:failures:{stream}:{group}", *gone)
+                pipe.hdel(keys.stream_failures(stream, group), *gone)
             pipe.xdel(stream, *gone)
             try:
                 await pipe.execute()
@@ -128,18 +128,18 @@ async def scrub_keys(
     if ids:
         async with redis.pipeline(transaction=False) as pipe:
             for memory_id in ids:
-                pipe.zrem(OUTBOX_KEY, json.dumps([tenant, memory_id]))
+                pipe.zrem(keys.OUTBOX_WRITTEN, json.dumps([tenant, memory_id]))
                 pipe.delete(
-                    f"pcm:repair:graph:{tenant}:{memory_id}",
-                    f"pcm:repair:republished:{tenant}:{memory_id}",
+                    keys.graph_republished(tenant, memory_id),
+                    keys.judge_republished(tenant, memory_id),
                 )
             removed += sum(int(n) for n in await pipe.execute())
     removed += await _scrub_owed_changes(redis, tenant, ids)
     removed += await _scrub_answers(redis, tenant, ids)
     removed += await _scrub_markers(redis, ids)
-    keys = sorted(set(episode_keys))
-    if keys:
-        removed += int(await redis.delete(*keys))
+    owners = sorted(set(episode_keys))
+    if owners:
+        removed += int(await redis.delete(*owners))
     return removed
 
 
@@ -147,7 +147,7 @@ async def _scrub_owed_changes(redis: Redis, tenant: str, ids: Collection[str]) -
     """Owed change events (`outbox.owe`) of erased memories: the memories are gone, so
     nothing is owed any more."""
     gone: list[bytes] = []
-    async for member, _ in redis.zscan_iter(CHANGED_KEY, count=500):
+    async for member, _ in redis.zscan_iter(keys.OUTBOX_CHANGED, count=500):
         try:
             event = json.loads(member)
         except ValueError:
@@ -155,15 +155,15 @@ async def _scrub_owed_changes(redis: Redis, tenant: str, ids: Collection[str]) -
         if event.get("tenant") == tenant and event.get("memory_id") in ids:
             gone.append(member)
     if gone:
-        await redis.zrem(CHANGED_KEY, *gone)
+        await redis.zrem(keys.OUTBOX_CHANGED, *gone)
     return len(gone)
 
 
 async def _scrub_answers(redis: Redis, tenant: str, ids: Collection[str]) -> int:
-    """Stored write answers (`pcm_ingest.idempotency`, ``pcm:idem:{tenant}:*``) that name
-    an erased memory's id."""
+    """Stored write answers (`pcm_ingest.idempotency`, `keys.idempotency`) that name an
+    erased memory's id."""
     gone: list[bytes] = []
-    async for name in redis.scan_iter(match=f"pcm:idem:{_glob(tenant)}:*", count=500):
+    async for name in redis.scan_iter(match=keys.idempotency_pattern(tenant), count=500):
         raw = await redis.get(name)
         if raw is not None and any(m in ids for m in _UUID.findall(_s(raw))):
             gone.append(name)
@@ -173,21 +173,16 @@ async def _scrub_answers(redis: Redis, tenant: str, ids: Collection[str]) -> int
 
 
 async def _scrub_markers(redis: Redis, ids: Collection[str]) -> int:
-    """The sweeper's markers of the recall effects applied (``pcm:applied:{phase}:{event}``,
-    memory id -> what was applied, kept a week): the erased memories' fields. Not kept per
+    """The sweeper's markers of the recall effects applied (`keys.applied`, memory id ->
+    what was applied, kept a week): the erased memories' fields. Not kept per
     tenant, but memory ids are unique, so only erased memories' fields match."""
     if not ids:
         return 0
     removed = 0
     wanted = list(ids)
-    async for name in redis.scan_iter(match="pcm:applied:*", count=1000):
+    async for name in redis.scan_iter(match=keys.APPLIED_PATTERN, count=1000):
         async with redis.pipeline(transaction=False) as pipe:
             for i in range(0, len(wanted), 1000):
                 pipe.hdel(name, *wanted[i : i + 1000])
             removed += sum(int(n) for n in await pipe.execute())
     return removed
-
-
-def _glob(text: str) -> str:
-    """`text` with the glob characters of SCAN MATCH escaped."""
-    return re.sub(r"([*?\[\]\\])", r"\\\1", text)

@@ -31,11 +31,10 @@ from pcm_common.messaging.events import STREAM_CHANGED, STREAM_WRITTEN, MemoryCh
 from pcm_common.ports import EventPorts
 from pcm_common.runtime.resources import Resources
 from pcm_common.runtime.telemetry import get_logger
+from pcm_common.stores.redis.keys import OUTBOX_CHANGED, OUTBOX_WRITTEN
 
 log = get_logger("outbox")
 
-OUTBOX_KEY = "pcm:outbox:written"  # sorted set: JSON [tenant, memory id] -> noted at (s)
-CHANGED_KEY = "pcm:outbox:changed"  # sorted set: a MemoryChanged as JSON -> noted at (s)
 # Notes handed over per sweep: a failed publish leaves as many as the writes it failed.
 SWEEP_BATCH = 500
 
@@ -48,13 +47,13 @@ async def note(redis: Redis, tenant: str, memory_ids: Sequence[str]) -> None:
     """Before the upsert: these memories' events are owed."""
     if memory_ids:
         now = time.time()
-        await redis.zadd(OUTBOX_KEY, {_member(tenant, m): now for m in memory_ids})
+        await redis.zadd(OUTBOX_WRITTEN, {_member(tenant, m): now for m in memory_ids})
 
 
 async def cross_out(redis: Redis, tenant: str, memory_ids: Sequence[str]) -> None:
     """After the publish: nothing is owed for them any more."""
     if memory_ids:
-        await redis.zrem(OUTBOX_KEY, *(_member(tenant, m) for m in memory_ids))
+        await redis.zrem(OUTBOX_WRITTEN, *(_member(tenant, m) for m in memory_ids))
 
 
 async def owe(redis: Redis, events: Sequence[MemoryChanged]) -> None:
@@ -62,14 +61,14 @@ async def owe(redis: Redis, events: Sequence[MemoryChanged]) -> None:
     if events:
         now = time.time()  # (a microsecond apart: the sweeper sends them in this order)
         await redis.zadd(
-            CHANGED_KEY, {e.model_dump_json(): now + k * 1e-6 for k, e in enumerate(events)}
+            OUTBOX_CHANGED, {e.model_dump_json(): now + k * 1e-6 for k, e in enumerate(events)}
         )
 
 
 async def forgive(redis: Redis, events: Sequence[MemoryChanged]) -> None:
     """The change did not happen (or was announced): nothing is owed for it any more."""
     if events:
-        await redis.zrem(CHANGED_KEY, *(e.model_dump_json() for e in events))
+        await redis.zrem(OUTBOX_CHANGED, *(e.model_dump_json() for e in events))
 
 
 async def pay(res: EventPorts, events: Sequence[MemoryChanged]) -> None:
@@ -99,8 +98,8 @@ async def publish_owed(res: Resources, grace_s: float) -> int:
     """Publish the events owed for notes older than `grace_s` (a write still in flight is
     younger) where the store shows the change; returns how many were published. Safe with
     replicas: a note is handled by whoever removes it (ZREM answers 1 once)."""
-    written = await _handle_owed(res, OUTBOX_KEY, grace_s, _republish_written)
-    return written + await _handle_owed(res, CHANGED_KEY, grace_s, _republish_change)
+    written = await _handle_owed(res, OUTBOX_WRITTEN, grace_s, _republish_written)
+    return written + await _handle_owed(res, OUTBOX_CHANGED, grace_s, _republish_change)
 
 
 async def _handle_owed(

@@ -39,6 +39,7 @@ from pcm_common.runtime.telemetry import (
     EVENTS_FAILED,
     get_logger,
 )
+from pcm_common.stores.redis import keys
 
 E = TypeVar("E", bound=BaseModel)
 Outcome = BaseException | None  # None: done; an exception: that event failed
@@ -121,7 +122,7 @@ class BatchConsumer(Generic[E]):
         self.readers = max(1, readers)
         self.heartbeats = heartbeats or Heartbeats(float("inf"))
         self._claim_name = f"claim:{group}"
-        self.failures_key = f"pcm:failures:{stream}:{group}"
+        self.failures_key = keys.stream_failures(stream, group)
         self.batches: list[int] = []  # recent batch sizes, for tests and diagnostics
         self._in_flight: set[bytes] = set()
         self._running = False

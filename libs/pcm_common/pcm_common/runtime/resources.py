@@ -21,9 +21,6 @@ if TYPE_CHECKING:
     from pcm_common.stores.redis.routines import RoutineIndex
     from pcm_common.stores.vectors import VectorStore
 
-TENANTS_KEY = "pcm:tenants"  # every tenant that ever wrote; scheduled jobs iterate it
-
-
 # Points re-embedded to check a store that recorded no model, and the median cosine to
 # their stored vectors that means the same model (a local model gives the same vector
 # again, to ~1e-7; int8 and float MiniLM differ at 0.987-0.999).

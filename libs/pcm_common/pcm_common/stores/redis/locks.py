@@ -24,23 +24,15 @@ from contextlib import asynccontextmanager
 from redis.asyncio import Redis
 
 from pcm_common.runtime.telemetry import get_logger
+from pcm_common.stores.redis.keys import KEY_LOCK_PREFIX
+from pcm_common.stores.redis.scripts import RELEASE_LOCKS
 
 log = get_logger("keylocks")
-
-PREFIX = "pcm:lock:key:"
-# Deletes the keys this holder still owns (a key whose TTL ran out may be another's now).
-_RELEASE = """
-local n = 0
-for _, key in ipairs(KEYS) do
-  if redis.call('GET', key) == ARGV[1] then n = n + redis.call('DEL', key) end
-end
-return n
-"""
 
 
 async def release(redis: Redis, names: list[str], token: str) -> None:
     """Delete the lock keys `names` that `token` still holds (the sweeper's job locks too)."""
-    await redis.eval(_RELEASE, len(names), *names, token)
+    await redis.eval(RELEASE_LOCKS, len(names), *names, token)
 
 
 class KeyLocks:
@@ -51,7 +43,7 @@ class KeyLocks:
 
     @asynccontextmanager
     async def hold(self, keys: Iterable[str]) -> AsyncIterator[None]:
-        names = sorted({PREFIX + k for k in keys})
+        names = sorted({KEY_LOCK_PREFIX + k for k in keys})
         token = uuid.uuid4().hex
         held = await self._take(names, token) if names else []
         try:

@@ -6,12 +6,11 @@ the routines of the recalled memories (read ahead, while recall scores its candi
 the latest entry times of each. Without it a recall had to rebuild routines from stored
 families (about a thousand payloads read per recall in a 10k-memory tenant).
 
-Per tenant:
-- ``pcm:routine:{tenant}:of``: hash, memory id -> routine id;
-- ``pcm:routine:{tenant}:r:{routine}``: sorted set, one member ``"{memory id}|{ts}"`` per
-  event (the memory's creation and each recorded repeat), scored by the event's time;
-- ``pcm:routine:{tenant}:built``: set once the sweeper's `routines` job rebuilt the index
-  from the stored families (so a Redis that lost its data is rebuilt on the next tick).
+Per tenant (`keys.routine_*`): a hash of memory id -> routine id; a sorted set per routine,
+one member ``"{memory id}|{ts}"`` per event (the memory's creation and each recorded
+repeat), scored by the event's time; a key set once the sweeper's `routines` job rebuilt
+the index from the stored families (so a Redis that lost its data is rebuilt on the next
+tick).
 
 Every change runs under WATCH on the tenant's hash and retries on conflict, so judging
 workers and sweeper replicas can update one tenant concurrently; each operation is
@@ -21,7 +20,6 @@ idempotent (judging a memory again, replaying an event, writes the same state).
 from __future__ import annotations
 
 import asyncio
-import re
 from collections import defaultdict
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
@@ -31,6 +29,7 @@ from redis.asyncio import Redis
 from redis.exceptions import WatchError
 
 from pcm_common.domain.surprisal import routine_join, routines_to_rank
+from pcm_common.stores.redis import keys
 
 MAX_TRIES = 50  # optimistic retries under contention before giving up on one update
 
@@ -41,22 +40,6 @@ class Routine:
     seed: str  # the first of the asked memories that belongs to it
     entries: list[tuple[str, float]]  # (memory id, event time) up to `now`, oldest first
     later: int = 0  # entries after `now`: the routine went on
-
-
-def _of_key(tenant: str) -> str:
-    return f"pcm:routine:{tenant}:of"
-
-
-def _entries_key(tenant: str, routine: str) -> str:
-    return f"pcm:routine:{tenant}:r:{routine}"
-
-
-def _built_key(tenant: str) -> str:
-    return f"pcm:routine:{tenant}:built"
-
-
-# Characters SCAN's MATCH reads as a pattern: a tenant's name is matched literally.
-_GLOB = re.compile(r"([*?\[\]\\])")
 
 
 def _member(memory_id: str, ts: float) -> str:
@@ -107,7 +90,7 @@ class RoutineIndex:
         cycle per judged memory was a tenth of the process's GIL time while ingesting)."""
         if not items:
             return []
-        of = _of_key(tenant)
+        of = keys.routine_of(tenant)
         async with self._locks[tenant], self.redis.pipeline(transaction=True) as pipe:
             for _ in range(MAX_TRIES):
                 try:
@@ -122,10 +105,10 @@ class RoutineIndex:
                         return out
                     pipe.multi()
                     for r in batch.deleted:
-                        pipe.delete(_entries_key(tenant, r))
+                        pipe.delete(keys.routine_entries(tenant, r))
                     for r, entries in batch.added.items():
                         if entries:
-                            pipe.zadd(_entries_key(tenant, r), entries)
+                            pipe.zadd(keys.routine_entries(tenant, r), entries)
                     pipe.hset(of, mapping=batch.owner)  # type: ignore[arg-type]
                     await pipe.execute()
                     return out
@@ -136,7 +119,7 @@ class RoutineIndex:
     async def add_times(self, tenant: str, memory_id: str, times: Iterable[float]) -> bool:
         """Record later events of a memory (repeats merged into it at ingest). False when
         the memory belongs to no routine."""
-        of = _of_key(tenant)
+        of = keys.routine_of(tenant)
         entries = {_member(memory_id, t): t for t in times}
         async with self._locks[tenant], self.redis.pipeline(transaction=True) as pipe:
             for _ in range(MAX_TRIES):
@@ -147,7 +130,7 @@ class RoutineIndex:
                         await pipe.unwatch()
                         return False
                     pipe.multi()
-                    pipe.zadd(_entries_key(tenant, _text(routine)), entries)
+                    pipe.zadd(keys.routine_entries(tenant, _text(routine)), entries)
                     await pipe.execute()
                     return True
                 except WatchError:
@@ -156,7 +139,7 @@ class RoutineIndex:
 
     async def forget(self, tenant: str, memory_id: str) -> None:
         """Remove a deleted memory and its events."""
-        of = _of_key(tenant)
+        of = keys.routine_of(tenant)
         async with self._locks[tenant], self.redis.pipeline(transaction=True) as pipe:
             for _ in range(MAX_TRIES):
                 try:
@@ -165,7 +148,7 @@ class RoutineIndex:
                     if routine is None:
                         await pipe.unwatch()
                         return
-                    key = _entries_key(tenant, _text(routine))
+                    key = keys.routine_entries(tenant, _text(routine))
                     await pipe.watch(key)
                     prefix = f"{memory_id}|"
                     members: list[Any] = await pipe.zrange(key, 0, -1)
@@ -185,7 +168,7 @@ class RoutineIndex:
         One round trip."""
         if not memory_ids:
             return {}
-        found = await self.redis.hmget(_of_key(tenant), list(memory_ids))
+        found = await self.redis.hmget(keys.routine_of(tenant), list(memory_ids))
         return {
             mid: _text(r) if r is not None else None
             for mid, r in zip(memory_ids, found, strict=True)
@@ -218,7 +201,7 @@ class RoutineIndex:
             return []
         pipe = self.redis.pipeline(transaction=False)
         for r in seeds:
-            key = _entries_key(tenant, r)
+            key = keys.routine_entries(tenant, r)
             pipe.zrange(
                 key, now, "-inf", desc=True, byscore=True, offset=0, num=latest, withscores=True
             )
@@ -235,10 +218,10 @@ class RoutineIndex:
     async def built(self, tenant: str) -> bool:
         """Whether the index was rebuilt from the stored families since Redis last lost its
         data (the marker goes with the data)."""
-        return bool(await self.redis.exists(_built_key(tenant)))
+        return bool(await self.redis.exists(keys.routine_built(tenant)))
 
     async def mark_built(self, tenant: str) -> None:
-        await self.redis.set(_built_key(tenant), 1)
+        await self.redis.set(keys.routine_built(tenant), 1)
 
     async def listed(
         self, tenant: str, now: float, *, limit: int = 100, latest: int = 64
@@ -246,8 +229,8 @@ class RoutineIndex:
         """Up to `limit` of the tenant's routines (the inspector's attention view), each
         with its `latest` entries up to `now`; `seed` is its latest entry's memory. One
         SCAN of the tenant's routine keys, then one pipelined round trip."""
-        prefix = _entries_key(tenant, "")
-        pattern = _GLOB.sub(r"\\\1", prefix) + "*"
+        prefix = keys.routine_entries(tenant, "")
+        pattern = keys.routine_entries_pattern(tenant)
         ids: list[str] = []
         async for key in self.redis.scan_iter(match=pattern, count=1000):
             routine = _text(key)[len(prefix) :]
@@ -260,7 +243,7 @@ class RoutineIndex:
         pipe = self.redis.pipeline(transaction=False)
         for r in ids:
             pipe.zrange(
-                _entries_key(tenant, r),
+                keys.routine_entries(tenant, r),
                 now,
                 "-inf",
                 desc=True,
@@ -269,7 +252,7 @@ class RoutineIndex:
                 num=latest,
                 withscores=True,
             )
-            pipe.zcount(_entries_key(tenant, r), f"({now}", "+inf")
+            pipe.zcount(keys.routine_entries(tenant, r), f"({now}", "+inf")
         rows = await pipe.execute() if ids else []
         out: list[Routine] = []
         for i, r in enumerate(ids):
@@ -281,7 +264,7 @@ class RoutineIndex:
 
     async def size(self, tenant: str) -> int:
         """Memories placed in a routine (0: the index is empty for this tenant)."""
-        return int(await self.redis.hlen(_of_key(tenant)))
+        return int(await self.redis.hlen(keys.routine_of(tenant)))
 
 
 class _BatchPlan:
@@ -306,7 +289,7 @@ class _BatchPlan:
         if known is None:
             known = {}
             if routine not in self.deleted:
-                key = _entries_key(self.tenant, routine)
+                key = keys.routine_entries(self.tenant, routine)
                 await self.pipe.watch(key)  # a repeat added meanwhile is not lost
                 rows: list[Any] = await self.pipe.zrange(key, 0, -1, withscores=True)
                 known = {_text(m): float(s) for m, s in rows}

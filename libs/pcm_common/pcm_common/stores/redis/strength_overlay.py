@@ -22,7 +22,7 @@ readers see the newest strength whichever store holds it. Writes:
   the payloads and drops each one only if it still holds what was folded, so an update
   racing the fold stays in the overlay.
 
-One hash per tenant (`pcm:strength:{tenant}`, memory id -> the strength as JSON): a
+One hash per tenant (`keys.STRENGTH_PREFIX` + tenant, memory id -> the strength as JSON): a
 tenant's reads look in its own hash only.
 """
 
@@ -36,6 +36,7 @@ from redis.asyncio import Redis
 
 from pcm_common.runtime.telemetry import get_logger
 from pcm_common.stores.qdrant.common import canonical_id
+from pcm_common.stores.redis import keys, scripts
 from pcm_common.stores.vectors import (
     Filter,
     ScoredPoint,
@@ -49,20 +50,7 @@ from pcm_common.stores.vectors import (
 log = get_logger("strength_overlay")
 
 FIELD = "strength"
-KEY_PREFIX = "pcm:strength:"
 FOLD_BATCH = 256  # entries folded per store call
-
-# Drop each (field, value) pair whose field still holds that value; returns how many.
-_DROP_IF_SAME = """
-local n = 0
-for i = 1, #ARGV, 2 do
-  if redis.call('hget', KEYS[1], ARGV[i]) == ARGV[i + 1] then
-    redis.call('hdel', KEYS[1], ARGV[i])
-    n = n + 1
-  end
-end
-return n
-"""
 
 
 def _wants_strength(fields: Sequence[str] | None) -> bool:
@@ -72,7 +60,9 @@ def _wants_strength(fields: Sequence[str] | None) -> bool:
 class StrengthOverlayStore(VectorStore):
     """`inner` with strength updates kept in `redis` until folded (module docstring)."""
 
-    def __init__(self, inner: VectorStore, redis: Redis, *, prefix: str = KEY_PREFIX) -> None:
+    def __init__(
+        self, inner: VectorStore, redis: Redis, *, prefix: str = keys.STRENGTH_PREFIX
+    ) -> None:
         self.inner = inner
         self.redis = redis
         self.prefix = prefix
@@ -261,7 +251,7 @@ class StrengthOverlayStore(VectorStore):
                     tenant, [(mid, {FIELD: json.loads(v)}) for mid, v in items]
                 )
                 flat = [x for mid, v in items for x in (mid, v)]
-                await self.redis.eval(_DROP_IF_SAME, 1, key, *flat)
+                await self.redis.eval(scripts.DROP_IF_SAME, 1, key, *flat)
                 folded += sum(wrote)
             if cursor == 0:
                 break

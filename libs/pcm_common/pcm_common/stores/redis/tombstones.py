@@ -7,7 +7,7 @@ tenant name, erased graphs. Every path that deletes a memory (`pcm_common.data.f
 consolidation's stale records) records its id here first; repair removes facts only for
 tombstoned ids that the vector store also no longer holds.
 
-One sorted set per tenant, `pcm:tombstones:{tenant}`: member the memory id, score the
+One sorted set per tenant (`keys.tombstones`): member the memory id, score the
 deletion time; entries older than `KEEP_DAYS` are dropped as new ones are recorded.
 """
 
@@ -18,12 +18,10 @@ from collections.abc import Sequence
 
 from redis.asyncio import Redis
 
+from pcm_common.stores.redis import keys
+
 # Longer than any outage of a delete event's consumer (dead letters go after 14 days).
 KEEP_DAYS = 400
-
-
-def _key(tenant: str) -> str:
-    return f"pcm:tombstones:{tenant}"
 
 
 async def record(redis: Redis, tenant: str, memory_ids: Sequence[str]) -> None:
@@ -33,8 +31,8 @@ async def record(redis: Redis, tenant: str, memory_ids: Sequence[str]) -> None:
         return
     now = time.time()
     async with redis.pipeline(transaction=False) as pipe:
-        pipe.zadd(_key(tenant), {m: now for m in memory_ids})
-        pipe.zremrangebyscore(_key(tenant), 0, now - KEEP_DAYS * 86_400)
+        pipe.zadd(keys.tombstones(tenant), {m: now for m in memory_ids})
+        pipe.zremrangebyscore(keys.tombstones(tenant), 0, now - KEEP_DAYS * 86_400)
         await pipe.execute()
 
 
@@ -42,5 +40,5 @@ async def deleted(redis: Redis, tenant: str, memory_ids: Sequence[str]) -> set[s
     """Which of `memory_ids` carry a tombstone (one round trip)."""
     if not memory_ids:
         return set()
-    scores = await redis.zmscore(_key(tenant), list(memory_ids))
+    scores = await redis.zmscore(keys.tombstones(tenant), list(memory_ids))
     return {m for m, s in zip(memory_ids, scores, strict=True) if s is not None}

@@ -17,7 +17,6 @@ import numpy as np
 import pytest
 import qdrant_edge as qe
 
-from pcm_common.stores.qdrant.edge import store as qdrant_edge_store
 from pcm_common.stores.qdrant.edge.owners import Owners
 from pcm_common.stores.qdrant.edge.store import EdgeVectorStore
 from pcm_common.stores.vectors import VectorPoint
@@ -106,7 +105,7 @@ async def test_known_points_need_no_engine_read(
     await store.upsert([mine])
     await store.close()
 
-    monkeypatch.setattr(qdrant_edge_store.qe, "ScrollRequest", counted)
+    monkeypatch.setattr(qe, "ScrollRequest", counted)
     store = EdgeVectorStore(tmp_path / "shard", dim=DIM)
     try:
         # Written before this adapter opened the shard: asked of the engine once.

@@ -428,7 +428,8 @@ async def _remove_dense_vector(res: Resources, mid: str) -> None:
     the test reaches the embedded shard (test-only)."""
     import qdrant_edge as qe
 
-    from pcm_common.stores.qdrant.edge.store import DENSE, EdgeVectorStore
+    from pcm_common.stores.qdrant.common import DENSE
+    from pcm_common.stores.qdrant.edge.store import EdgeVectorStore
 
     store = getattr(res.vectors, "inner", res.vectors)  # past the strength overlay
     assert isinstance(store, EdgeVectorStore)

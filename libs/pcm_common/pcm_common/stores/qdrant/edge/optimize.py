@@ -89,7 +89,7 @@ def swap(path: Path, copy: Path) -> None:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    from pcm_common.stores.qdrant.edge.store import edge_config
+    from pcm_common.stores.qdrant.edge.shard import edge_config
 
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("path", type=Path)

@@ -378,12 +378,12 @@ async def test_batch_of_new_and_held_memories(
             await g.write_facts(other, mid, ex)
         with monkeypatch.context() as m:
             if keyed:
-                from pcm_common.stores.graph.neo4j import store as neo4j_graph
+                from pcm_common.stores.graph.neo4j import queries
 
                 m.setattr(
-                    neo4j_graph,
-                    "_WRITE_NODES",
-                    neo4j_graph._WRITE_NODES.replace(
+                    queries,
+                    "WRITE_NODES",
+                    queries.WRITE_NODES.replace(
                         "collect(row) = $entities AS aligned", "false AS aligned"
                     ),
                 )

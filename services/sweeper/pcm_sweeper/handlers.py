@@ -12,7 +12,7 @@ from pcm_common.domain import activation, visibility
 from pcm_common.domain.clock import as_utc
 from pcm_common.domain.memory import MemoryRecord, StrengthView
 from pcm_common.domain.visibility import audience
-from pcm_common.extract.local import SHARED_DOCS
+from pcm_common.extract.parsing import SHARED_DOCS
 from pcm_common.messaging import outbox
 from pcm_common.messaging.events import (
     MemoryChanged,

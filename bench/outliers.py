@@ -236,8 +236,9 @@ async def run_offline(
     from pcm_ingest.service import IngestService
     from pcm_ingest.settings import IngestSettings
     from pcm_recall import flags as flag_rules
+    from pcm_recall.candidates import visibility
     from pcm_recall.schemas import RecallIn
-    from pcm_recall.service import RecallService, visibility
+    from pcm_recall.service import RecallService
     from pcm_recall.settings import RecallSettings
     from pcm_sweeper.judging import Judging
     from pcm_sweeper.settings import SweeperSettings

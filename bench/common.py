@@ -200,7 +200,7 @@ async def settle(
     benchmarks settle after every question and 100 ms a poll would dominate the run.
     `cleared`: filled with the seconds from the call to each busy consumer group's last
     entry (`note_cleared`), to show which stage the wait was for."""
-    from pcm_common.bus import group_backlogs
+    from pcm_common.messaging.bus import group_backlogs
 
     loop = asyncio.get_running_loop()
     start = loop.time()

@@ -26,7 +26,7 @@ from typing import Any
 import numpy as np
 
 from bench.graph_data import CATEGORIES, Conversation, prepare
-from pcm_common.stores.graph import EntityLinks, Extraction
+from pcm_common.stores.graph.port import EntityLinks, Extraction
 
 CACHE = Path("var/graph-eval/cache.pkl")
 
@@ -187,7 +187,7 @@ async def cmd_graph(args: argparse.Namespace) -> None:
     one GraphLinker.links call per question."""
     from pcm_common.extract.local import LocalExtractor
     from pcm_common.extract.query import query_types
-    from pcm_common.stores.neo4j_graph import Neo4jGraphStore
+    from pcm_common.stores.graph.neo4j.store import Neo4jGraphStore
     from pcm_recall.graph_links import GraphLinker
 
     convs, _ = await prepare(CACHE)
@@ -254,10 +254,10 @@ async def cmd_stream(args: argparse.Namespace) -> None:
     group has acknowledged every entry."""
     from redis.asyncio import Redis
 
-    from pcm_common.bus import ensure_groups
     from pcm_common.domain.clock import utcnow
-    from pcm_common.events import GROUP_GRAPH, STREAM_WRITTEN, MemoryWritten
-    from pcm_common.resources import Resources
+    from pcm_common.messaging.bus import ensure_groups
+    from pcm_common.messaging.events import GROUP_GRAPH, STREAM_WRITTEN, MemoryWritten
+    from pcm_common.runtime.resources import Resources
     from pcm_graph_extractor.component import GraphExtractorComponent
     from pcm_graph_extractor.settings import GraphExtractorSettings
 

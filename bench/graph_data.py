@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from bench import locomo_data
-from pcm_common.stores.graph import Extraction
+from pcm_common.stores.graph.port import Extraction
 
 DEFAULT_DATA = Path("/work/shared/data/locomo_dev.json")
 CATEGORIES = {1: "multi-hop", 2: "temporal", 3: "open-domain", 4: "single-hop"}

@@ -51,7 +51,7 @@ from bench.common import (
 from bench.locomo import ingest, retrieved_dias, summarize
 from bench.locomo_data import Conversation, Question, evidence_recall, load
 from pcm_common.domain.strength import DEMOTE_BELOW, decayed
-from pcm_common.tokens import count_tokens
+from pcm_common.text.tokens import count_tokens
 
 MODES = ("demotion", "deletion", "fresh")
 # Each simulated day's work happens at noon; questions asked at the end come a minute after.

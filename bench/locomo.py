@@ -48,7 +48,7 @@ from bench.common import (
     variants_of,
 )
 from bench.locomo_data import Conversation, Question, evidence_recall, load
-from pcm_common.tokens import count_tokens
+from pcm_common.text.tokens import count_tokens
 
 Record = dict[str, Any]
 # "Just after the last session": the questions come an hour after the last turn.

@@ -230,14 +230,15 @@ async def run_offline(
 ) -> dict[str, Replay]:
     from redis.asyncio import Redis
 
-    from pcm_common.config import PcmSettings
-    from pcm_common.resources import Resources
+    from pcm_common.runtime.config import PcmSettings
+    from pcm_common.runtime.resources import Resources
     from pcm_ingest.schemas import MemoryIn
     from pcm_ingest.service import IngestService
     from pcm_ingest.settings import IngestSettings
     from pcm_recall import flags as flag_rules
+    from pcm_recall.candidates import visibility
     from pcm_recall.schemas import RecallIn
-    from pcm_recall.service import RecallService, visibility
+    from pcm_recall.service import RecallService
     from pcm_recall.settings import RecallSettings
     from pcm_sweeper.judging import Judging
     from pcm_sweeper.settings import SweeperSettings

@@ -47,7 +47,7 @@ from bench.common import (
 from bench.locomo import ASK_AFTER, retrieved_dias
 from bench.locomo_data import Conversation, Question, evidence_recall, load
 from bench.precise_tune import Cosines, exact_cosines, leave_one_out, seed_sweep
-from pcm_common.tokens import count_tokens
+from pcm_common.text.tokens import count_tokens
 from pcm_recall.precise import text_key
 from pcm_recall.settings import RecallSettings
 

@@ -100,10 +100,10 @@ async def run_offline(
     from redis.asyncio import Redis
 
     from bench.outliers import Replay
-    from pcm_common.config import PcmSettings
-    from pcm_common.events import MemoryChanged
-    from pcm_common.resources import Resources
-    from pcm_common.telemetry import configure_logging
+    from pcm_common.messaging.events import MemoryChanged
+    from pcm_common.runtime.config import PcmSettings
+    from pcm_common.runtime.resources import Resources
+    from pcm_common.runtime.telemetry import configure_logging
     from pcm_ingest.schemas import MemoryIn
     from pcm_ingest.service import IngestService
     from pcm_ingest.settings import IngestSettings

@@ -19,7 +19,7 @@ source "$ROOT/scripts/lib/bolt_server.sh"
 
 launch() {
   # Run from $VAR: the engine writes its ./log there. setsid: outlives this shell.
-  (cd "$VAR" && exec setsid "$(py_bin)" -m pcm_common.stores.arcade_server \
+  (cd "$VAR" && exec setsid "$(py_bin)" -m pcm_common.stores.graph.arcade_server \
       --port "$PORT" --data "$VAR/data" >"$LOG" 2>&1 < /dev/null) &
 }
 

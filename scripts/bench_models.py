@@ -21,7 +21,7 @@ os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 from pcm_common.extract.local import LocalExtractor
 from pcm_common.models import local_minilm
 from pcm_common.models.embeddings import Embedder
-from pcm_common.tokens import count_tokens, encoding_source
+from pcm_common.text.tokens import count_tokens, encoding_source
 
 NAMES = ["Caroline", "Melanie", "Jon", "Gina", "Alice", "Bob", "Dave", "Priya", "Tom", "Maria"]
 PLACES = ["Paris", "Seattle", "Boston", "Rome", "the lake", "Berlin", "Tokyo", "the park"]

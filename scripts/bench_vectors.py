@@ -22,8 +22,8 @@ from pathlib import Path
 import numpy as np
 
 from pcm_common.models.sparse import encode_document, encode_query
-from pcm_common.stores.qdrant_edge_store import EdgeVectorStore
-from pcm_common.stores.qdrant_server_store import ServerVectorStore
+from pcm_common.stores.qdrant.edge.store import EdgeVectorStore
+from pcm_common.stores.qdrant.server import ServerVectorStore
 from pcm_common.stores.vectors import Filter, VectorPoint, VectorStore
 
 WORDS = (

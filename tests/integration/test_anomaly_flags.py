@@ -19,11 +19,11 @@ import httpx
 import pytest
 
 from pcm_cli.testing import settle
-from pcm_common.config import PcmSettings
 from pcm_common.domain.memory import MemoryRecord, Strength, text_hash
-from pcm_common.events import MemoryWritten
 from pcm_common.judge import Judge, Verdict
-from pcm_common.resources import Resources
+from pcm_common.messaging.events import MemoryWritten
+from pcm_common.runtime.config import PcmSettings
+from pcm_common.runtime.resources import Resources
 from pcm_common.stores.vectors import Filter, VectorPoint
 from pcm_recall import flags
 from pcm_sweeper.judging import Judging

@@ -9,7 +9,7 @@ from collections.abc import AsyncIterator
 import httpx
 from redis.asyncio import Redis
 
-from pcm_common.http import MAX_BODY_BYTES
+from pcm_common.runtime.http import MAX_BODY_BYTES
 from tests.conftest import KEYS, NEO4J_URI, TEST_REDIS_URL, settle
 
 
@@ -292,7 +292,7 @@ async def test_pipeline_settles_and_graph_has_entities(client_a: httpx.AsyncClie
     assert rec["surprisal"]["judged_at"]
     assert {"Melanie", "Paris", "Caroline"} <= set(rec["graph"]["entities"])
 
-    from pcm_common.stores.neo4j_graph import Neo4jGraphStore
+    from pcm_common.stores.graph.neo4j.store import Neo4jGraphStore
 
     graph = Neo4jGraphStore(NEO4J_URI, "neo4j", "pcm-dev-password")
     try:

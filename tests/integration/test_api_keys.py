@@ -12,7 +12,7 @@ from redis.asyncio import Redis
 from typer.testing import CliRunner, Result
 
 from pcm_cli.main import app
-from pcm_common.ratelimit import RateLimiter
+from pcm_common.access.ratelimit import RateLimiter
 from tests.conftest import KEYS, RUN, TEST_REDIS, TEST_REDIS_URL
 
 TENANT_A = KEYS["key-a"]

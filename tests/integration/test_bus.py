@@ -7,9 +7,9 @@ import json
 
 from redis.asyncio import Redis
 
-from pcm_common.bus import Bus, pipeline_status, trim_dead_letters, trim_processed
-from pcm_common.config import PcmSettings
-from pcm_common.events import STREAM_DLQ, MemoryWritten
+from pcm_common.messaging.bus import Bus, pipeline_status, trim_dead_letters, trim_processed
+from pcm_common.messaging.events import STREAM_DLQ, MemoryWritten
+from pcm_common.runtime.config import PcmSettings
 from tests.conftest import TEST_REDIS
 
 REDIS = f"{TEST_REDIS}/13"
@@ -55,7 +55,7 @@ async def test_failing_handler_dead_letters_after_max_deliveries() -> None:
 async def test_pipeline_status_counts_unprocessed_entries() -> None:
     redis = Redis.from_url(REDIS)
     await redis.flushdb()
-    from pcm_common.bus import ensure_groups
+    from pcm_common.messaging.bus import ensure_groups
 
     await ensure_groups(redis)
     await redis.xadd("pcm.memory.written", {"data": "{}"})

@@ -11,10 +11,10 @@ from collections.abc import AsyncIterator
 import pytest
 from redis.asyncio import Redis
 
-from pcm_common.bus import Bus
-from pcm_common.config import PcmSettings
-from pcm_common.events import STREAM_DLQ, MemoryWritten
-from pcm_common.stream_batches import Outcome
+from pcm_common.messaging.bus import Bus
+from pcm_common.messaging.events import STREAM_DLQ, MemoryWritten
+from pcm_common.messaging.stream_batches import Outcome
+from pcm_common.runtime.config import PcmSettings
 from tests.conftest import TEST_REDIS
 
 REDIS = f"{TEST_REDIS}/13"

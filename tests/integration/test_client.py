@@ -13,7 +13,7 @@ from redis.asyncio import Redis
 
 import pcm_client
 from pcm_client import AsyncPcmClient, PcmClient
-from pcm_common.apikeys import KeyStore
+from pcm_common.access.apikeys import KeyStore
 from tests.conftest import KEYS, TEST_REDIS_URL, settle
 
 RUN = uuid.uuid4().hex[:8]

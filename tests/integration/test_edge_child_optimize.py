@@ -1,6 +1,7 @@
-"""Qdrant Edge's index built in a child process on a copy (`pcm_common.stores.edge_optimize`):
-writes made during the build reach the swapped-in shard, reads go on meanwhile, a cut swap
-is recovered, and a failed child falls back to the in-process build."""
+"""Qdrant Edge's index built in a child process on a copy
+(`pcm_common.stores.qdrant.edge.optimize`): writes made during the build reach the swapped-in
+shard, reads go on meanwhile, a cut swap is recovered, and a failed child falls back to the
+in-process build."""
 
 from __future__ import annotations
 
@@ -12,9 +13,9 @@ from typing import Any
 import pytest
 import qdrant_edge as qe
 
-from pcm_common.stores import edge_optimize
-from pcm_common.stores.qdrant_common import DENSE
-from pcm_common.stores.qdrant_edge_store import EdgeVectorStore
+from pcm_common.stores.qdrant.common import DENSE
+from pcm_common.stores.qdrant.edge import optimize as edge_optimize
+from pcm_common.stores.qdrant.edge.store import EdgeVectorStore
 from pcm_common.stores.vectors import SearchQuery
 from tests.integration.test_vector_stores import DIM, make_point
 

@@ -1,5 +1,5 @@
-"""Qdrant Edge's adapter with the dense mirror (`pcm_common.stores.dense_mirror`) answers
-batch searches as the engine does, without asking the engine.
+"""Qdrant Edge's adapter with the dense mirror (`pcm_common.stores.qdrant.edge.dense_mirror`)
+answers batch searches as the engine does, without asking the engine.
 
 A store with the mirror, one whose mirror is too small for the tenants (so they stay with
 the engine) and one without it get the same random upserts (a point may be written again,
@@ -18,7 +18,7 @@ import numpy as np
 from prometheus_client import REGISTRY
 
 from pcm_common.domain.figures import FIGURES_KEY
-from pcm_common.stores.qdrant_edge_store import EdgeVectorStore
+from pcm_common.stores.qdrant.edge.store import EdgeVectorStore
 from pcm_common.stores.vectors import Filter, SearchQuery, VectorPoint
 
 DIM = 8

@@ -1,4 +1,4 @@
-"""The Edge adapter's record of who owns each point (`pcm_common.stores.owners`) answers
+"""The Edge adapter's record of who owns each point (`pcm_common.stores.qdrant.edge.owners`) answers
 ownership checks as the engine would, and spares the engine the question.
 
 Stores with the record (full, and of 3 entries, which keeps starting again) and one
@@ -17,9 +17,8 @@ import numpy as np
 import pytest
 import qdrant_edge as qe
 
-from pcm_common.stores import qdrant_edge_store
-from pcm_common.stores.owners import Owners
-from pcm_common.stores.qdrant_edge_store import EdgeVectorStore
+from pcm_common.stores.qdrant.edge.owners import Owners
+from pcm_common.stores.qdrant.edge.store import EdgeVectorStore
 from pcm_common.stores.vectors import VectorPoint
 
 DIM = 8
@@ -106,7 +105,7 @@ async def test_known_points_need_no_engine_read(
     await store.upsert([mine])
     await store.close()
 
-    monkeypatch.setattr(qdrant_edge_store.qe, "ScrollRequest", counted)
+    monkeypatch.setattr(qe, "ScrollRequest", counted)
     store = EdgeVectorStore(tmp_path / "shard", dim=DIM)
     try:
         # Written before this adapter opened the shard: asked of the engine once.

@@ -15,7 +15,7 @@ from typing import Any
 import numpy as np
 
 from pcm_common.models.sparse import encode_document, encode_query
-from pcm_common.stores.qdrant_edge_store import EdgeVectorStore
+from pcm_common.stores.qdrant.edge.store import EdgeVectorStore
 from pcm_common.stores.vectors import ScoredPoint, VectorPoint
 
 DIM = 8

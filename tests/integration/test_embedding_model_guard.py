@@ -8,10 +8,10 @@ from pathlib import Path
 
 import pytest
 
-from pcm_common.config import PcmSettings
 from pcm_common.models import local_minilm
-from pcm_common.resources import EmbeddingModelMismatch, Resources
-from pcm_common.stores.qdrant_edge_store import EdgeVectorStore
+from pcm_common.runtime.config import PcmSettings
+from pcm_common.runtime.resources import EmbeddingModelMismatch, Resources
+from pcm_common.stores.qdrant.edge.store import EdgeVectorStore
 from pcm_common.stores.vectors import VectorPoint
 from tests.conftest import TEST_REDIS
 

@@ -18,7 +18,7 @@ import httpx
 import pytest
 from redis.asyncio import Redis
 
-from pcm_common.stores.neo4j_graph import Neo4jGraphStore
+from pcm_common.stores.graph.neo4j.store import Neo4jGraphStore
 from tests.conftest import KEYS, NEO4J_URI, TEST_REDIS_URL, settle
 
 NOW = datetime.now(UTC)

@@ -1,4 +1,4 @@
-"""Erasure's stream and key scrubbing (`pcm_common.erasure_scrub`) on a real Redis: the
+"""Erasure's stream and key scrubbing (`pcm_common.data.erasure_scrub`) on a real Redis: the
 entries naming an erased memory or asked by the erased user go from every stream (dead
 letters too) and from the groups' pending lists; every other entry and key stays."""
 
@@ -11,15 +11,15 @@ from collections.abc import AsyncIterator
 import pytest
 from redis.asyncio import Redis
 
-from pcm_common.bus import ensure_groups
-from pcm_common.erasure_scrub import Asker, scrub_keys, scrub_streams
-from pcm_common.events import (
+from pcm_common.data.erasure_scrub import Asker, scrub_keys, scrub_streams
+from pcm_common.messaging.bus import ensure_groups
+from pcm_common.messaging.events import (
     GROUP_GRAPH,
     STREAM_DLQ,
     STREAM_RECALLED,
     STREAM_WRITTEN,
 )
-from pcm_common.outbox import CHANGED_KEY, OUTBOX_KEY
+from pcm_common.stores.redis.keys import OUTBOX_CHANGED, OUTBOX_WRITTEN
 from tests.conftest import TEST_REDIS
 
 GONE, KEPT = str(uuid.uuid4()), str(uuid.uuid4())
@@ -67,10 +67,10 @@ async def test_only_the_erased_entries_and_keys_go(redis: Redis) -> None:
     pending = await redis.xpending(STREAM_WRITTEN, GROUP_GRAPH)
     assert pending["pending"] == 1  # the kept entry only
 
-    await redis.zadd(OUTBOX_KEY, {json.dumps(["t", GONE]): 1, json.dumps(["t", KEPT]): 1})
+    await redis.zadd(OUTBOX_WRITTEN, {json.dumps(["t", GONE]): 1, json.dumps(["t", KEPT]): 1})
     changed = {"tenant": "t", "memory_id": GONE, "change": "deleted"}
     await redis.zadd(
-        CHANGED_KEY, {json.dumps(changed): 1, json.dumps({**changed, "memory_id": KEPT}): 1}
+        OUTBOX_CHANGED, {json.dumps(changed): 1, json.dumps({**changed, "memory_id": KEPT}): 1}
     )
     await redis.set(f"pcm:repair:graph:t:{GONE}", 1)
     await redis.set("pcm:idem:t:aa", json.dumps({"status": 201, "body": {"id": GONE}}))
@@ -81,8 +81,8 @@ async def test_only_the_erased_entries_and_keys_go(redis: Redis) -> None:
     removed = await scrub_keys(redis, "t", {GONE}, ["pcm:episode:t:abc"])
 
     assert removed == 6  # outbox note, owed change, repair marker, answer, marker, episode
-    assert await redis.zrange(OUTBOX_KEY, 0, -1) == [json.dumps(["t", KEPT]).encode()]
-    assert [KEPT in m.decode() for m in await redis.zrange(CHANGED_KEY, 0, -1)] == [True]
+    assert await redis.zrange(OUTBOX_WRITTEN, 0, -1) == [json.dumps(["t", KEPT]).encode()]
+    assert [KEPT in m.decode() for m in await redis.zrange(OUTBOX_CHANGED, 0, -1)] == [True]
     assert (
         await redis.exists("pcm:repair:graph:t:" + GONE, "pcm:idem:t:aa", "pcm:episode:t:abc") == 0
     )

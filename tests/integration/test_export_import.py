@@ -13,7 +13,7 @@ from typing import Any
 
 import httpx
 
-from pcm_common.stores.neo4j_graph import Neo4jGraphStore
+from pcm_common.stores.graph.neo4j.store import Neo4jGraphStore
 from tests.conftest import KEYS, NEO4J_URI, settle
 
 RUN = uuid.uuid4().hex[:8]

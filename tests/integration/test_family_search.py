@@ -12,10 +12,10 @@ from pathlib import Path
 import pytest
 from prometheus_client import REGISTRY
 
-from pcm_common.config import PcmSettings
 from pcm_common.domain import surprisal as sp
 from pcm_common.domain.memory import MemoryRecord
-from pcm_common.resources import Resources
+from pcm_common.runtime.config import PcmSettings
+from pcm_common.runtime.resources import Resources
 from pcm_common.stores.vectors import ScoredPoint, VectorPoint
 from pcm_sweeper.judging import Judging
 from tests.conftest import TEST_REDIS

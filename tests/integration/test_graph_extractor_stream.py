@@ -23,10 +23,10 @@ from typing import Any
 import pytest
 from redis.asyncio import Redis
 
-from pcm_common.bus import ensure_groups
 from pcm_common.domain.clock import utcnow
 from pcm_common.domain.memory import MemoryRecord, Strength, text_hash
-from pcm_common.events import (
+from pcm_common.messaging.bus import ensure_groups
+from pcm_common.messaging.events import (
     GROUP_GRAPH,
     GROUP_SWEEPER_GRAPH,
     STREAM_DLQ,
@@ -35,7 +35,7 @@ from pcm_common.events import (
     MemoryExtracted,
     MemoryWritten,
 )
-from pcm_common.resources import Resources
+from pcm_common.runtime.resources import Resources
 from pcm_common.stores.vectors import VectorPoint
 from pcm_graph_extractor.component import GraphExtractorComponent
 from pcm_graph_extractor.settings import GraphExtractorSettings
@@ -230,7 +230,7 @@ def _vec(dim: int) -> list[float]:
 
 @pytest.mark.timeout(600)
 async def test_killing_neo4j_during_ingest_loses_nothing(redis: Redis, tmp_path: Path) -> None:
-    from pcm_common import tombstones
+    from pcm_common.stores.redis import tombstones
     from pcm_sweeper.graph_repair import remove_orphan_facts, republish_unextracted
     from pcm_sweeper.handlers import SweeperHandlers
     from pcm_sweeper.settings import SweeperSettings

@@ -10,8 +10,8 @@ from typing import Any
 
 import pytest
 
-from pcm_common.stores.graph import Entity, Extraction, GraphStore, Relation
-from pcm_common.stores.neo4j_graph import Neo4jGraphStore
+from pcm_common.stores.graph.neo4j.store import Neo4jGraphStore
+from pcm_common.stores.graph.port import Entity, Extraction, GraphStore, Relation
 from pcm_common.testing import MemoryGraphStore
 
 pytestmark = pytest.mark.neo4j

@@ -13,8 +13,8 @@ from typing import Any
 import pytest
 
 from pcm_common.extract import Extractor
-from pcm_common.stores.graph import Entity, EntityLinks, Extraction
-from pcm_common.stores.neo4j_graph import Neo4jGraphStore
+from pcm_common.stores.graph.neo4j.store import Neo4jGraphStore
+from pcm_common.stores.graph.port import Entity, EntityLinks, Extraction
 from pcm_common.stores.vectors import ScoredPoint
 from pcm_recall.graph_links import (
     GraphLinker,

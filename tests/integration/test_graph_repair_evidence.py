@@ -12,7 +12,7 @@ import httpx
 import pytest
 from redis.asyncio import Redis
 
-from pcm_common import tombstones
+from pcm_common.stores.redis import tombstones
 from pcm_common.stores.vectors import ScoredPoint
 from pcm_sweeper.graph_repair import remove_orphan_facts
 from tests.conftest import KEYS, TEST_REDIS_URL

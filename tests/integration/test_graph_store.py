@@ -17,14 +17,14 @@ from typing import Any
 import pytest
 from neo4j import AsyncDriver, AsyncGraphDatabase
 
-from pcm_common.stores.graph import Entity, Extraction, Relation
-from pcm_common.stores.graph_schema import (
+from pcm_common.stores.graph.neo4j.store import Neo4jGraphStore
+from pcm_common.stores.graph.port import Entity, Extraction, Relation
+from pcm_common.stores.graph.schema import (
     ENTITY_TYPES,
     RELATION_TYPES,
     canonical_entity_type,
     canonical_relation_type,
 )
-from pcm_common.stores.neo4j_graph import Neo4jGraphStore
 
 pytestmark = pytest.mark.neo4j
 
@@ -378,12 +378,12 @@ async def test_batch_of_new_and_held_memories(
             await g.write_facts(other, mid, ex)
         with monkeypatch.context() as m:
             if keyed:
-                from pcm_common.stores import neo4j_graph
+                from pcm_common.stores.graph.neo4j import queries
 
                 m.setattr(
-                    neo4j_graph,
-                    "_WRITE_NODES",
-                    neo4j_graph._WRITE_NODES.replace(
+                    queries,
+                    "WRITE_NODES",
+                    queries.WRITE_NODES.replace(
                         "collect(row) = $entities AS aligned", "false AS aligned"
                     ),
                 )

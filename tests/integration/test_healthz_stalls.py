@@ -14,8 +14,8 @@ import httpx
 import pytest
 
 from pcm_cli.testing import running_server
-from pcm_common.events import MemoryWritten
-from pcm_common.stream_batches import Outcome
+from pcm_common.messaging.events import MemoryWritten
+from pcm_common.messaging.stream_batches import Outcome
 from pcm_graph_extractor.handlers import GraphHandlers
 from pcm_sweeper.jobs import Jobs
 from tests.conftest import TEST_REDIS, service_env

@@ -12,8 +12,9 @@ from typing import Any
 import httpx
 from redis.asyncio import Redis
 
-from pcm_common.events import MemoryWritten
-from pcm_common.outbox import OUTBOX_KEY, note, publish_owed
+from pcm_common.messaging.events import MemoryWritten
+from pcm_common.messaging.outbox import note, publish_owed
+from pcm_common.stores.redis.keys import OUTBOX_WRITTEN
 from pcm_common.stores.vectors import ScoredPoint
 from tests.conftest import KEYS, TEST_REDIS_URL
 
@@ -139,14 +140,14 @@ async def test_the_outbox_publishes_what_a_failed_write_owed(client_a: httpx.Asy
     try:
         # A successful write crossed its note out.
         member = json.dumps([KEYS["key-a"], stored.json()["id"]])
-        assert await redis.zscore(OUTBOX_KEY, member) is None
+        assert await redis.zscore(OUTBOX_WRITTEN, member) is None
         res = _Res(redis, {stored.json()["id"]: payload})
         await note(redis, KEYS["key-a"], [stored.json()["id"], "never-stored"])
         assert await publish_owed(res, grace_s=20) == 0  # still in flight, maybe
-        await redis.zadd(OUTBOX_KEY, {member: time.time() - 30})
-        await redis.zadd(OUTBOX_KEY, {json.dumps([KEYS["key-a"], "never-stored"]): 1})
+        await redis.zadd(OUTBOX_WRITTEN, {member: time.time() - 30})
+        await redis.zadd(OUTBOX_WRITTEN, {json.dumps([KEYS["key-a"], "never-stored"]): 1})
         assert await publish_owed(res, grace_s=20) == 1
         assert [e.memory_id for e in res.bus.sent] == [stored.json()["id"]]
-        assert await redis.zcard(OUTBOX_KEY) == 0
+        assert await redis.zcard(OUTBOX_WRITTEN) == 0
     finally:
         await redis.aclose()

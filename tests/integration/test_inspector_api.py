@@ -11,7 +11,7 @@ import pytest
 from redis.asyncio import Redis
 
 from pcm_common.domain.strength import DEMOTE_BELOW
-from pcm_common.events import STREAM_DLQ, DeadLetter
+from pcm_common.messaging.events import STREAM_DLQ, DeadLetter
 from tests.conftest import KEYS, RUN, TEST_REDIS_URL, settle
 from tests.inspector_data import SURPRISE, seed_routines
 

@@ -7,7 +7,7 @@ import asyncio
 import uuid
 from datetime import datetime
 
-from pcm_common.resources import Resources
+from pcm_common.runtime.resources import Resources
 from pcm_sweeper.jobs import Jobs
 from pcm_sweeper.settings import SweeperSettings
 from tests.conftest import TEST_REDIS

@@ -9,7 +9,8 @@ from datetime import datetime
 
 from prometheus_client import REGISTRY, generate_latest
 
-from pcm_common.resources import TENANTS_KEY, Resources
+from pcm_common.runtime.resources import Resources
+from pcm_common.stores.redis.keys import TENANTS
 from pcm_sweeper.jobs import Jobs
 from pcm_sweeper.settings import SweeperSettings
 from tests.conftest import TEST_REDIS
@@ -38,7 +39,7 @@ async def test_scheduled_runs_are_counted_by_job_and_outcome() -> None:
     jobs.jobs[name] = flaky
     jobs.intervals[name] = 60
     try:
-        await res.redis.sadd(TENANTS_KEY, good, bad, busy)
+        await res.redis.sadd(TENANTS, good, bad, busy)
         mine = {good, bad, busy}
         every = jobs.tenants
 
@@ -59,7 +60,7 @@ async def test_scheduled_runs_are_counted_by_job_and_outcome() -> None:
         text = generate_latest().decode()
         assert f'pcm_job_runs_total{{job_name="{name}",outcome="failed"}} 1.0' in text
     finally:
-        await res.redis.srem(TENANTS_KEY, good, bad, busy)
+        await res.redis.srem(TENANTS, good, bad, busy)
         for t in (good, bad, busy):
             await res.redis.delete(f"pcm:lock:job:{name}:{t}", f"pcm:job:slot:{name}:{t}")
         await res.aclose()

@@ -19,8 +19,8 @@ import pytest
 
 from pcm_cli.testing import running_server, settle
 from pcm_common.domain.strength import decayed
-from pcm_common.events import STREAM_RECALLED, MemoryRecalled, RecalledItem
-from pcm_common.resources import Resources
+from pcm_common.messaging.events import STREAM_RECALLED, MemoryRecalled, RecalledItem
+from pcm_common.runtime.resources import Resources
 from pcm_common.stores.vectors import VectorPoint
 from pcm_sweeper.jobs import Jobs
 from tests.conftest import NEO4J_URI, TEST_REDIS
@@ -428,7 +428,8 @@ async def _remove_dense_vector(res: Resources, mid: str) -> None:
     the test reaches the embedded shard (test-only)."""
     import qdrant_edge as qe
 
-    from pcm_common.stores.qdrant_edge_store import DENSE, EdgeVectorStore
+    from pcm_common.stores.qdrant.common import DENSE
+    from pcm_common.stores.qdrant.edge.store import EdgeVectorStore
 
     store = getattr(res.vectors, "inner", res.vectors)  # past the strength overlay
     assert isinstance(store, EdgeVectorStore)

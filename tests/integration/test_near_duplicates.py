@@ -9,7 +9,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from pcm_common.domain.figures import FIGURES_KEY
-from pcm_common.resources import Resources
+from pcm_common.runtime.resources import Resources
 from pcm_common.stores.vectors import SearchQuery, VectorPoint
 from pcm_ingest.schemas import MemoryIn
 from pcm_ingest.service import IngestService

@@ -1,8 +1,8 @@
-"""The outbox (`pcm_common.outbox`) makes up for every event a write publishes after changing
-a store. On real stores (Redis, Qdrant Edge in a temp dir) each write path runs with its
-publishes made to fail, as when Redis restarts between the store change and the publish:
-the change is made, the call fails, the stream misses the event; the sweeper's outbox step
-then publishes it, once, and publishes nothing for a change that was not made."""
+"""The outbox (`pcm_common.messaging.outbox`) makes up for every event a write publishes after
+changing a store. On real stores (Redis, Qdrant Edge in a temp dir) each write path runs
+with its publishes made to fail, as when Redis restarts between the store change and the
+publish: the change is made, the call fails, the stream misses the event; the sweeper's
+outbox step then publishes it, once, and publishes nothing for a change that was not made."""
 
 from __future__ import annotations
 
@@ -16,10 +16,11 @@ import pytest
 from pydantic import BaseModel
 from redis.exceptions import ConnectionError as RedisConnectionError
 
-from pcm_common.events import STREAM_CHANGED, STREAM_WRITTEN, MemoryChanged
-from pcm_common.outbox import CHANGED_KEY, owe, publish_owed
-from pcm_common.resources import Resources
-from pcm_common.stream_batches import decode_entry
+from pcm_common.messaging.events import STREAM_CHANGED, STREAM_WRITTEN, MemoryChanged
+from pcm_common.messaging.outbox import owe, publish_owed
+from pcm_common.messaging.stream_batches import decode_entry
+from pcm_common.runtime.resources import Resources
+from pcm_common.stores.redis.keys import OUTBOX_CHANGED
 from pcm_ingest.memories import MemoryEdits
 from pcm_ingest.schemas import MemoryIn, MemoryPatch
 from pcm_ingest.service import IngestService
@@ -200,7 +201,7 @@ async def test_nothing_is_published_for_a_change_that_was_not_made(world: World)
     await publish_owed(world.res, grace_s=0)
     assert await _events(world, STREAM_CHANGED) == before
     members = [e.model_dump_json() for e in events]
-    assert [await world.res.redis.zscore(CHANGED_KEY, m) for m in members] == [None, None]
+    assert [await world.res.redis.zscore(OUTBOX_CHANGED, m) for m in members] == [None, None]
 
 
 async def test_a_supersession_by_the_judge(world: World, failing: _Failing) -> None:

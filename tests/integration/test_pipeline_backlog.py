@@ -7,9 +7,9 @@ from pathlib import Path
 
 from redis.asyncio import Redis
 
-from pcm_common.backlog import unread_bound
-from pcm_common.bus import ensure_groups, pipeline_status
-from pcm_common.events import GROUP_GRAPH, GROUP_SWEEPER_WRITTEN, STREAM_WRITTEN
+from pcm_common.messaging.backlog import unread_bound
+from pcm_common.messaging.bus import ensure_groups, pipeline_status
+from pcm_common.messaging.events import GROUP_GRAPH, GROUP_SWEEPER_WRITTEN, STREAM_WRITTEN
 from tests.redis_server import private_redis
 
 

@@ -16,8 +16,8 @@ import pytest
 from pydantic import ValidationError
 
 from pcm_cli.testing import server_process, settle
-from pcm_common.config import PcmSettings
-from pcm_common.profiles import PROFILES
+from pcm_common.runtime.config import PcmSettings
+from pcm_common.runtime.profiles import PROFILES
 from pcm_graph_extractor.settings import GraphExtractorSettings
 from pcm_ingest.settings import IngestSettings
 from pcm_recall.settings import RecallSettings

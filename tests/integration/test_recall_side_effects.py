@@ -18,9 +18,9 @@ import pytest
 from redis.asyncio import Redis
 
 from pcm_common.domain.memory import MemoryRecord, State, Strength, text_hash
-from pcm_common.events import MemoryRecalled, RecalledItem
-from pcm_common.stores.qdrant_edge_store import EdgeVectorStore
-from pcm_common.stores.strength_overlay import StrengthOverlayStore
+from pcm_common.messaging.events import MemoryRecalled, RecalledItem
+from pcm_common.stores.qdrant.edge.store import EdgeVectorStore
+from pcm_common.stores.redis.strength_overlay import StrengthOverlayStore
 from pcm_common.stores.vectors import VectorPoint, VectorStore
 from pcm_sweeper.handlers import APPLIED_TTL_S, SweeperHandlers
 from pcm_sweeper.settings import SweeperSettings

@@ -19,9 +19,9 @@ from redis.asyncio import Redis
 from redis.exceptions import AuthenticationError, ResponseError
 
 from pcm_cli.testing import free_port
-from pcm_common.bus import Bus, pipeline_status
-from pcm_common.config import PcmSettings
-from pcm_common.events import MemoryWritten
+from pcm_common.messaging.bus import Bus, pipeline_status
+from pcm_common.messaging.events import MemoryWritten
+from pcm_common.runtime.config import PcmSettings
 
 DEV = Path(__file__).resolve().parents[2] / "deploy" / "k8s" / "overlays" / "dev"
 

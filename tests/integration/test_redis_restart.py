@@ -14,7 +14,7 @@ import httpx
 import pytest
 
 from pcm_cli.testing import server_process
-from pcm_common.stores.neo4j_graph import Neo4jGraphStore
+from pcm_common.stores.graph.neo4j.store import Neo4jGraphStore
 from tests.conftest import KEYS, NEO4J_URI, service_env
 from tests.redis_server import PrivateRedis, private_redis
 

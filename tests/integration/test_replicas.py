@@ -14,10 +14,10 @@ import httpx
 import pytest
 from redis.asyncio import Redis
 
-from pcm_common.bus import Bus, ensure_groups
-from pcm_common.config import PcmSettings
 from pcm_common.domain.clock import utcnow
-from pcm_common.events import GROUP_GRAPH, STREAM_WRITTEN, MemoryWritten
+from pcm_common.messaging.bus import Bus, ensure_groups
+from pcm_common.messaging.events import GROUP_GRAPH, STREAM_WRITTEN, MemoryWritten
+from pcm_common.runtime.config import PcmSettings
 from tests.conftest import NEO4J_URI, RUN, TEST_REDIS, free_port, service_env
 
 pytestmark = pytest.mark.slow
@@ -65,7 +65,7 @@ async def _group(redis: Redis) -> tuple[int, int]:
 
 async def test_sigkill_mid_stream_loses_nothing(tmp_path: Path) -> None:
     from pcm_common.extract.local import LocalExtractor
-    from pcm_common.stores.neo4j_graph import Neo4jGraphStore
+    from pcm_common.stores.graph.neo4j.store import Neo4jGraphStore
 
     redis_url = f"{TEST_REDIS}/14"
     redis = Redis.from_url(redis_url)

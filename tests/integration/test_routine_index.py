@@ -12,7 +12,7 @@ import pytest
 from redis.asyncio import Redis
 
 from pcm_cli.testing import settle
-from pcm_common.stores.routines import RoutineIndex
+from pcm_common.stores.redis.routines import RoutineIndex
 from tests.conftest import KEYS, TEST_REDIS, TEST_REDIS_URL
 
 DAY = 86400.0

@@ -17,10 +17,10 @@ from pathlib import Path
 
 import pytest
 
-from pcm_common.config import PcmSettings
 from pcm_common.domain.memory import MemoryRecord, Strength, text_hash
-from pcm_common.events import MemoryWritten
-from pcm_common.resources import Resources
+from pcm_common.messaging.events import MemoryWritten
+from pcm_common.runtime.config import PcmSettings
+from pcm_common.runtime.resources import Resources
 from pcm_common.stores.vectors import VectorPoint
 from pcm_sweeper.judging import Judging
 from pcm_sweeper.settings import SweeperSettings

@@ -29,7 +29,7 @@ from schemathesis.specs.openapi.checks import (
     status_code_conformance,
 )
 
-from pcm_common.apikeys import KeyStore
+from pcm_common.access.apikeys import KeyStore
 from tests.conftest import RUN, TEST_REDIS_URL
 
 EXAMPLES = int(os.environ.get("PCM_SCHEMATHESIS_EXAMPLES", "40"))  # per operation and mode

@@ -14,7 +14,7 @@ import pytest
 from redis.asyncio import Redis
 
 from pcm_cli.testing import server_process
-from pcm_common.bus import group_backlogs, pipeline_status
+from pcm_common.messaging.bus import group_backlogs, pipeline_status
 from tests.conftest import KEYS, NEO4J_URI, TEST_REDIS, service_env
 
 pytestmark = pytest.mark.slow
@@ -50,7 +50,7 @@ async def test_each_service_runs_alone(tmp_path: Path) -> None:
                 mid = r.json()["id"]
         async with serve("graph-extractor", env):
             await wait_groups(redis, "graph-extractor")
-        from pcm_common.stores.neo4j_graph import Neo4jGraphStore
+        from pcm_common.stores.graph.neo4j.store import Neo4jGraphStore
 
         graph = Neo4jGraphStore(NEO4J_URI, "neo4j", "pcm-dev-password")
         try:

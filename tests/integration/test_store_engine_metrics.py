@@ -10,9 +10,9 @@ from pathlib import Path
 from prometheus_client import generate_latest
 
 from bench.common import store_seconds_between, store_seconds_in
-from pcm_common.stores.qdrant_edge_store import EdgeVectorStore
+from pcm_common.runtime.telemetry import CALLER, STORE_CALLS
+from pcm_common.stores.qdrant.edge.store import EdgeVectorStore
 from pcm_common.stores.vectors import SearchQuery, VectorPoint
-from pcm_common.telemetry import CALLER, STORE_CALLS
 
 DIM = 4
 

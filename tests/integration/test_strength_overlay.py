@@ -16,8 +16,8 @@ import pytest
 from redis.asyncio import Redis
 
 from pcm_common.models.sparse import encode_document, encode_query
-from pcm_common.stores.qdrant_edge_store import EdgeVectorStore
-from pcm_common.stores.strength_overlay import StrengthOverlayStore
+from pcm_common.stores.qdrant.edge.store import EdgeVectorStore
+from pcm_common.stores.redis.strength_overlay import StrengthOverlayStore
 from pcm_common.stores.vectors import Filter, ScoredPoint, SearchQuery, VectorPoint
 from tests.conftest import TEST_REDIS
 

@@ -1,5 +1,5 @@
 """A query that names a time also searches the memories written then
-(pcm_common.domain.time_cues, pcm_recall.service.within_span), through the real recall
+(pcm_common.domain.time_cues, pcm_recall.candidates.within_span), through the real recall
 path: the weaker match written in the month asked about becomes as relevant as the best
 match overall, and the search inside the span keeps the query's visibility."""
 

@@ -12,8 +12,8 @@ import numpy as np
 import pytest
 
 from pcm_common.models.sparse import encode_document, encode_query
-from pcm_common.stores.qdrant_edge_store import EdgeVectorStore
-from pcm_common.stores.qdrant_server_store import ServerVectorStore
+from pcm_common.stores.qdrant.edge.store import EdgeVectorStore
+from pcm_common.stores.qdrant.server import ServerVectorStore
 from pcm_common.stores.vectors import Filter, SearchQuery, VectorPoint, VectorStore
 
 DIM = 16

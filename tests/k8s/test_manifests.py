@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 import yaml
 
-from pcm_common.events import PIPELINE_GROUPS
+from pcm_common.messaging.events import PIPELINE_GROUPS
 from tests.k8s.render import (
     INSTALLS,
     K8S,
@@ -92,7 +92,7 @@ def test_shared_settings(rendered: dict[str, list[Obj]], variant: str) -> None:
 def _openapi_routes() -> dict[str, set[str]]:
     """Public paths each service really serves (from its app's OpenAPI document)."""
     from pcm_cli.app import build_app
-    from pcm_common.config import PcmSettings
+    from pcm_common.runtime.config import PcmSettings
 
     routes: dict[str, set[str]] = {}
     for service in SERVICES:

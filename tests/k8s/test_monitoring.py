@@ -16,7 +16,7 @@ import pytest
 import yaml
 from prometheus_client import REGISTRY
 
-import pcm_common.telemetry  # noqa: F401  (registers PCM's metrics)
+import pcm_common.runtime.telemetry  # noqa: F401  (registers PCM's metrics)
 from tests.k8s.render import K8S, Obj, find, tool
 
 MONITORING = K8S / "monitoring"
@@ -150,7 +150,7 @@ def test_every_metric_named_is_one_pcm_exports(rendered: dict[str, list[Obj]]) -
 
 
 def test_route_labels_are_routes_pcm_serves(rendered: dict[str, list[Obj]]) -> None:
-    """The HTTP middleware labels a request with its route template (pcm_common.http)."""
+    """The HTTP middleware labels a request with its route template (pcm_common.runtime.http)."""
     from tests.k8s.test_manifests import _openapi_routes
 
     served = set().union(*_openapi_routes().values()) | {"/healthz", "/readyz", "/metrics"}

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from pcm_common.bus import GRACEFUL_TIMEOUT_S
+from pcm_common.messaging.bus import GRACEFUL_TIMEOUT_S
 from tests.k8s.render import (
     INSTALLS,
     ROOT,
@@ -93,7 +93,7 @@ def test_every_container_has_limits_and_probes(rendered: dict[str, list[Obj]]) -
 
 def test_grace_period_covers_prestop_and_both_drains(rendered: dict[str, list[Obj]]) -> None:
     """The budget is recomputed from the code: uvicorn's graceful shutdown in `_serve`
-    (pcm_cli.main) and the consumers' drain (pcm_common.bus.GRACEFUL_TIMEOUT_S)."""
+    (pcm_cli.main) and the consumers' drain (pcm_common.messaging.bus.GRACEFUL_TIMEOUT_S)."""
     main = ast.parse((ROOT / "libs/pcm_cli/pcm_cli/main.py").read_text())
     http_drain = [
         float(kw.value.value)

@@ -1,5 +1,5 @@
 """Affect tags and state-dependent recall (pcm_common.domain.affect, the VADER classifier,
-and RecallService._score with a charged query)."""
+and Ranker.score with a charged query)."""
 
 from __future__ import annotations
 
@@ -15,9 +15,9 @@ from pcm_common.domain import affect
 from pcm_common.domain.memory import Affect, MemoryRecord, Strength
 from pcm_common.models.affect import classify
 from pcm_common.stores.vectors import ScoredPoint
+from pcm_recall.ranking import Relevance
 from pcm_recall.schemas import RecallIn
-from pcm_recall.service import _Relevance
-from tests.unit.test_recall_episode_context import service
+from tests.unit.test_recall_episode_context import ranker
 
 NOW = datetime(2026, 6, 1, tzinfo=UTC)
 CRISIS = "Production outage in March: the API crashed with OOMKilled pods; we rolled back fast."
@@ -116,12 +116,12 @@ def test_the_state_of_the_query_orders_equally_relevant_memories() -> None:
     incident first, a design question the design discussion; a plain one keeps the
     store's order (the bonus is 0 for all)."""
     hits = [_hit("stack", STACK), _hit("crisis", CRISIS), _hit("design", DESIGN)]
-    rel = _Relevance([0.8, 0.8, 0.8], [0.6, 0.6, 0.6], reranked=False)
-    svc = service([])
+    rel = Relevance([0.8, 0.8, 0.8], [0.6, 0.6, 0.6], reranked=False)
+    svc = ranker()
 
     def order(query: str, **settings: float) -> list[str]:
-        s = service([], **settings) if settings else svc
-        ranked = s._score(hits, rel, NOW, RecallIn(query=query), {}, classify(query))
+        s = ranker(**settings) if settings else svc
+        ranked = s.score(hits, rel, NOW, RecallIn(query=query), {}, classify(query))
         return [c.hit.id for c in ranked]
 
     assert order(PANIC)[0] == "crisis"

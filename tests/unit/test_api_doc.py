@@ -11,13 +11,14 @@ from pathlib import Path
 import pytest
 
 from pcm_cli.app import dev_app
-from pcm_common.http import _code
+from pcm_common.runtime.http import _code
 
 ROOT = Path(__file__).resolve().parents[2]
 DOC = (ROOT / "docs" / "api.md").read_text()
 _ROW = re.compile(r"^\| `(GET|POST|PUT|PATCH|DELETE) (/\S*)` \| (.+) \|$", re.MULTILINE)
 _STATUS = re.compile(r"\b([1-5]\d\d)\b")
-_RAISERS = {"ApiError", "Refusal"}  # (status, code, ...): pcm_common.http, pcm_common.auth
+# (status, code, ...): pcm_common.runtime.http, pcm_common.access.auth
+_RAISERS = {"ApiError", "Refusal"}
 
 
 def _raised_codes() -> dict[str, str]:

@@ -11,10 +11,10 @@ import pytest
 
 from pcm_cli.keys import parse_duration
 from pcm_cli.main import dev_key_refusal
-from pcm_common.apikeys import KeyRecord, digest, new_secret
-from pcm_common.auth import Guard, Refusal, configured_keys, required_role
-from pcm_common.config import PcmSettings
+from pcm_common.access.apikeys import KeyRecord, digest, new_secret
+from pcm_common.access.auth import Guard, Refusal, configured_keys, required_role
 from pcm_common.domain.clock import utcnow
+from pcm_common.runtime.config import PcmSettings
 
 
 def settings(**kw: Any) -> PcmSettings:

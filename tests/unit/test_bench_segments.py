@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from bench.common import CpuTicks, cpu_shares, cpu_ticks, note_cleared
 from bench.latency import segment_line
-from pcm_common.bus import group_backlogs
+from pcm_common.messaging.bus import group_backlogs
 
 
 def _status(**groups: tuple[int, int]) -> dict[str, object]:

@@ -29,7 +29,7 @@ Schema = dict[str, Any]
 def served(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Schema]:
     """The OpenAPI documents of each service's own app, by service."""
     from pcm_cli.app import build_app
-    from pcm_common.config import PcmSettings
+    from pcm_common.runtime.config import PcmSettings
 
     settings = PcmSettings(qdrant_path=tmp_path_factory.mktemp("q"))
     return {n: build_app([n], settings).openapi() for n in ("ingest", "recall", "sweeper")}

@@ -1,5 +1,5 @@
-"""The dense mirror (`pcm_common.stores.dense_mirror`) answers a search as the port's own
-filter semantics (`payload_matches`) and a cosine over every point would."""
+"""The dense mirror (`pcm_common.stores.qdrant.edge.dense_mirror`) answers a search as the
+port's own filter semantics (`payload_matches`) and a cosine over every point would."""
 
 from __future__ import annotations
 
@@ -10,8 +10,8 @@ import numpy as np
 import pytest
 
 from pcm_common.domain.figures import FIGURES_KEY
-from pcm_common.stores import dense_mirror
-from pcm_common.stores.dense_mirror import DenseMirror
+from pcm_common.stores.qdrant.edge import dense_mirror
+from pcm_common.stores.qdrant.edge.dense_mirror import DenseMirror
 from pcm_common.stores.vectors import Filter, SearchQuery, payload_matches
 
 DIM = 6

@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 import time
 
-from pcm_common.foreground import Foreground
+from pcm_common.runtime.foreground import Foreground
 
 
 async def test_idle_process_never_waits() -> None:

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from pcm_common.stores.qdrant_common import keep_fused_report_cosine
+from pcm_common.stores.qdrant.common import keep_fused_report_cosine
 from pcm_common.stores.vectors import ScoredPoint
 
 

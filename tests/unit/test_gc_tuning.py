@@ -8,7 +8,7 @@ import sys
 
 _PROBE = """
 import gc, json
-from pcm_common import gc_tuning
+from pcm_common.runtime import gc_tuning
 before = (gc.get_freeze_count(), gc.get_threshold())
 gc_tuning.tune(freeze={freeze}, gen0_threshold={gen0})
 print(json.dumps([before, [gc.get_freeze_count(), gc.get_threshold()]]))

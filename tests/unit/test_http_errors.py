@@ -1,4 +1,4 @@
-"""Errors every service answers alike (`pcm_common.http.install`): Redis unreachable is a
+"""Errors every service answers alike (`pcm_common.runtime.http.install`): Redis unreachable is a
 JSON 503 with Retry-After, any other error a JSON 500, never a dropped connection."""
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ from pydantic import BaseModel
 from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import TimeoutError as RedisTimeoutError
 
-from pcm_common.http import install
+from pcm_common.runtime.http import install
 from tests.http_wire import connection, request, serving
 
 
@@ -82,9 +82,9 @@ async def test_nul_in_a_path_or_query_is_refused() -> None:
 
 
 async def test_a_failed_publish_is_tried_again_on_a_fresh_connection() -> None:
-    from pcm_common.bus import Bus
-    from pcm_common.config import PcmSettings
-    from pcm_common.events import MemoryChanged
+    from pcm_common.messaging.bus import Bus
+    from pcm_common.messaging.events import MemoryChanged
+    from pcm_common.runtime.config import PcmSettings
     from tests.conftest import TEST_REDIS
 
     url = f"{TEST_REDIS}/14"

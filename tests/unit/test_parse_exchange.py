@@ -11,8 +11,9 @@ from typing import Any
 import pytest
 
 from pcm_common.domain.memory import MemoryRecord, Strength
-from pcm_common.extract import local
-from pcm_common.extract.local import LocalExtractor, ParseExchange
+from pcm_common.extract import parsing
+from pcm_common.extract.local import LocalExtractor
+from pcm_common.extract.parsing import ParseExchange
 from pcm_common.judge import local as judge_local
 
 TEXT = "Alice flew to Berlin on Monday and stays for 3 nights."
@@ -40,8 +41,8 @@ def counting(monkeypatch: pytest.MonkeyPatch) -> CountingPipeline:
     # Parsed in this process, where they can be counted (`test_parse_process`: a child's
     # parses are the same docs).
     monkeypatch.setenv("PCM_PARSE_PROCESS", "false")
-    pipeline = CountingPipeline(local.load_pipeline())
-    monkeypatch.setattr(local, "load_pipeline", lambda: pipeline)
+    pipeline = CountingPipeline(parsing.load_pipeline())
+    monkeypatch.setattr(parsing, "load_pipeline", lambda: pipeline)
     return pipeline
 
 
@@ -73,7 +74,7 @@ def test_extractor_takes_the_primed_parse(
     counting: CountingPipeline, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     exchange = ParseExchange()
-    monkeypatch.setattr(local, "SHARED_DOCS", exchange)
+    monkeypatch.setattr(parsing, "SHARED_DOCS", exchange)
     extractor = LocalExtractor()  # wants parses from now on
     exchange.listeners.append(lambda text, doc: None)
     fresh = extractor.extract_many_sync([TEXT])[0]
@@ -96,7 +97,7 @@ def test_prepared_judgements_parse_their_texts_once_in_one_batch(
     batch; the verdicts then parse nothing (family members shared between judgements
     included)."""
     monkeypatch.setattr(judge_local, "_PARSER", judge_local._Parser())
-    monkeypatch.setattr(local, "SHARED_DOCS", ParseExchange())
+    monkeypatch.setattr(parsing, "SHARED_DOCS", ParseExchange())
     judge = judge_local.LocalJudge()
     t0 = datetime(2026, 1, 1, tzinfo=UTC)
 
@@ -135,7 +136,7 @@ def test_concurrent_warms_parse_a_text_once(
     import threading
     import time
 
-    monkeypatch.setattr(local, "SHARED_DOCS", ParseExchange())
+    monkeypatch.setattr(parsing, "SHARED_DOCS", ParseExchange())
     parser = judge_local._Parser()
     texts = [f"Alice ran {n} km along the river on Monday." for n in range(3, 40)]
     # The first warm dawdles over its tokens, where the other one got in before.

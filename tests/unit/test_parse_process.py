@@ -14,7 +14,8 @@ from typing import Any
 import pytest
 
 from pcm_common.extract import parse_process
-from pcm_common.extract.local import LocalExtractor, load_pipeline
+from pcm_common.extract.local import LocalExtractor
+from pcm_common.extract.parsing import load_pipeline
 from pcm_common.judge.local import _toks
 
 TEXTS = [

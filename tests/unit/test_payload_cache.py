@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from pcm_common.stores.payload_cache import PayloadCache
+from pcm_common.stores.qdrant.edge.payload_cache import PayloadCache
 
 
 def _read(cache: PayloadCache, ids: list[str], engine: dict[str, dict[str, Any]]) -> dict:

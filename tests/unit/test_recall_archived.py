@@ -1,6 +1,6 @@
 """Demoted (archived) memories on the read path: which cue reactivates one
-(RecallService._reachable) and whether it comes back next to a recalled seed
-(RecallService._archived_neighbours / _episode_context)."""
+(Ranker.reachable) and whether it comes back next to a recalled seed
+(EpisodeContext.archived_neighbours / around)."""
 
 from __future__ import annotations
 
@@ -8,9 +8,9 @@ import pytest
 
 from pcm_common.domain.memory import MemoryRecord, State
 from pcm_common.stores.vectors import ScoredPoint
+from pcm_recall.candidates import visibility
 from pcm_recall.schemas import RecallIn
-from pcm_recall.service import visibility
-from tests.unit.test_recall_episode_context import T0, item, record, service
+from tests.unit.test_recall_episode_context import T0, context, item, ranker, record
 
 
 def archived_turns() -> list[MemoryRecord]:
@@ -26,22 +26,22 @@ def archived_turns() -> list[MemoryRecord]:
     [(True, False, True), (False, False, False), (False, True, True), (True, True, True)],
 )
 def test_archived_neighbours_setting(setting: bool, include_archived: bool, expected: bool) -> None:
-    svc = service([], archived_episode_neighbours=setting)
+    svc = context([], archived_episode_neighbours=setting)
     req = RecallIn(query="q", include_archived=include_archived)
-    assert svc._archived_neighbours(req) is expected
+    assert svc.archived_neighbours(req) is expected
 
 
 async def test_recalled_seed_brings_back_its_archived_neighbours() -> None:
     turns = archived_turns()
-    svc = service(turns, episode_neighbours=2, graph_seeds=0)
+    svc = context(turns, episode_neighbours=2, graph_seeds=0)
     seed = item(turns[0])
     req = RecallIn(query="q")
     with_archived = visibility(req, include_archived=True)
-    got = await svc._episode_context("t", [seed], 10, exclude={"m1"}, visible=with_archived, now=T0)
+    got = await svc.around("t", [seed], 10, exclude={"m1"}, visible=with_archived, now=T0)
     assert [c.memory_id for c in got] == ["m2", "m3"]
     # Active only: the archived turns are skipped and the next active ones stand in.
     active = visibility(req, include_archived=False)
-    got = await svc._episode_context("t", [seed], 10, exclude={"m1"}, visible=active, now=T0)
+    got = await svc.around("t", [seed], 10, exclude={"m1"}, visible=active, now=T0)
     assert [c.memory_id for c in got] == ["m4", "m5"]
 
 
@@ -55,10 +55,10 @@ def point(state: str, cos: float) -> ScoredPoint:
 
 
 def test_only_a_strong_cue_reaches_an_archived_memory() -> None:
-    svc = service([], archived_recall_min_cos=0.4, archived_recall_min_rel=0.55)
+    svc = ranker(archived_recall_min_cos=0.4, archived_recall_min_rel=0.55)
     req = RecallIn(query="q")
-    assert svc._reachable(point("active", 0.31), 0.1, req)  # active: the floor decides
-    assert not svc._reachable(point("archived", 0.38), 0.3, req)  # weak cue
-    assert svc._reachable(point("archived", 0.41), 0.3, req)  # close
-    assert svc._reachable(point("archived", 0.3), 0.55, req)  # best match of one list
-    assert svc._reachable(point("archived", 0.3), 0.1, RecallIn(query="q", include_archived=True))
+    assert svc.reachable(point("active", 0.31), 0.1, req)  # active: the floor decides
+    assert not svc.reachable(point("archived", 0.38), 0.3, req)  # weak cue
+    assert svc.reachable(point("archived", 0.41), 0.3, req)  # close
+    assert svc.reachable(point("archived", 0.3), 0.55, req)  # best match of one list
+    assert svc.reachable(point("archived", 0.3), 0.1, RecallIn(query="q", include_archived=True))

@@ -1,5 +1,5 @@
 """Episode context of recall: which seeds are expanded, and that an episode's consolidated
-record never rides in as a neighbour (RecallService._seeds / _episode_context)."""
+record never rides in as a neighbour (EpisodeContext.seeds / around)."""
 
 from __future__ import annotations
 
@@ -15,8 +15,10 @@ from pcm_common.stores.vectors import (
     only_fields,
     payload_matches,
 )
+from pcm_recall.context import EpisodeContext
+from pcm_recall.items import context_item
+from pcm_recall.ranking import Ranker
 from pcm_recall.schemas import ContextItem
-from pcm_recall.service import RecallService, _context_item
 from pcm_recall.settings import RecallSettings
 
 T0 = datetime(2024, 5, 1, 12, 0, tzinfo=UTC)
@@ -68,33 +70,38 @@ class ScrollStore:
         ]
 
 
-def service(recs: list[MemoryRecord], **settings: Any) -> RecallService:
-    svc = RecallService.__new__(RecallService)
-    svc.settings = RecallSettings(**settings)
-    svc.res = type("Res", (), {"vectors": ScrollStore(recs)})()  # type: ignore[assignment]
-    return svc
+def context(recs: list[MemoryRecord], **settings: Any) -> EpisodeContext:
+    """Recall's context stage over `recs`."""
+    return EpisodeContext(
+        type("Res", (), {"vectors": ScrollStore(recs)})(), RecallSettings(**settings)
+    )
+
+
+def ranker(reranker: Any = None, **settings: Any) -> Ranker:
+    """Recall's relevance and score stage."""
+    return Ranker(RecallSettings(**settings), reranker)
 
 
 def item(rec: MemoryRecord) -> ContextItem:
-    return _context_item(rec, score=1.0, relevance=1.0, strength=0.6)
+    return context_item(rec, score=1.0, relevance=1.0, strength=0.6)
 
 
 def test_seeds_prefer_linked_memories_then_next_ranked() -> None:
     top = [item(record(i)) for i in range(10)]
-    svc = service([], graph_seeds=2)
+    svc = context([], graph_seeds=2)
     # k=10: episode_seeds = 3, then two more.
-    assert [c.memory_id for c in svc._seeds(top, 10, {})] == ["m0", "m1", "m2", "m3", "m4"]
+    assert [c.memory_id for c in svc.seeds(top, 10, {})] == ["m0", "m1", "m2", "m3", "m4"]
     linked = {"m8": 0.9, "m1": 0.5}
-    assert [c.memory_id for c in svc._seeds(top, 10, linked)] == ["m0", "m1", "m2", "m8", "m3"]
-    assert len(service([], graph_seeds=0)._seeds(top, 10, linked)) == 3
+    assert [c.memory_id for c in svc.seeds(top, 10, linked)] == ["m0", "m1", "m2", "m8", "m3"]
+    assert len(context([], graph_seeds=0).seeds(top, 10, linked)) == 3
 
 
 async def test_episode_context_skips_the_consolidated_record() -> None:
     turns = [record(i) for i in range(1, 9)]
     whole = record(0, source=Source.CONSOLIDATION)  # same episode and time, sorts first
-    svc = service([whole, *turns], episode_neighbours=2, graph_seeds=0)
+    svc = context([whole, *turns], episode_neighbours=2, graph_seeds=0)
     seed = item(turns[0])  # m1: its left neighbours would be the record
-    got = await svc._episode_context("t", [seed], 10, exclude={"m1"}, visible=Filter(), now=T0)
+    got = await svc.around("t", [seed], 10, exclude={"m1"}, visible=Filter(), now=T0)
     assert [c.memory_id for c in got] == ["m2", "m3"]
 
 
@@ -106,27 +113,23 @@ async def test_episode_context_stays_within_what_the_request_sees() -> None:
         r.user_id = "ana"
     for r in theirs:
         r.user_id = "ben"
-    svc = service([*mine, *theirs], episode_neighbours=2, graph_seeds=0)
+    svc = context([*mine, *theirs], episode_neighbours=2, graph_seeds=0)
     seed = item(mine[0])
     ana = Filter(must={"state": ["active"], "user_id": "ana"}, should=[{"scope": "global"}])
-    got = await svc._episode_context("t", [seed], 10, exclude={"m1"}, visible=ana, now=T0)
+    got = await svc.around("t", [seed], 10, exclude={"m1"}, visible=ana, now=T0)
     assert [c.memory_id for c in got] == ["m3", "m5"]
 
 
 async def test_a_question_in_the_answer_brings_the_memory_after_it() -> None:
     turns = [record(i) for i in range(1, 9)]
     turns[4].text = "Can you share the recipe?"  # m5
-    svc = service(turns, episode_neighbours=1, graph_seeds=0, episode_answer_seeds=10)
+    svc = context(turns, episode_neighbours=1, graph_seeds=0, episode_answer_seeds=10)
     top = [item(turns[0]), item(turns[1]), item(turns[2]), item(turns[4])]  # 3 seeds + m5
-    got = await svc._episode_context(
-        "t", top, 10, exclude={"m1", "m2", "m3", "m5"}, visible=Filter(), now=T0
-    )
+    got = await svc.around("t", top, 10, exclude={"m1", "m2", "m3", "m5"}, visible=Filter(), now=T0)
     # Seeds m1-m3 bring ±1 (m4); the question m5 brings only the turn after it (m6).
     assert [c.memory_id for c in got] == ["m4", "m6"]
-    off = service(turns, episode_neighbours=1, graph_seeds=0, episode_answer_seeds=0)
-    got = await off._episode_context(
-        "t", top, 10, exclude={"m1", "m2", "m3", "m5"}, visible=Filter(), now=T0
-    )
+    off = context(turns, episode_neighbours=1, graph_seeds=0, episode_answer_seeds=0)
+    got = await off.around("t", top, 10, exclude={"m1", "m2", "m3", "m5"}, visible=Filter(), now=T0)
     assert [c.memory_id for c in got] == ["m4"]
 
 
@@ -134,10 +137,8 @@ async def test_turns_saved_at_one_instant_keep_their_ingest_order() -> None:
     """Every turn has the same created_at and the store returns them in reverse: the
     neighbours still come by seq (read for the tied turns only)."""
     turns = [record(i) for i in range(8, 0, -1)]
-    svc = service(turns, episode_neighbours=1, graph_seeds=0)
-    got = await svc._episode_context(
-        "t", [item(turns[4])], 10, exclude={"m4"}, visible=Filter(), now=T0
-    )
+    svc = context(turns, episode_neighbours=1, graph_seeds=0)
+    got = await svc.around("t", [item(turns[4])], 10, exclude={"m4"}, visible=Filter(), now=T0)
     assert [c.memory_id for c in got] == ["m3", "m5"]
 
 
@@ -154,10 +155,8 @@ def test_a_context_item_from_the_light_view_equals_one_from_the_whole_record() -
         }
     )
     payload = rec.to_payload()
-    whole = _context_item(rec, score=0.5, relevance=0.25, strength=0.75)
-    light = _context_item(
-        ItemView.model_validate(payload), score=0.5, relevance=0.25, strength=0.75
-    )
+    whole = context_item(rec, score=0.5, relevance=0.25, strength=0.75)
+    light = context_item(ItemView.model_validate(payload), score=0.5, relevance=0.25, strength=0.75)
     assert light == whole
     assert light.model_dump() == whole.model_dump() and light.superseded_by == "m9"
 
@@ -170,11 +169,9 @@ async def test_a_neighbour_shows_its_strength_now_not_at_its_last_reinforcement(
     from pcm_common.domain.strength import decayed
 
     turns = [record(i) for i in range(1, 4)]
-    svc = service(turns, episode_neighbours=1, graph_seeds=0)
+    svc = context(turns, episode_neighbours=1, graph_seeds=0)
     later = T0 + timedelta(days=30)
-    got = await svc._episode_context(
-        "t", [item(turns[1])], 10, exclude={"m2"}, visible=Filter(), now=later
-    )
+    got = await svc.around("t", [item(turns[1])], 10, exclude={"m2"}, visible=Filter(), now=later)
     assert [c.memory_id for c in got] == ["m1", "m3"]
     expected = round(decayed(0.6, T0, 0, later, False), 6)
     assert all(c.strength == expected < 0.6 for c in got)

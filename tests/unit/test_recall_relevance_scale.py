@@ -1,4 +1,4 @@
-"""The floor and the cue follow the relevance actually produced (RecallService._score): a
+"""The floor and the cue follow the relevance actually produced (Ranker.score): a
 configured reranker that skipped a recall (decisive candidates) or failed leaves the
 fused scale, whose floor applies to the cosine."""
 
@@ -8,9 +8,9 @@ from datetime import UTC, datetime
 
 from pcm_common.domain import scoring
 from pcm_common.stores.vectors import ScoredPoint
+from pcm_recall.ranking import Relevance
 from pcm_recall.schemas import RecallIn
-from pcm_recall.service import _Relevance
-from tests.unit.test_recall_episode_context import record, service
+from tests.unit.test_recall_episode_context import ranker, record
 
 NOW = datetime(2024, 5, 2, 12, 0, tzinfo=UTC)
 
@@ -27,17 +27,16 @@ def hits() -> list[ScoredPoint]:
 
 
 def scored(reranked: bool, rels: list[float], floors: list[float]) -> dict[str, float]:
-    svc = service([])
-    svc.reranker = ProbabilityReranker()  # type: ignore[assignment]
-    rel = _Relevance(rels, floors, reranked=reranked)
-    return {c.hit.id: c.score for c in svc._score(hits(), rel, NOW, RecallIn(query="q"), {})}
+    svc = ranker(ProbabilityReranker())
+    rel = Relevance(rels, floors, reranked=reranked)
+    return {c.hit.id: c.score for c in svc.score(hits(), rel, NOW, RecallIn(query="q"), {})}
 
 
 def test_skipped_rerank_keeps_the_cosine_floor_and_the_fused_cue() -> None:
     got = scored(False, [0.4, 0.35, 0.9], [0.62, 0.33, 0.2])
     # Cosine floor 0.30 (not the reranker's 0.5): m2 stays, m3 is off-topic however ranked.
     assert set(got) == {"m1", "m2"}
-    s = service([]).settings
+    s = ranker().settings
     for mid, rel in [("m1", 0.4), ("m2", 0.35)]:
         strength = next(h for h in hits() if h.id == mid).payload["strength"]["s_ref"]
         fused = scoring.score(
@@ -82,14 +81,13 @@ class ScriptedReranker:
         return self.probs
 
 
-async def relevance_with(reranker: ScriptedReranker | None, cosines: list[float]) -> _Relevance:
-    svc = service([])
-    svc.reranker = reranker  # type: ignore[assignment]
+async def relevance_with(reranker: ScriptedReranker | None, cosines: list[float]) -> Relevance:
+    svc = ranker(reranker)
     pts = [
         ScoredPoint(id=f"m{i}", score=c, payload={"text": f"t{i}"}, fused=0.1 / (i + 1))
         for i, c in enumerate(cosines)
     ]
-    return await svc._relevance("q", pts, _Timer())  # type: ignore[arg-type]
+    return await svc.relevance("q", pts, _Timer())  # type: ignore[arg-type]
 
 
 async def test_relevance_without_a_reranker_is_the_fused_score_floored_on_the_cosine() -> None:

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 
-from pcm_common.events import MemoryChanged, MemoryWritten
-from pcm_common.request_context import accepted_request_id, bound_batch, bound_request
+from pcm_common.messaging.events import MemoryChanged, MemoryWritten
+from pcm_common.runtime.request_context import accepted_request_id, bound_batch, bound_request
 
 
 def test_a_short_printable_id_is_kept_anything_else_replaced() -> None:

@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 from pydantic import ValidationError
 
-from pcm_common.text import is_blank
+from pcm_common.text.clean import is_blank
 from pcm_ingest.schemas import MAX_METADATA_DEPTH, MemoryIn, MemoryPatch
 from pcm_recall.schemas import RecallIn
 

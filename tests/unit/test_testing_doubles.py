@@ -7,8 +7,8 @@ from __future__ import annotations
 import pytest
 from redis.exceptions import ConnectionError as RedisConnectionError
 
-from pcm_common.events import STREAM_CHANGED, MemoryChanged
-from pcm_common.stores.graph import Entity, Extraction, Relation
+from pcm_common.messaging.events import STREAM_CHANGED, MemoryChanged
+from pcm_common.stores.graph.port import Entity, Extraction, Relation
 from pcm_common.testing import HashEmbedder, MemoryGraphStore, TestBus
 
 

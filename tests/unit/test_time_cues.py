@@ -1,5 +1,5 @@
 """The time a recall query names (pcm_common.domain.time_cues) and how recall merges the
-search inside it with the search of the whole store (pcm_recall.service.within_span)."""
+search inside it with the search of the whole store (pcm_recall.candidates.within_span)."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 
 from pcm_common.domain import time_cues
 from pcm_common.stores.vectors import Filter, ScoredPoint
-from pcm_recall.service import _created_within, within_span
+from pcm_recall.candidates import created_within, within_span
 
 NOW = datetime(2023, 1, 10, 12, 0, tzinfo=UTC)  # a Tuesday
 
@@ -191,11 +191,11 @@ def test_within_span_keeps_each_memory_once_at_its_better_rank_score() -> None:
 
 def test_the_span_search_stays_inside_the_requests_own_range() -> None:
     span = (day(2022, 4, 30), day(2022, 5, 5))
-    plain = _created_within(Filter(must={"state": ["active"]}), span)
+    plain = created_within(Filter(must={"state": ["active"]}), span)
     assert plain is not None and plain.must == {"state": ["active"]}
     lo, hi = plain.ranges["created_ts"]
     assert lo == span[0].timestamp() and hi is not None and hi < span[1].timestamp()
     # A `created_before` inside the span cuts it; one before the span leaves nothing.
-    cut = _created_within(Filter(ranges={"created_ts": (None, day(2022, 5, 2).timestamp())}), span)
+    cut = created_within(Filter(ranges={"created_ts": (None, day(2022, 5, 2).timestamp())}), span)
     assert cut is not None and cut.ranges["created_ts"] == (lo, day(2022, 5, 2).timestamp())
-    assert _created_within(Filter(ranges={"created_ts": (None, 0.0)}), span) is None
+    assert created_within(Filter(ranges={"created_ts": (None, 0.0)}), span) is None

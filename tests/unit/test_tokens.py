@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from pcm_common.tokens import count_tokens, encoding_source
+from pcm_common.text.tokens import count_tokens, encoding_source
 
 
 def test_known_counts() -> None:

@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from pcm_common.stores.qdrant_edge_store import EdgeVectorStore
+from pcm_common.stores.qdrant.edge.store import EdgeVectorStore
 from pcm_common.stores.vectors import Filter, SearchQuery, SparseVec, VectorPoint, VectorStore
 from pcm_common.testing import MemoryVectorStore
 

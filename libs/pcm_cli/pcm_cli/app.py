@@ -6,9 +6,9 @@ from collections.abc import Callable
 
 from fastapi import FastAPI
 
-from pcm_common.config import PcmSettings
-from pcm_common.resources import Resources
-from pcm_common.service import Component, create_app
+from pcm_common.runtime.config import PcmSettings
+from pcm_common.runtime.resources import Resources
+from pcm_common.runtime.service import Component, create_app
 from pcm_graph_extractor.component import GraphExtractorComponent
 from pcm_ingest.component import IngestComponent
 from pcm_inspector.component import InspectorComponent

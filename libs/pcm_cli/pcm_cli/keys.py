@@ -61,8 +61,8 @@ def _plain(value: Any) -> Any:
 def _redis(fn: Callable[[Any], Awaitable[T]]) -> T:
     from redis.asyncio import Redis
 
-    from pcm_common.apikeys import KeyStore
-    from pcm_common.config import PcmSettings
+    from pcm_common.access.apikeys import KeyStore
+    from pcm_common.runtime.config import PcmSettings
 
     async def run() -> T:
         redis = Redis.from_url(PcmSettings().redis_url)

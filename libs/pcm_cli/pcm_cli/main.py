@@ -22,7 +22,7 @@ from pcm_agent.cli import build
 from pcm_cli.keys import keys_app
 
 if TYPE_CHECKING:
-    from pcm_common.config import PcmSettings
+    from pcm_common.runtime.config import PcmSettings
 
 SERVICES = ("ingest", "recall", "graph-extractor", "sweeper")
 
@@ -38,7 +38,7 @@ def _serve(names: list[str], host: str, port: int, settings: PcmSettings | None 
         host=host,
         port=port,
         log_level="warning",
-        # Logging is PCM's (`pcm_common.telemetry`: JSON); access lines are its own.
+        # Logging is PCM's (`pcm_common.runtime.telemetry`: JSON); access lines are its own.
         log_config=None,
         access_log=False,
         timeout_graceful_shutdown=20,
@@ -90,7 +90,7 @@ def _settings(profile: str) -> PcmSettings:
     `scale` without its servers, a malformed value) rather than a traceback."""
     from pydantic import ValidationError
 
-    from pcm_common.config import PcmSettings
+    from pcm_common.runtime.config import PcmSettings
 
     if profile:
         # Through the environment: each service builds its own settings class from it.

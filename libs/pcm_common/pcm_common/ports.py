@@ -16,7 +16,7 @@ from pcm_common.stores.vectors import VectorStore
 
 
 class EventBus(Protocol):
-    """Publishing to the streams (`pcm_common.bus.Bus`, `pcm_common.testing.TestBus`)."""
+    """Publishing to the streams (`pcm_common.messaging.bus.Bus`, `pcm_common.testing.TestBus`)."""
 
     async def publish(self, stream: str, event: BaseModel) -> None: ...
 
@@ -32,7 +32,7 @@ class TextEmbedder(Protocol):
 
 
 class EventPorts(Protocol):
-    """What publishing owed events needs (`pcm_common.outbox.pay`): the outbox lives in
+    """What publishing owed events needs (`pcm_common.messaging.outbox.pay`): the outbox lives in
     Redis, the events go on the bus."""
 
     @property
@@ -43,7 +43,7 @@ class EventPorts(Protocol):
 
 
 class StorePorts(EventPorts, Protocol):
-    """What changing stored memories needs (`pcm_common.forgetting.Forgetter`)."""
+    """What changing stored memories needs (`pcm_common.data.forgetting.Forgetter`)."""
 
     @property
     def vectors(self) -> VectorStore: ...

@@ -2,7 +2,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from pcm_common.events import (
+from pcm_common.messaging.events import (
     GROUP_GRAPH,
     GROUP_GRAPH_CHANGES,
     STREAM_CHANGED,
@@ -10,9 +10,9 @@ from pcm_common.events import (
     MemoryChanged,
     MemoryWritten,
 )
-from pcm_common.http import ReadinessCheck
-from pcm_common.resources import Resources
-from pcm_common.service import Component
+from pcm_common.runtime.http import ReadinessCheck
+from pcm_common.runtime.resources import Resources
+from pcm_common.runtime.service import Component
 from pcm_graph_extractor.handlers import GraphHandlers
 from pcm_graph_extractor.settings import GraphExtractorSettings
 

@@ -18,17 +18,17 @@ from typing import TypeVar
 from tenacity import AsyncRetrying, retry_if_not_exception_type, stop_after_attempt
 from tenacity import wait_exponential_jitter as wait_jitter
 
-from pcm_common.events import (
+from pcm_common.extract import Extractor
+from pcm_common.messaging.events import (
     STREAM_EXTRACTED,
     MemoryChanged,
     MemoryExtracted,
     MemoryWritten,
 )
-from pcm_common.extract import Extractor
-from pcm_common.resources import Resources
-from pcm_common.stores.graph import Extraction
-from pcm_common.stream_batches import Outcome
-from pcm_common.telemetry import get_logger
+from pcm_common.messaging.stream_batches import Outcome
+from pcm_common.runtime.resources import Resources
+from pcm_common.runtime.telemetry import get_logger
+from pcm_common.stores.graph.port import Extraction
 from pcm_graph_extractor.settings import GraphExtractorSettings
 
 log = get_logger("graph-extractor")

@@ -1,4 +1,4 @@
-from pcm_common.config import PcmSettings
+from pcm_common.runtime.config import PcmSettings
 
 
 class GraphExtractorSettings(PcmSettings):

@@ -11,9 +11,16 @@ from fastapi import APIRouter, Depends, Header, Query, Request, Response
 from fastapi.responses import JSONResponse
 from pydantic import BaseModel
 
+from pcm_common.data.listing import Listing
 from pcm_common.domain.memory import Scope, State
-from pcm_common.http import JSON_BODY, KEYED, ApiError, Tenant, error_responses, refuse_future
-from pcm_common.listing import Listing
+from pcm_common.runtime.http import (
+    JSON_BODY,
+    KEYED,
+    ApiError,
+    Tenant,
+    error_responses,
+    refuse_future,
+)
 from pcm_common.stores.vectors import Filter
 from pcm_ingest.firewall import SecretDetected
 from pcm_ingest.firewall.runner import FirewallBusy

@@ -4,9 +4,9 @@ from typing import Any
 
 from fastapi import FastAPI
 
-from pcm_common.http import ReadinessCheck
-from pcm_common.resources import Resources
-from pcm_common.service import Component
+from pcm_common.runtime.http import ReadinessCheck
+from pcm_common.runtime.resources import Resources
+from pcm_common.runtime.service import Component
 from pcm_ingest.api import router
 from pcm_ingest.erasure_api import router as erasure_router
 from pcm_ingest.export_api import router as export_router

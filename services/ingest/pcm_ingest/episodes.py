@@ -22,28 +22,12 @@ from redis.asyncio import Redis
 
 from pcm_common.domain.episode_streams import episode_stream_key
 from pcm_common.domain.memory import MemoryRecord
+from pcm_common.stores.redis.scripts import EPISODE_JOIN_OR_OPEN
 
 AUTO_PREFIX = "auto-"
 # A stream idle this long forgets its current episode (a later memory opens a new one,
 # which the gap rule would do anyway unless it is backfilled next to an old one).
 STREAM_TTL_S = 7 * 86400
-
-# KEYS[1]: the stream's hash. ARGV: created_ts, gap in seconds, id for a new episode, TTL.
-_JOIN_OR_OPEN = """
-local ts = tonumber(ARGV[1])
-local gap = tonumber(ARGV[2])
-local cur = redis.call('HMGET', KEYS[1], 'id', 'first', 'last')
-local id = ARGV[3]
-if cur[1] and ts >= tonumber(cur[2]) - gap and ts <= tonumber(cur[3]) + gap then
-  id = cur[1]
-  if ts > tonumber(cur[3]) then redis.call('HSET', KEYS[1], 'last', ARGV[1]) end
-  if ts < tonumber(cur[2]) then redis.call('HSET', KEYS[1], 'first', ARGV[1]) end
-else
-  redis.call('HSET', KEYS[1], 'id', id, 'first', ARGV[1], 'last', ARGV[1])
-end
-redis.call('EXPIRE', KEYS[1], tonumber(ARGV[4]))
-return id
-"""
 
 
 def stream_key(record: MemoryRecord) -> str:
@@ -57,7 +41,7 @@ class EpisodeAssigner:
     def __init__(self, redis: Redis, gap_s: float) -> None:
         self.redis = redis
         self.gap_s = gap_s
-        self._script = redis.register_script(_JOIN_OR_OPEN)
+        self._script = redis.register_script(EPISODE_JOIN_OR_OPEN)
 
     async def assign(self, records: Sequence[MemoryRecord]) -> None:
         """Set `episode` on each record that has none (in place)."""

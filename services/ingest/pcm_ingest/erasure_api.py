@@ -1,6 +1,6 @@
 """`DELETE /v1/memories?user_id=...|workspace=...|project=...`: erase everything of a user
-or a scope (`pcm_common.erasure`), answered with what was erased. An admin key's: it
-deletes in bulk (`pcm_common.auth.required_role`)."""
+or a scope (`pcm_common.data.erasure`), answered with what was erased. An admin key's: it
+deletes in bulk (`pcm_common.access.auth.required_role`)."""
 
 from __future__ import annotations
 
@@ -9,8 +9,8 @@ from typing import Annotated
 from fastapi import APIRouter, Query, Request
 from pydantic import BaseModel
 
-from pcm_common.erasure import Erasure, ErasureRunning, Target
-from pcm_common.http import KEYED, ApiError, Tenant, error_responses, resources_of
+from pcm_common.data.erasure import Erasure, ErasureRunning, Target
+from pcm_common.runtime.http import KEYED, ApiError, Tenant, error_responses, resources_of
 
 router = APIRouter(prefix="/v1", tags=["memories"], responses=KEYED)
 

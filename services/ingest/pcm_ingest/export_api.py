@@ -1,6 +1,6 @@
 """`GET /v1/export` and `POST /v1/import`: a tenant's memories out as JSON Lines and back
-in (`pcm_common.export_format`, `pcm_ingest.importer`). Export is a read (a data key's);
-import writes in bulk (an admin key's, `pcm_common.auth.required_role`)."""
+in (`pcm_common.data.export_format`, `pcm_ingest.importer`). Export is a read (a data key's);
+import writes in bulk (an admin key's, `pcm_common.access.auth.required_role`)."""
 
 from __future__ import annotations
 
@@ -10,10 +10,10 @@ from typing import Annotated, Any
 from fastapi import APIRouter, Query, Request
 from fastapi.responses import StreamingResponse
 
+from pcm_common.data.export_format import ExportHeader, export_line
 from pcm_common.domain.memory import Scope, Source, State
-from pcm_common.export_format import ExportHeader, export_line
-from pcm_common.http import KEYED, ApiError, Tenant, error_responses, refuse_future
-from pcm_common.resources import Resources
+from pcm_common.runtime.http import KEYED, ApiError, Tenant, error_responses, refuse_future
+from pcm_common.runtime.resources import Resources
 from pcm_common.stores.vectors import Filter
 from pcm_ingest.api import Svc, _firewalled, _matching
 from pcm_ingest.importer import BadImport, Importer, ImportOut, parse

@@ -11,10 +11,10 @@ from pydantic import ValidationError
 
 from pcm_common.domain.governance import Effective, Policy, ScopeRef, effective
 from pcm_common.domain.memory import Scope
-from pcm_common.http import JSON_BODY, KEYED, ApiError, Tenant, error_responses
-from pcm_common.stores.governance import GovernanceStore
-from pcm_common.telemetry import get_logger
-from pcm_common.text import NulFree
+from pcm_common.runtime.http import JSON_BODY, KEYED, ApiError, Tenant, error_responses
+from pcm_common.runtime.telemetry import get_logger
+from pcm_common.stores.redis.governance import GovernanceStore
+from pcm_common.text.clean import NulFree
 
 router = APIRouter(prefix="/v1", tags=["governance"], responses=KEYED)
 log = get_logger("ingest.governance")

@@ -2,8 +2,8 @@
 
 A write answered 503 while Redis restarted may have been stored; retried without a key it
 came back `reinforced` (a second effect). With a key, the first request claims it in Redis
-(`pcm:idem:{tenant}:{key hash}`, 24 h) with its body's fingerprint and its clock, and its
-answer (status and body) is kept there when it is done. A retry within 24 h:
+(`keys.idempotency`: by tenant and key hash, 24 h) with its body's fingerprint and its
+clock, and its answer (status and body) is kept there when it is done. A retry within 24 h:
 
 - the answer is kept: the same answer again, nothing done (`Idempotent-Replayed: true`);
 - another body under the same key: 422 `idempotency_key_reused`;
@@ -27,8 +27,9 @@ from typing import Any
 from redis.asyncio import Redis
 
 from pcm_common.domain.clock import utcnow
-from pcm_common.http import ApiError
-from pcm_common.telemetry import get_logger
+from pcm_common.runtime.http import ApiError
+from pcm_common.runtime.telemetry import get_logger
+from pcm_common.stores.redis import keys
 
 log = get_logger("ingest.idempotency")
 
@@ -81,7 +82,7 @@ class IdempotencyKeys:
 
     @staticmethod
     def _name(tenant: str, key: str) -> str:
-        return f"pcm:idem:{tenant}:{hashlib.sha256(key.encode()).hexdigest()[:40]}"
+        return keys.idempotency(tenant, key)
 
     async def begin(self, tenant: str, key: str, print_: str) -> WritePlan | Stored:
         """Claim `key` for this request (a plan to run it by), or the answer to give."""

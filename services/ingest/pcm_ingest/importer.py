@@ -1,4 +1,4 @@
-"""Importing an export (`POST /v1/import`, `pcm_common.export_format`): the memories are
+"""Importing an export (`POST /v1/import`, `pcm_common.data.export_format`): the memories are
 stored with their ids, text, history, strength, state and links, as they were, into the
 importing key's tenant.
 
@@ -23,15 +23,16 @@ from typing import Any
 
 from pydantic import BaseModel, ValidationError
 
+from pcm_common.data.export_format import ExportHeader, ExportLine
 from pcm_common.domain.figures import extract_figures
 from pcm_common.domain.memory import GraphInfo, MemoryRecord, text_hash
-from pcm_common.events import STREAM_WRITTEN, MemoryChanged, MemoryWritten
-from pcm_common.export_format import ExportHeader, ExportLine
+from pcm_common.messaging.events import STREAM_WRITTEN, MemoryChanged, MemoryWritten
+from pcm_common.messaging.outbox import cross_out, note, owe, pay
 from pcm_common.models.sparse import encode_document
-from pcm_common.outbox import cross_out, note, owe, pay
-from pcm_common.resources import TENANTS_KEY, Resources
+from pcm_common.runtime.resources import Resources
+from pcm_common.runtime.telemetry import get_logger
+from pcm_common.stores.redis.keys import TENANTS
 from pcm_common.stores.vectors import VectorPoint, usable_vector
-from pcm_common.telemetry import get_logger
 from pcm_ingest.firewall import SecretDetected
 from pcm_ingest.schemas import MemoryIn
 from pcm_ingest.service import CaptureRefused, IngestService
@@ -240,7 +241,7 @@ class Importer:
             for r in records
             if r.pinned
         ]
-        await self.res.redis.sadd(TENANTS_KEY, tenant)
+        await self.res.redis.sadd(TENANTS, tenant)
         await note(self.res.redis, tenant, [r.id for r in records])
         await owe(self.res.redis, pinned)
         await self.res.vectors.upsert(points)

@@ -9,6 +9,7 @@ from collections.abc import Awaitable, Callable
 from datetime import datetime
 from typing import Any
 
+from pcm_common.data.forgetting import Forgetter
 from pcm_common.domain.clock import utcnow
 from pcm_common.domain.figures import extract_figures
 from pcm_common.domain.memory import (
@@ -20,16 +21,16 @@ from pcm_common.domain.memory import (
     text_hash,
 )
 from pcm_common.domain.strength import initial_strength
-from pcm_common.events import STREAM_WRITTEN, MemoryChanged, MemoryWritten
-from pcm_common.forgetting import Forgetter
 from pcm_common.judge.features import FEATURES_FIELD
-from pcm_common.keylocks import KeyLocks
+from pcm_common.messaging.events import STREAM_WRITTEN, MemoryChanged, MemoryWritten
+from pcm_common.messaging.outbox import cross_out, note, owe, pay
 from pcm_common.models.affect import classify
 from pcm_common.models.sparse import encode_document
-from pcm_common.outbox import cross_out, note, owe, pay
 from pcm_common.ports import WritePorts
+from pcm_common.runtime.telemetry import get_logger
+from pcm_common.stores.redis.keys import memory_lock
+from pcm_common.stores.redis.locks import KeyLocks
 from pcm_common.stores.vectors import Filter, VectorPoint
-from pcm_common.telemetry import get_logger
 from pcm_ingest.schemas import MemoryIn, MemoryPatch
 
 log = get_logger("ingest")
@@ -95,11 +96,11 @@ class MemoryEdits:
     async def patch(self, tenant: str, memory_id: str, patch: MemoryPatch) -> dict[str, Any] | None:
         # One memory's PATCH and DELETE take turns: a PATCH that read it before a DELETE
         # and wrote it back after brought it back.
-        async with self.locks.hold([f"memory:{tenant}:{memory_id}"]):
+        async with self.locks.hold([memory_lock(tenant, memory_id)]):
             return await self._patch(tenant, memory_id, patch)
 
     async def delete(self, tenant: str, memory_id: str) -> bool:
-        async with self.locks.hold([f"memory:{tenant}:{memory_id}"]):
+        async with self.locks.hold([memory_lock(tenant, memory_id)]):
             return await self.forgetter.forget(tenant, memory_id)
 
     async def _patch(
@@ -114,7 +115,7 @@ class MemoryEdits:
         change_kind = self._apply(rec, await self._screened(tenant, patch), history, utcnow())
         changes = rec.to_payload()
         changes["history"] = history
-        # Both events are owed before the store write (`pcm_common.outbox`).
+        # Both events are owed before the store write (`pcm_common.messaging.outbox`).
         changed = [MemoryChanged(tenant=tenant, memory_id=rec.id, change=change_kind)]
         await owe(self.ports.redis, changed)
         if rec.version != stored.get("version"):

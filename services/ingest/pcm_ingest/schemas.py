@@ -10,7 +10,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from pcm_common.domain.memory import Importance, Scope, Source, State
-from pcm_common.text import NulFree, is_blank
+from pcm_common.text.clean import NulFree, is_blank
 
 MAX_METADATA_BYTES = 16_384
 # Nesting levels of metadata: the vector engine's payload decoder stops at a recursion

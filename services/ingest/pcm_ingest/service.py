@@ -27,14 +27,14 @@ from pcm_common.domain.memory import (
     text_hash,
 )
 from pcm_common.domain.strength import initial_strength
-from pcm_common.keylocks import KeyLocks
 from pcm_common.models.affect import classify
 from pcm_common.models.sparse import encode_document
 from pcm_common.ports import WritePorts
-from pcm_common.resources import TENANTS_KEY
-from pcm_common.stores.governance import GovernanceStore
+from pcm_common.runtime.telemetry import MEMORIES_WRITTEN, get_logger
+from pcm_common.stores.redis.governance import GovernanceStore
+from pcm_common.stores.redis.keys import TENANTS, copy_lock
+from pcm_common.stores.redis.locks import KeyLocks
 from pcm_common.stores.vectors import Filter, ScoredPoint, SparseVec
-from pcm_common.telemetry import MEMORIES_WRITTEN, get_logger
 from pcm_ingest.episodes import EpisodeAssigner
 from pcm_ingest.firewall import SecretDetected, WriteFirewall
 from pcm_ingest.firewall.runner import ScreenRunner
@@ -259,14 +259,14 @@ class IngestService:
         plan: WritePlan | None,
     ) -> list[StoreResult]:
         items, redacted = await self.screen(tenant, items)
-        await self.ports.redis.sadd(TENANTS_KEY, tenant)
+        await self.ports.redis.sadd(TENANTS, tenant)
         # (text hash, scope, workspace, project, user): a copy is a repeat in the same scope
         # and of the same user only. Each is locked from the lookup of a stored copy until
-        # this request stored or reinforced it (`keylocks`: parallel copies made two).
+        # this request stored or reinforced it (`stores.redis.locks`: parallel copies made two).
         keys: list[CopyKey] = [
             (text_hash(item.text), *visibility.owner(_owner_fields(item))) for item in items
         ]
-        async with self.locks.hold(f"copy:{tenant}:{'|'.join(k)}" for k in keys):
+        async with self.locks.hold(copy_lock(tenant, k) for k in keys):
             return await self._store_screened(tenant, items, redacted, keys, ids, plan)
 
     async def _store_screened(

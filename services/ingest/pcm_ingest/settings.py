@@ -1,7 +1,7 @@
 import phonenumbers
 from pydantic import field_validator
 
-from pcm_common.config import PcmSettings
+from pcm_common.runtime.config import PcmSettings
 from pcm_ingest.firewall import DEFAULT_PHONE_REGIONS, Action
 
 

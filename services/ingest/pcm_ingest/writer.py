@@ -4,7 +4,7 @@ then new memories (or merges into a stored twin) in request order, stored in one
 and announced, then repeats of the request's own new memories.
 
 Every event is owed in the outbox before its store change and paid after it
-(`pcm_common.outbox`): a publish that fails leaves events owed, not changes undone."""
+(`pcm_common.messaging.outbox`): a publish that fails leaves events owed, not changes undone."""
 
 from __future__ import annotations
 
@@ -13,11 +13,11 @@ from dataclasses import dataclass, field
 from datetime import datetime
 
 from pcm_common.domain.memory import MemoryRecord
-from pcm_common.events import STREAM_WRITTEN, MemoryChanged, MemoryWritten
-from pcm_common.outbox import cross_out, note, owe, pay
+from pcm_common.messaging.events import STREAM_WRITTEN, MemoryChanged, MemoryWritten
+from pcm_common.messaging.outbox import cross_out, note, owe, pay
 from pcm_common.ports import StorePorts
+from pcm_common.runtime.telemetry import MEMORIES_WRITTEN, get_logger
 from pcm_common.stores.vectors import ScoredPoint, SparseVec, VectorPoint
-from pcm_common.telemetry import MEMORIES_WRITTEN, get_logger
 from pcm_ingest.episodes import EpisodeAssigner
 from pcm_ingest.plan import WriteDecision
 from pcm_ingest.schemas import StoreResult

@@ -11,13 +11,13 @@ from typing import Annotated, Any
 
 from fastapi import APIRouter, Query
 
+from pcm_common.data.listing import Listing
 from pcm_common.domain.clock import as_utc, utcnow
 from pcm_common.domain.memory import MemoryRecord, Scope, State
-from pcm_common.http import KEYED, ApiError, Res, Tenant, error_responses, refuse_future
-from pcm_common.listing import Listing
 from pcm_common.models.sparse import encode_query
-from pcm_common.resources import Resources
-from pcm_common.stores.graph import Entity
+from pcm_common.runtime.http import KEYED, ApiError, Res, Tenant, error_responses, refuse_future
+from pcm_common.runtime.resources import Resources
+from pcm_common.stores.graph.port import Entity
 from pcm_common.stores.vectors import Filter
 from pcm_ingest.service import present
 from pcm_inspector.attention import attention_view

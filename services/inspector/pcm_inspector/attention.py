@@ -9,8 +9,8 @@ from datetime import UTC, datetime
 from typing import Any
 
 from pcm_common.domain import surprisal as sp
-from pcm_common.resources import Resources
-from pcm_common.stores.routines import Routine
+from pcm_common.runtime.resources import Resources
+from pcm_common.stores.redis.routines import Routine
 from pcm_common.stores.vectors import Filter
 
 # A readable page, not an export: the most recent routines and surprises.

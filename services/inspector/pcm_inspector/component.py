@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from fastapi import FastAPI
 
-from pcm_common.service import Component
+from pcm_common.runtime.service import Component
 from pcm_inspector.api import router
 from pcm_inspector.ui import mount_ui
 

@@ -1,5 +1,5 @@
 """The tenant's dead letters: pipeline events that failed every delivery and were set aside
-in `pcm.dlq` (`pcm_common.bus`). The stream holds every tenant's; only the caller's are
+in `pcm.dlq` (`pcm_common.messaging.bus`). The stream holds every tenant's; only the caller's are
 answered, read from the newest back over a bounded window."""
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ from typing import Any
 
 from redis.asyncio import Redis
 
-from pcm_common.events import STREAM_DLQ
+from pcm_common.messaging.events import STREAM_DLQ
 
 # Entries read per call, newest first: the stream is trimmed by age, and a page that reads
 # more than this to fill up is cut short (`scanned` says how far it looked).

@@ -4,8 +4,8 @@ from typing import Annotated
 
 from fastapi import APIRouter, BackgroundTasks, Depends, Request
 
-from pcm_common.foreground import FOREGROUND
-from pcm_common.http import JSON_BODY, KEYED, Tenant, refuse_future
+from pcm_common.runtime.foreground import FOREGROUND
+from pcm_common.runtime.http import JSON_BODY, KEYED, Tenant, refuse_future
 from pcm_recall.schemas import RecallIn, RecallOut
 from pcm_recall.service import RecallService
 

@@ -4,10 +4,10 @@ from typing import Any
 
 from fastapi import FastAPI
 
-from pcm_common.events import STREAM_CHANGED, MemoryChanged
-from pcm_common.http import ReadinessCheck
-from pcm_common.resources import Resources
-from pcm_common.service import Component
+from pcm_common.messaging.events import STREAM_CHANGED, MemoryChanged
+from pcm_common.runtime.http import ReadinessCheck
+from pcm_common.runtime.resources import Resources
+from pcm_common.runtime.service import Component
 from pcm_recall.api import router
 from pcm_recall.service import RecallService
 from pcm_recall.settings import RecallSettings

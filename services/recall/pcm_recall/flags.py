@@ -3,7 +3,7 @@
 - Surprise: a memory with σ >= 0.7 is flagged when it or a member of its family was
   recalled, ordered by the best recalled rank of the memory or its family.
 - Stopped routine: the routines (§3.8, built by the sweeper as it judges memories; see
-  `pcm_common.stores.routines`) of the recalled memories and then of the candidates under
+  `pcm_common.stores.redis.routines`) of the recalled memories and then of the candidates under
   the relevance floor are flagged when regular (N >= 5, cv < 1), quiet for more than 2.5
   median intervals and longer than their longest earlier break plus one interval, with no
   later entry; with their last date and usual interval.
@@ -16,15 +16,21 @@ by the recall), one point lookup per routine found stopped, and no model call.
 from __future__ import annotations
 
 import asyncio
+import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
 from pcm_common.domain import surprisal as sp
-from pcm_common.stores.routines import Routine, RoutineIndex
-from pcm_common.stores.vectors import Filter, VectorStore, payload_matches
-from pcm_recall.schemas import AnomalyFlag
+from pcm_common.runtime.telemetry import get_logger
+from pcm_common.stores.redis.routines import Routine, RoutineIndex
+from pcm_common.stores.vectors import Filter, ScoredPoint, VectorStore, payload_matches
+from pcm_recall.candidates import visibility
+from pcm_recall.schemas import AnomalyFlag, ContextItem, RecallIn
+from pcm_recall.settings import RecallSettings
+
+log = get_logger("recall")
 
 MAX_FLAGS = 5
 # Routines are checked for the first 40 candidates the recall considered, recalled ones
@@ -210,3 +216,82 @@ def _any_state(flt: Filter) -> Filter:
     last entry may have been demoted since, and the routine is still the asker's."""
     must = {k: v for k, v in flt.must.items() if k != "state"}
     return Filter(must=must, should=list(flt.should), ranges=dict(flt.ranges))
+
+
+class RecallFlags:
+    """The flags stage of a recall (`compute`), as the settings ask for it, timed, and never
+    failing the recall."""
+
+    def __init__(self, res: Any, settings: RecallSettings) -> None:
+        self.res = res  # its `vectors` and `routines` are read
+        self.settings = settings
+
+    async def precise(
+        self,
+        tenant: str,
+        req: RecallIn,
+        top: list[ContextItem],
+        hits: list[ScoredPoint],
+        now: datetime,
+        routine_of: asyncio.Task[dict[str, str | None]] | None = None,
+    ) -> tuple[list[AnomalyFlag], float]:
+        """The flags a precise recall delivers: those the delivered memories raise (their
+        own surprise, a surprise in their family, a stopped routine they belong to), and of
+        those only the ones whose flagged memory is itself a candidate as close to the
+        request as an answer must be (`precise_min_top_cosine`), and for a surprise, whose
+        memory belongs to a regular routine (`flags.in_regular_routines`): a chat line that
+        differs from loosely similar earlier lines breaks no routine. Judged as always."""
+        ids = {c.memory_id for c in top}
+        cosine = {h.id: h.score for h in hits}
+        delivered = [h for h in hits if h.id in ids]
+        flags, ms = await self.recalled(
+            tenant, req, top, delivered, now, routine_of, max_flags=len(hits)
+        )
+        floor = self.settings.precise_min_top_cosine
+        near = [f for f in flags if cosine.get(f.memory_id, 0.0) >= floor]
+        try:
+            regular = await in_regular_routines(
+                self.res.routines, tenant, [f.memory_id for f in near if f.kind == "surprise"], now
+            )
+        except Exception as exc:  # flags never fail a recall
+            log.warning("flags_failed", tenant=tenant, error=repr(exc))
+            return [], ms
+        kept = [f for f in near if f.kind != "surprise" or f.memory_id in regular]
+        return kept[:MAX_FLAGS], ms
+
+    async def recalled(
+        self,
+        tenant: str,
+        req: RecallIn,
+        top: list[ContextItem],
+        hits: list[ScoredPoint],
+        now: datetime,
+        routine_of: asyncio.Task[dict[str, str | None]] | None = None,
+        max_flags: int = MAX_FLAGS,
+    ) -> tuple[list[AnomalyFlag], float]:
+        """Surprise and stopped-routine flags for what was recalled, and the milliseconds
+        they took; never fails a recall. `routine_of`: the candidates' routine memberships,
+        being read since the search."""
+        if not self.settings.flags_enabled:
+            return [], 0.0
+        started = time.perf_counter()
+        ranked = [c.memory_id for c in top]
+        seen = set(ranked)
+        pool = [h.id for h in hits if h.id not in seen] if self.settings.flags_use_pool else []
+        try:
+            flags = await compute(
+                self.res.vectors,
+                self.res.routines,
+                tenant,
+                ranked,
+                {h.id: h.payload for h in hits},
+                now,
+                visibility(req, req.include_archived),
+                pool_ids=pool,
+                routine_of=await routine_of if routine_of is not None else None,
+                max_flags=max_flags,
+            )
+            return flags, round((time.perf_counter() - started) * 1000, 3)
+        except Exception as exc:
+            log.warning("flags_failed", tenant=tenant, error=repr(exc))
+            return [], round((time.perf_counter() - started) * 1000, 3)

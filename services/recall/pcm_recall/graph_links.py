@@ -52,10 +52,10 @@ import numpy as np
 
 from pcm_common.extract import Extractor
 from pcm_common.extract.query import query_keys, query_types
-from pcm_common.stores.graph import EntityLinks, GraphStore
-from pcm_common.stores.graph_schema import ENTITY_TYPES
+from pcm_common.runtime.telemetry import get_logger
+from pcm_common.stores.graph.port import EntityLinks, GraphStore
+from pcm_common.stores.graph.schema import ENTITY_TYPES
 from pcm_common.stores.vectors import Filter, ScoredPoint, VectorStore, payload_matches
-from pcm_common.telemetry import get_logger
 
 log = get_logger("recall.graph")
 

@@ -10,9 +10,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from pcm_common.events import MemoryChanged
+from pcm_common.messaging.events import MemoryChanged
+from pcm_common.runtime.telemetry import get_logger
 from pcm_common.stores.vectors import Filter, ScoredPoint, VectorStore, payload_matches
-from pcm_common.telemetry import get_logger
 
 log = get_logger("recall.pinned")
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from itertools import groupby
 
-from pcm_common.text import brief, one_line
+from pcm_common.text.clean import brief, one_line
 from pcm_recall.schemas import AnomalyFlag, ContextItem
 
 FLAGS = "[ANOMALY FLAGS — PAY ATTENTION]"

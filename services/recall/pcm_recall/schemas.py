@@ -6,8 +6,8 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from pcm_common.domain.memory import Affect
-from pcm_common.http import ApiError  # noqa: F401  (re-exported for the api module)
-from pcm_common.text import NulFree, is_blank
+from pcm_common.runtime.http import ApiError  # noqa: F401  (re-exported for the api module)
+from pcm_common.text.clean import NulFree, is_blank
 from pcm_recall.precise import Precision
 
 

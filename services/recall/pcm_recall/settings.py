@@ -1,7 +1,7 @@
 from pydantic import Field
 
-from pcm_common.config import PcmSettings
 from pcm_common.models.rerank import RerankerSettings
+from pcm_common.runtime.config import PcmSettings
 from pcm_recall.precise import PreciseRule
 
 

@@ -10,7 +10,14 @@ from fastapi import APIRouter, Depends, Request
 from pydantic import BaseModel, ConfigDict
 
 from pcm_common.domain.clock import as_utc
-from pcm_common.http import JSON_BODY, KEYED, ApiError, Tenant, error_responses, refuse_future
+from pcm_common.runtime.http import (
+    JSON_BODY,
+    KEYED,
+    ApiError,
+    Tenant,
+    error_responses,
+    refuse_future,
+)
 from pcm_sweeper.jobs import Jobs
 
 router = APIRouter(prefix="/v1", tags=["jobs"], responses=KEYED)

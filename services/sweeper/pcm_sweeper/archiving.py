@@ -7,10 +7,10 @@ from __future__ import annotations
 from typing import Literal
 
 from pcm_common.domain.memory import State
-from pcm_common.events import MemoryChanged
-from pcm_common.outbox import owe, pay
-from pcm_common.resources import Resources
-from pcm_common.telemetry import get_logger
+from pcm_common.messaging.events import MemoryChanged
+from pcm_common.messaging.outbox import owe, pay
+from pcm_common.runtime.resources import Resources
+from pcm_common.runtime.telemetry import get_logger
 
 log = get_logger("sweeper.archiving")
 
@@ -33,7 +33,7 @@ async def _move(
     reason: str,
 ) -> None:
     """Write the memory's new state, then announce it (`change`, owed in the outbox before
-    the write: `pcm_common.outbox`) and log it (`logged`)."""
+    the write: `pcm_common.messaging.outbox`) and log it (`logged`)."""
     changed = [MemoryChanged(tenant=tenant, memory_id=memory_id, change=change)]
     await owe(res.redis, changed)
     await res.vectors.set_payload(tenant, memory_id, {"state": state.value})

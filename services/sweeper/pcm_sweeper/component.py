@@ -2,7 +2,7 @@ from __future__ import annotations
 
 from fastapi import FastAPI
 
-from pcm_common.events import (
+from pcm_common.messaging.events import (
     GROUP_SWEEPER_CHANGES,
     GROUP_SWEEPER_GRAPH,
     GROUP_SWEEPER_RECALLED,
@@ -16,8 +16,8 @@ from pcm_common.events import (
     MemoryRecalled,
     MemoryWritten,
 )
-from pcm_common.resources import Resources
-from pcm_common.service import Component
+from pcm_common.runtime.resources import Resources
+from pcm_common.runtime.service import Component
 from pcm_sweeper.api import router
 from pcm_sweeper.handlers import SweeperHandlers
 from pcm_sweeper.jobs import Jobs

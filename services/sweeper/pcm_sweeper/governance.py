@@ -1,6 +1,6 @@
 """The `governance` job: each scope's retention period and memory cap
 (`pcm_common.domain.governance`). Expired memories are deleted through the same path as
-the API's DELETE (`pcm_common.forgetting`); a scope over its cap has its weakest active
+the API's DELETE (`pcm_common.data.forgetting`); a scope over its cap has its weakest active
 memories archived, as demotion would. A tenant without a retention or cap policy costs one
 Redis read. Idempotent: a second run finds nothing left to do."""
 
@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections import defaultdict
 from datetime import UTC, datetime
 
+from pcm_common.data.forgetting import Forgetter
 from pcm_common.domain.clock import utcnow
 from pcm_common.domain.governance import (
     CapEntry,
@@ -20,11 +21,10 @@ from pcm_common.domain.governance import (
     scope_key,
 )
 from pcm_common.domain.memory import Source, State, Strength
-from pcm_common.forgetting import Forgetter
-from pcm_common.resources import Resources
-from pcm_common.stores.governance import GovernanceStore
+from pcm_common.runtime.resources import Resources
+from pcm_common.runtime.telemetry import get_logger
+from pcm_common.stores.redis.governance import GovernanceStore
 from pcm_common.stores.vectors import Filter
-from pcm_common.telemetry import get_logger
 from pcm_sweeper.archiving import archive
 
 log = get_logger("sweeper.governance")

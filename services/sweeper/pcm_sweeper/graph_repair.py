@@ -7,7 +7,7 @@ the system of record for memories.
 - ``remove_orphan_facts``: memory nodes of deleted memories (a delete event lost, or a
   stale redelivery that re-created facts after the delete) are removed with their facts and
   any entity no memory mentions any more. Only on positive evidence: a tombstone recorded
-  when the memory was deleted (`pcm_common.tombstones`), and the vector store no longer
+  when the memory was deleted (`pcm_common.stores.redis.tombstones`), and the vector store no longer
   holding it; a memory merely absent from the vector store (a store answering empty, another
   deployment sharing the graph server and the tenant's name) is never touched.
 
@@ -20,20 +20,17 @@ import math
 from datetime import datetime, timedelta
 
 from pcm_common.domain.memory import MemoryRecord, Source
-from pcm_common.events import STREAM_WRITTEN, MemoryWritten
-from pcm_common.resources import Resources
+from pcm_common.messaging.events import STREAM_WRITTEN, MemoryWritten
+from pcm_common.runtime.resources import Resources
+from pcm_common.runtime.telemetry import get_logger
+from pcm_common.stores.redis import keys
+from pcm_common.stores.redis.tombstones import deleted
 from pcm_common.stores.vectors import Filter, ScoredPoint
-from pcm_common.telemetry import get_logger
-from pcm_common.tombstones import deleted
 
 log = get_logger("sweeper.graph_repair")
 
 PAGE = 256
 GRAPH_PAGE = 1000
-
-
-def _republish_key(tenant: str, memory_id: str) -> str:
-    return f"pcm:repair:graph:{tenant}:{memory_id}"
 
 
 async def republish_unextracted(
@@ -58,7 +55,7 @@ async def republish_unextracted(
     async def publish(recs: list[MemoryRecord]) -> int:
         fresh = []
         for rec in recs:
-            if await res.redis.set(_republish_key(tenant, rec.id), 1, nx=True, ex=ttl):
+            if await res.redis.set(keys.graph_republished(tenant, rec.id), 1, nx=True, ex=ttl):
                 fresh.append(rec)
         if fresh:
             await res.bus.publish_many(

@@ -8,23 +8,24 @@ from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any, TypeVar
 
-from pcm_common import outbox
 from pcm_common.domain import activation, visibility
 from pcm_common.domain.clock import as_utc
 from pcm_common.domain.memory import MemoryRecord, StrengthView
 from pcm_common.domain.visibility import audience
-from pcm_common.events import (
+from pcm_common.extract.parsing import SHARED_DOCS
+from pcm_common.messaging import outbox
+from pcm_common.messaging.events import (
     MemoryChanged,
     MemoryExtracted,
     MemoryRecalled,
     MemoryWritten,
 )
-from pcm_common.extract.local import SHARED_DOCS
-from pcm_common.foreground import FOREGROUND
-from pcm_common.resources import Resources
+from pcm_common.messaging.stream_batches import Outcome
+from pcm_common.runtime.foreground import FOREGROUND
+from pcm_common.runtime.resources import Resources
+from pcm_common.runtime.telemetry import get_logger
+from pcm_common.stores.redis import keys
 from pcm_common.stores.vectors import Filter, ScoredPoint, SearchQuery
-from pcm_common.stream_batches import Outcome
-from pcm_common.telemetry import get_logger
 from pcm_sweeper.judgement import Judgement
 from pcm_sweeper.judging import Judging
 from pcm_sweeper.settings import SweeperSettings
@@ -35,14 +36,6 @@ APPLIED_TTL_S = 7 * 86400
 MAX_REINFORCED = 200  # a recall returns at most max_k items
 
 T = TypeVar("T")
-
-
-def _applied_key(phase: str, event_id: str) -> str:
-    """The markers of one phase ("recalled", "spread") of one recall event: a hash of
-    memory id -> what was applied. One HMGET reads a phase's markers and one HSET (with
-    its EXPIRE) writes them; a key per memory cost a command each way per memory, ~10 ms
-    of CPU for the ~115 memories a k=10 recall touches on the synthetic 10k store."""
-    return f"pcm:applied:{phase}:{event_id}"
 
 
 @dataclass(frozen=True)
@@ -183,7 +176,7 @@ class SweeperHandlers:
         """ΔS of each recalled memory still stored: the one kept with its marker where the
         event was applied to it before, else that of the reinforcement written now."""
         tenant = event.tenant
-        key = _applied_key("recalled", event.event_id)
+        key = keys.applied("recalled", event.event_id)
         marks = await self.res.redis.hmget(key, ranked) if ranked else []
         stored = await self.res.vectors.get(tenant, ranked, fields=StrengthView.FIELDS)
         points = {p.id: p for p in stored}
@@ -259,7 +252,7 @@ class SweeperHandlers:
         if not total:
             return
         ids = sorted(total)
-        key = _applied_key("spread", event.event_id)
+        key = keys.applied("spread", event.event_id)
         marks = await self.res.redis.hmget(key, ids)
         fresh = [mid for mid, mark in zip(ids, marks, strict=True) if mark is None]
         if not fresh:

@@ -1,7 +1,7 @@
 """Scheduled lifecycle jobs: demotion, consolidation, repair, governance.
 
 Safe with several sweeper replicas: every job runs per tenant under a Redis lock
-(`pcm:lock:job:{name}:{tenant}`), so two replicas never run the same job on the same tenant
+(`keys.job_lock`), so two replicas never run the same job on the same tenant
 at once, and the scheduler takes a per-interval slot so a tenant's job runs once per
 interval across all replicas. Every job is idempotent, so a job cut short is simply run
 again. `now` may be simulated (POST /v1/jobs/{name} with `now`).
@@ -17,8 +17,6 @@ from collections import defaultdict
 from collections.abc import Awaitable, Callable
 from datetime import datetime, timedelta
 
-from pcm_common import tombstones
-from pcm_common.bus import trim_dead_letters, trim_processed
 from pcm_common.domain import affect
 from pcm_common.domain import consolidation as cons
 from pcm_common.domain.clock import utcnow
@@ -32,13 +30,15 @@ from pcm_common.domain.memory import (
     text_hash,
 )
 from pcm_common.domain.strength import should_demote
-from pcm_common.events import STREAM_WRITTEN, MemoryChanged, MemoryWritten
-from pcm_common.keylocks import release
+from pcm_common.messaging.bus import trim_dead_letters, trim_processed
+from pcm_common.messaging.events import STREAM_WRITTEN, MemoryChanged, MemoryWritten
+from pcm_common.messaging.outbox import owe, pay, publish_owed
 from pcm_common.models.sparse import encode_document
-from pcm_common.outbox import owe, pay, publish_owed
-from pcm_common.resources import TENANTS_KEY, Resources
+from pcm_common.runtime.resources import Resources
+from pcm_common.runtime.telemetry import JOB_RUNS, get_logger
+from pcm_common.stores.redis import keys, scripts, tombstones
+from pcm_common.stores.redis.locks import release
 from pcm_common.stores.vectors import Filter, ScoredPoint, VectorPoint, usable_vector
-from pcm_common.telemetry import JOB_RUNS, get_logger
 from pcm_sweeper.archiving import archive, restore
 from pcm_sweeper.governance import Governance
 from pcm_sweeper.graph_repair import remove_orphan_facts, republish_unextracted
@@ -49,10 +49,6 @@ log = get_logger("sweeper.jobs")
 
 Job = Callable[[str, datetime], Awaitable[int]]
 
-_EXTEND = """
-if redis.call('get', KEYS[1]) == ARGV[1] then return redis.call('expire', KEYS[1], ARGV[2]) end
-return 0
-"""
 # The loops' heartbeat names (/healthz names a stalled one).
 SCHEDULER = "scheduler"
 OUTBOX = "outbox"
@@ -89,7 +85,7 @@ class Jobs:
         self._tasks: list[asyncio.Task[None]] = []
 
     async def tenants(self) -> list[str]:
-        raw = await self.res.redis.smembers(TENANTS_KEY)
+        raw = await self.res.redis.smembers(keys.TENANTS)
         return sorted(t.decode() if isinstance(t, bytes) else t for t in raw)
 
     # ---- running under locks -----------------------------------------------------------
@@ -110,7 +106,7 @@ class Jobs:
 
     async def _run_locked(self, name: str, tenant: str, at: datetime) -> int | None:
         token = uuid.uuid4().hex
-        key = f"pcm:lock:job:{name}:{tenant}"
+        key = keys.job_lock(name, tenant)
         if not await self.res.redis.set(key, token, nx=True, ex=self.settings.lock_ttl_s):
             return None
         # A job may outlast the lock's TTL (a first governance or consolidation run over a
@@ -132,7 +128,7 @@ class Jobs:
         while True:
             await asyncio.sleep(max(ttl / 3, 0.1))
             try:
-                if not await self.res.redis.eval(_EXTEND, 1, key, token, ttl):
+                if not await self.res.redis.eval(scripts.EXTEND_LOCK, 1, key, token, ttl):
                     log.warning("job_lock_lost", key=key)
                     return
             except Exception as exc:  # Redis briefly away: try again at the next beat
@@ -146,7 +142,7 @@ class Jobs:
         ttl = max(1, math.ceil(self.intervals[name]))
         for tenant in await self.tenants():
             self.res.heartbeats.beat(SCHEDULER)
-            slot = f"pcm:job:slot:{name}:{tenant}"
+            slot = keys.job_slot(name, tenant)
             if not await self.res.redis.set(slot, 1, nx=True, ex=ttl):
                 continue
             try:
@@ -174,7 +170,7 @@ class Jobs:
         self._tasks = []
 
     async def _outbox(self) -> None:
-        """Events owed by writes whose publish failed (`pcm_common.outbox`), on a shorter
+        """Events owed by writes whose publish failed (`pcm_common.messaging.outbox`), on a shorter
         beat than the scheduler's: their memories wait for the graph meanwhile."""
         while True:
             await self.res.heartbeats.idle(OUTBOX, self.settings.outbox_interval_s)
@@ -241,7 +237,7 @@ class Jobs:
 
     async def fold_strengths(self, tenant: str, now: datetime) -> int:
         """Strength updates kept outside the payloads written into them
-        (`pcm_common.stores.strength_overlay`); `now` plays no part."""
+        (`pcm_common.stores.redis.strength_overlay`); `now` plays no part."""
         return await self.res.vectors.fold_strengths(tenant)
 
     # ---- consolidation -------------------------------------------------------------------
@@ -410,7 +406,7 @@ class Jobs:
                     continue
                 if rec.surprisal.judged_at is not None:
                     continue
-                once = f"pcm:repair:republished:{tenant}:{rec.id}"
+                once = keys.judge_republished(tenant, rec.id)
                 ttl = max(1, math.ceil(grace.total_seconds()))
                 if not await self.res.redis.set(once, 1, nx=True, ex=ttl):
                     continue

@@ -18,16 +18,16 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
 
-from pcm_common import outbox
 from pcm_common.domain import supersession, time_keys, visibility
 from pcm_common.domain import surprisal as sp
 from pcm_common.domain.clock import utcnow
 from pcm_common.domain.memory import MemoryRecord
-from pcm_common.events import MemoryChanged, MemoryWritten
 from pcm_common.judge import MEMBER_FIELDS, FamilyMember, Judge, Verdict, make_judge
-from pcm_common.resources import Resources
+from pcm_common.messaging import outbox
+from pcm_common.messaging.events import MemoryChanged, MemoryWritten
+from pcm_common.runtime.resources import Resources
+from pcm_common.runtime.telemetry import FAMILY_SEARCHES, get_logger
 from pcm_common.stores.vectors import Filter, ScoredPoint, SearchQuery
-from pcm_common.telemetry import FAMILY_SEARCHES, get_logger
 from pcm_sweeper.judgement import (
     Judgement,
     created_ts,

@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 from pcm_common.domain import kin as kin_rules
 from pcm_common.domain import surprisal as sp
 from pcm_common.domain import visibility
-from pcm_common.resources import Resources
+from pcm_common.runtime.resources import Resources
 from pcm_common.stores.vectors import ScoredPoint
 
 

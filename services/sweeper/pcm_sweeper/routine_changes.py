@@ -1,12 +1,12 @@
-"""Keeps the routine index (pcm_common.stores.routines) in step with later changes to a
+"""Keeps the routine index (pcm_common.stores.redis.routines) in step with later changes to a
 memory: a repeat merged into it at ingest is one more entry of its routine, and a deleted
 memory leaves its routine. Consumer of `pcm.memory.changed` (sweeper-changes group)."""
 
 from __future__ import annotations
 
-from pcm_common.events import MemoryChanged
-from pcm_common.resources import Resources
-from pcm_common.telemetry import get_logger
+from pcm_common.messaging.events import MemoryChanged
+from pcm_common.runtime.resources import Resources
+from pcm_common.runtime.telemetry import get_logger
 from pcm_sweeper.judgement import event_times
 
 log = get_logger("sweeper.routines")

@@ -1,4 +1,4 @@
-from pcm_common.config import PcmSettings
+from pcm_common.runtime.config import PcmSettings
 
 
 class SweeperSettings(PcmSettings):
@@ -30,7 +30,7 @@ class SweeperSettings(PcmSettings):
     # Repair: a memory whose downstream work is missing this long after ingest is
     # re-published (at most once per grace period).
     repair_grace_s: float = 300.0
-    # Outbox (pcm_common.outbox): every `outbox_interval_s` the events of new memories
+    # Outbox (pcm_common.messaging.outbox): every `outbox_interval_s` the events of new memories
     # whose publish failed after their upsert (noted more than `outbox_grace_s` ago, so
     # not a write still in flight) are published again.
     outbox_interval_s: float = 15.0

@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 from abc import ABC, abstractmethod
 
-from pcm_common.stores.graph import Extraction
+from pcm_common.stores.graph.port import Extraction
 
 
 class Extractor(ABC):

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from pcm_common.config import PcmSettings
 from pcm_common.extract import Extractor
+from pcm_common.runtime.config import PcmSettings
 
 
 def build_extractor(

@@ -28,8 +28,9 @@ import litellm
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from pcm_common.extract import Extractor
-from pcm_common.stores.graph import Entity, Extraction, Relation
-from pcm_common.stores.graph_schema import (
+from pcm_common.runtime.telemetry import get_logger
+from pcm_common.stores.graph.port import Entity, Extraction, Relation
+from pcm_common.stores.graph.schema import (
     ENTITY_TYPES,
     RELATION_TYPES,
     EntityType,
@@ -37,7 +38,6 @@ from pcm_common.stores.graph_schema import (
     canonical_entity_type,
     canonical_relation_type,
 )
-from pcm_common.telemetry import get_logger
 
 log = get_logger("extract.llm")
 
@@ -88,7 +88,7 @@ class LlmExtraction(BaseModel):
     relations: list[LlmRelation] = Field(default_factory=list, max_length=MAX_ITEMS)
 
 
-# The closed sets in the prompt come from graph_schema, so prompt and validation agree.
+# The closed sets in the prompt come from stores.graph.schema, so prompt and validation agree.
 assert set(EntityType.__args__) == ENTITY_TYPES  # type: ignore[attr-defined]
 assert set(RelationType.__args__) == RELATION_TYPES  # type: ignore[attr-defined]
 

@@ -24,7 +24,7 @@ from collections.abc import Sequence
 from concurrent.futures import ProcessPoolExecutor
 from typing import Any
 
-from pcm_common.telemetry import get_logger
+from pcm_common.runtime.telemetry import get_logger
 
 log = get_logger("parse")
 
@@ -82,7 +82,7 @@ def _parse_in_child(texts: list[str], batch_size: int) -> bytes:
     """Runs in the child: parse, and pack the docs with every token attribute."""
     from spacy.tokens import DocBin
 
-    from pcm_common.extract.local import load_pipeline
+    from pcm_common.extract.parsing import load_pipeline
 
     packed = DocBin(store_user_data=False)
     for doc in load_pipeline().pipe(texts, batch_size=batch_size):
@@ -93,7 +93,7 @@ def _parse_in_child(texts: list[str], batch_size: int) -> bytes:
 def parse(texts: Sequence[str], batch_size: int = 256) -> list[Any]:
     """The parses of `texts`, in order, by this process's pipeline or its child's (the
     same model: the same parses). Blocking: call it from a worker thread."""
-    from pcm_common.extract.local import load_pipeline
+    from pcm_common.extract.parsing import load_pipeline
 
     nlp = load_pipeline()  # docs are unpacked into this process's vocabulary
     todo = list(texts)

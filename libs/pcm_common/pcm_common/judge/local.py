@@ -17,7 +17,7 @@ from pcm_common.domain.harmonise import harmonise
 from pcm_common.domain.memory import MemoryRecord
 from pcm_common.domain.quantities import resolve
 from pcm_common.judge import Earlier, Judge, Verdict, features
-from pcm_common.text import brief
+from pcm_common.text.clean import brief
 
 _TIME_LABELS = frozenset({"DATE", "TIME"})
 # A family member quoted as the usual pattern is shown by its opening words: the verdict
@@ -163,7 +163,7 @@ class _Entry:
 class _Parser:
     """spaCy parses cached by text: family members are parsed again for every newer
     memory of the routine. Where this process also runs the local extractor, parses are
-    shared with it both ways (`pcm_common.extract.local.SHARED_DOCS`), so a written
+    shared with it both ways (`pcm_common.extract.parsing.SHARED_DOCS`), so a written
     memory is parsed once."""
 
     def __init__(self) -> None:
@@ -175,7 +175,7 @@ class _Parser:
         """Take over the local extractor's parses of whole memory texts from now on."""
         if self._listening:
             return
-        from pcm_common.extract.local import SHARED_DOCS
+        from pcm_common.extract.parsing import SHARED_DOCS
 
         SHARED_DOCS.listeners.append(self.remember)
         self._listening = True
@@ -187,7 +187,7 @@ class _Parser:
         with self._lock:
             if text in self._cache:  # the judge was first
                 return
-        from pcm_common.extract.local import load_pipeline
+        from pcm_common.extract.parsing import load_pipeline
 
         nlp = load_pipeline()
         lemmatizer = nlp.get_pipe("lemmatizer") if "lemmatizer" in nlp.pipe_names else None
@@ -204,7 +204,7 @@ class _Parser:
         of judgements warmed together parses its unseen family members in one `nlp.pipe`
         (~2.4 ms per short text) instead of a few at a time per judgement (~4.6 ms)."""
         from pcm_common.extract import parse_process
-        from pcm_common.extract.local import SHARED_DOCS, load_pipeline, parsing_lock
+        from pcm_common.extract.parsing import SHARED_DOCS, load_pipeline, parsing_lock
 
         with self._lock:
             wanted = [t for t in dict.fromkeys(texts) if t not in self._cache]
@@ -253,7 +253,7 @@ class _Parser:
                 self._cache.popitem(last=False)
 
     def _entries(self, texts: Sequence[str]) -> list[_Entry]:
-        from pcm_common.extract.local import load_pipeline
+        from pcm_common.extract.parsing import load_pipeline
 
         with self._lock:
             # Usually all cached (`prepare` warmed them): `warm` would look each up twice.

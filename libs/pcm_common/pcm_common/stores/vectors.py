@@ -1,7 +1,7 @@
 """Vector store port: what PCM needs from Qdrant, independent of the client library.
 
-Adapters: `qdrant_edge_store.EdgeVectorStore` (in-process Qdrant Edge shard, the embedded
-default) and `qdrant_server_store.ServerVectorStore` (qdrant-client against a server or its
+Adapters: `qdrant.edge.store.EdgeVectorStore` (in-process Qdrant Edge shard, the embedded
+default) and `qdrant.server.ServerVectorStore` (qdrant-client against a server or its
 embedded local mode). Every method takes the tenant and filters on it: a tenant never sees
 another tenant's points.
 """

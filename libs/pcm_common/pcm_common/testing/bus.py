@@ -17,7 +17,7 @@ from typing import Any, TypeVar
 from pydantic import BaseModel
 from redis.exceptions import ConnectionError as RedisConnectionError
 
-from pcm_common.stream_batches import BatchHandler
+from pcm_common.messaging.stream_batches import BatchHandler
 
 E = TypeVar("E", bound=BaseModel)
 

@@ -1,6 +1,6 @@
 """`MemoryGraphStore`: the graph port in dicts, for unit tests.
 
-Per tenant, as the Neo4j adapter keeps it (`stores.neo4j_graph`): an entity is its (type,
+Per tenant, as the Neo4j adapter keeps it (`stores.graph.neo4j`): an entity is its (type,
 key) pair, the key case- and space-insensitive (`Entity.key`), with the surface form it was
 first written with; a memory mentions the entities its last `write_facts` named, relation
 endpoints included; an entity exists while a memory mentions it, a relation while a memory
@@ -13,8 +13,8 @@ from collections import defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from pcm_common.stores.graph import Entity, EntityLinks, Extraction, GraphStore
-from pcm_common.stores.graph_schema import require_entity_type, require_relation_type
+from pcm_common.stores.graph.port import Entity, EntityLinks, Extraction, GraphStore
+from pcm_common.stores.graph.schema import require_entity_type, require_relation_type
 
 Node = tuple[str, str]  # (type, key)
 

@@ -16,7 +16,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from pcm_common.stores.qdrant_common import canonical_id, is_uuid
+from pcm_common.stores.qdrant.common import canonical_id, is_uuid
 from pcm_common.stores.vectors import (
     Filter,
     ScoredPoint,

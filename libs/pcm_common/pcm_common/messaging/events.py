@@ -1,0 +1,129 @@
+"""Versioned event schemas carried on Redis Streams (DESIGN §5).
+
+Every event names its schema version so consumers can refuse or upgrade what they do not
+understand. `MemoryWritten` carries the text itself so the graph-extractor needs only Redis
+and the graph store.
+"""
+
+from __future__ import annotations
+
+import uuid
+from datetime import datetime
+from typing import Any, Literal
+
+from pydantic import BaseModel, Field
+
+from pcm_common.domain.clock import utcnow
+from pcm_common.domain.memory import MemoryRecord
+from pcm_common.runtime.request_context import current_request_id
+
+STREAM_WRITTEN = "pcm.memory.written"
+STREAM_RECALLED = "pcm.memory.recalled"
+STREAM_CHANGED = "pcm.memory.changed"
+STREAM_DLQ = "pcm.dlq"
+
+# Consumer groups: one per (service, concern); each group sees every entry of its stream.
+GROUP_GRAPH = "graph-extractor"
+GROUP_SWEEPER_WRITTEN = "sweeper-written"
+GROUP_SWEEPER_RECALLED = "sweeper-recalled"
+GROUP_SWEEPER_GRAPH = "sweeper-graph"  # graph-extractor results flowing back to the sweeper
+GROUP_GRAPH_CHANGES = "graph-extractor-changes"  # deletes and edits reach the graph
+GROUP_SWEEPER_CHANGES = "sweeper-changes"  # repeats and deletes reach the routine index
+
+STREAM_EXTRACTED = "pcm.memory.extracted"
+
+# Which groups must have processed a stream before the pipeline counts as settled.
+PIPELINE_GROUPS: dict[str, tuple[str, ...]] = {
+    STREAM_WRITTEN: (GROUP_GRAPH, GROUP_SWEEPER_WRITTEN),
+    STREAM_RECALLED: (GROUP_SWEEPER_RECALLED,),
+    STREAM_EXTRACTED: (GROUP_SWEEPER_GRAPH,),
+    STREAM_CHANGED: (GROUP_GRAPH_CHANGES, GROUP_SWEEPER_CHANGES),
+}
+
+
+class Event(BaseModel):
+    event_id: str = Field(default_factory=lambda: uuid.uuid4().hex)
+    schema_version: int = 1
+    tenant: str
+    emitted_at: datetime = Field(default_factory=utcnow)
+    # The request that caused it (`X-Request-ID`), taken from the task's context when made:
+    # consumers bind it, so their lines of one write carry the same id. Absent in events
+    # from before it existed, and in those of scheduled jobs.
+    request_id: str | None = Field(default_factory=current_request_id)
+
+
+class MemoryWritten(Event):
+    type: Literal["memory.written"] = "memory.written"
+    memory_id: str
+    text: str
+    created_at: datetime
+    scope: str = "global"
+    workspace: str | None = None
+    project: str | None = None
+    status: str = "created"  # created | reinforced | merged | repair
+
+    @classmethod
+    def of(cls, rec: MemoryRecord, status: str = "created") -> MemoryWritten:
+        return cls(
+            tenant=rec.tenant,
+            memory_id=rec.id,
+            text=rec.text,
+            created_at=rec.created_at,
+            scope=rec.scope.value,
+            workspace=rec.workspace,
+            project=rec.project,
+            status=status,
+        )
+
+
+class RecalledItem(BaseModel):
+    memory_id: str
+    rank: int
+    relevance: float
+
+
+class MemoryRecalled(Event):
+    type: Literal["memory.recalled"] = "memory.recalled"
+    # Not sent: a query (a hook sends every prompt) may hold what the write firewall would
+    # refuse to store, and no consumer needs it. Kept for events already in the stream.
+    query: str = ""
+    now: datetime
+    items: list[RecalledItem]
+    # Who asked (`stores.vectors.audience`): activation spreads only to what they see.
+    user_id: str | None = None
+    workspace: str | None = None
+    project: str | None = None
+
+
+class MemoryChanged(Event):
+    type: Literal["memory.changed"] = "memory.changed"
+    memory_id: str
+    # "repeated": a duplicate was merged into the memory and recorded as a repeat;
+    # "reactivated": an archived memory a recall, repeat or spread lifted back to active.
+    change: Literal[
+        "pinned",
+        "unpinned",
+        "updated",
+        "deleted",
+        "archived",
+        "reactivated",
+        "superseded",
+        "repeated",
+    ]
+
+
+class MemoryExtracted(Event):
+    type: Literal["memory.extracted"] = "memory.extracted"
+    memory_id: str
+    entities: list[str]
+    relations: int = 0
+
+
+class DeadLetter(BaseModel):
+    stream: str
+    group: str
+    entry_id: str
+    error: str
+    deliveries: int
+    body: dict[str, Any]
+    failed_at: datetime = Field(default_factory=utcnow)

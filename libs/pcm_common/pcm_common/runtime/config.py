@@ -1,0 +1,204 @@
+"""Typed settings shared by every service; each service extends `PcmSettings`."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import AliasChoices, Field, field_validator, model_validator
+from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, SettingsConfigDict
+
+from pcm_common.runtime.profiles import PROFILES, ProfileSource, missing_servers, unknown_profile
+
+DEV_API_KEY = "pcm-dev-key"
+DEV_TENANT = "dev"
+
+
+class PcmSettings(BaseSettings):
+    """Connection and model settings every PCM process needs.
+
+    The three server addresses read the conventional unprefixed variables
+    (`REDIS_URL`, `QDRANT_URL`, `NEO4J_URI`) as well as their `PCM_` names. A profile
+    (`PCM_PROFILE`, `pcm_common.runtime.profiles`) supplies the defaults of the settings left unset.
+    """
+
+    model_config = SettingsConfigDict(env_prefix="PCM_", extra="ignore")
+
+    # starter | local-performance | scale; empty: the fields' own defaults.
+    profile: str = ""
+
+    redis_url: str = Field(
+        "redis://127.0.0.1:6379/0", validation_alias=AliasChoices("REDIS_URL", "PCM_REDIS_URL")
+    )
+    # Qdrant server URL; when empty the embedded Qdrant Edge shard at `qdrant_path` is used.
+    qdrant_url: str = Field("", validation_alias=AliasChoices("QDRANT_URL", "PCM_QDRANT_URL"))
+    qdrant_api_key: str = Field(
+        "", validation_alias=AliasChoices("QDRANT_API_KEY", "PCM_QDRANT_API_KEY")
+    )
+    qdrant_path: Path = Path("var/qdrant-edge")
+    # Largest Qdrant Edge segment the optimizer builds, in KB of vectors (0: Qdrant's own
+    # default, which keeps merging into one segment). A build holds the interpreter lock
+    # (`stores.qdrant.edge`), so it stalls the whole process: uncapped, each re-index of the
+    # grown segment took 8, 24, 27, 44, 52 s at 10-50k memories (the adapter's indexes,
+    # real payloads), capped at 20,000 KB (~13k memories a segment) 8-10 s each time. The
+    # price is more segments to search: recall p50 at 100k 91.8 / 123.5 ms (k=10 / 50)
+    # against 71.6 / 118.6 uncapped, and more CPU per ingested memory (docs/benchmarks.md,
+    # session 9).
+    qdrant_max_segment_kb: int = 20_000
+    # Smallest Qdrant Edge segment given an HNSW index, in KB of vectors (0: Qdrant Edge's
+    # own, under which a segment of 9,000 384-d vectors was indexed). At the segment cap
+    # above, each segment is built once, at its final size (~13k memories), instead of
+    # first at the optimizer call after it passes Edge's own threshold (the one at 10k
+    # writes) and again as it grows: a build of 9k points cost ~2.5 s of the process (4 s
+    # CPU, interpreter lock held), while a query over 13k unindexed vectors costs ~0.4 ms
+    # (docs/benchmarks.md, session 15).
+    qdrant_indexing_threshold_kb: int = 20_000
+    # Build Qdrant Edge's index in a child process on a copy of the shard (its in-process
+    # build holds the interpreter lock for seconds, stopping every request);
+    # `pcm_common.stores.qdrant.edge.optimize`. Off by default: on the 2-core development machine
+    # recall and ingest measured slower with it, side by side (docs/benchmarks.md).
+    qdrant_optimize_in_child: bool = False
+    # Payloads Qdrant Edge's adapter keeps in memory, least recently used dropped first
+    # (`pcm_common.stores.qdrant.edge.payload_cache`; 0: none). Turning stored payloads into Python
+    # objects is most of a search's store time (~40 us a point whatever fields are
+    # selected). Session 13 measured no gain: the recalls' strength writes dropped the
+    # entries they were about to be read from. With the strength overlay they no longer
+    # touch the payloads, and side by side on one 10k store k=50 recall took 47.3 / 44.1
+    # ms with 10,000 against 50.6 / 52.8 without (spaced 38.4 / 36.3 against 45.8 / 47.0;
+    # docs/benchmarks.md, session 14). ~8 KB per synthetic memory's payload (~80 MB).
+    # Ignored with a Qdrant server.
+    qdrant_payload_cache: int = 10_000
+    # Points whose dense vectors (and the few fields batch searches filter on) Qdrant
+    # Edge's adapter keeps in memory, over all tenants, for batch searches in NumPy
+    # (`pcm_common.stores.qdrant.edge.dense_mirror`; 0: none). The engine's searches hold the
+    # interpreter lock: at 10k memories the judge's family searches held it ~40 ms per
+    # batch of ~58, against ~5 ms of mostly lock-free NumPy; ingest to 10k 227.6 / 246.2
+    # against 204.2 / 201.2 memories / s side by side (docs/benchmarks.md, session 22).
+    # ~1.6 KB a point (~160 MB at 100k); a tenant that does not fit is searched by the
+    # engine. A tenant is copied from the engine on its first batch search after a start
+    # (0.7 s for 20k points here, writes held). Ignored with a Qdrant server.
+    qdrant_dense_mirror: int = 200_000
+    # Strength updates (recall side effects, repeats) kept in Redis and folded into the
+    # payloads by the sweeper's `strength_fold` job (`pcm_common.stores.redis.strength_overlay`):
+    # a payload write moves a Qdrant Edge point out of its indexed segment, and searches
+    # slowed with every recall (docs/benchmarks.md, session 14). false: written directly.
+    strength_overlay: bool = True
+    collection: str = "pcm_memories"
+
+    neo4j_uri: str = Field(
+        "bolt://127.0.0.1:7687", validation_alias=AliasChoices("NEO4J_URI", "PCM_NEO4J_URI")
+    )
+    neo4j_user: str = Field("neo4j", validation_alias=AliasChoices("NEO4J_USER", "PCM_NEO4J_USER"))
+    neo4j_password: str = Field(
+        "pcm-dev-password", validation_alias=AliasChoices("NEO4J_PASSWORD", "PCM_NEO4J_PASSWORD")
+    )
+    neo4j_database: str = ""  # empty: the server's default database
+    graph_timeout_s: float = 2.0
+    # A write's `created_at` or a recall's `now` later than the real clock plus this is
+    # refused (422): a memory dated in the future would not decay until then, and a
+    # reinforcement at a future `now` would move its memory's reference time there (it
+    # then escaped demotion). A day covers clients' clock skew; simulations run in the past.
+    max_future_s: int = 86_400
+
+    # litellm model names; "pcm-local/..." are the in-package ONNX MiniLM: "minilm-q8s"
+    # (the default: memories by a smoothed int8 graph with the down projections in float,
+    # ~0.7x the CPU of float per text; queries by the float graph; LoCoMo dev as float),
+    # "minilm" (float), "minilm-q8t" (int8, one activation scale per token: half the CPU
+    # per text, but 14 of the outlier set's 16 category outliers flagged against 16) and
+    # "minilm-q8" (int8, one scale per tensor); docs/benchmarks.md.
+    embedding_model: str = "pcm-local/minilm-q8s"
+    embedding_dim: int = 384
+    embedding_batch: int = 64
+
+    # Entity/relation extraction, shared by the graph-extractor (writes) and recall (query
+    # entities): spaCy rules (default, no model server) or an LLM through litellm.
+    extractor: Literal["local", "llm"] = "local"
+    extraction_model: str = "openai/gpt-4o-mini"  # any litellm chat model for extractor=llm
+    extraction_api_base: str = ""
+    extraction_attempts: int = 3  # invalid LLM answers retried this often, then the event fails
+    extraction_concurrency: int = 8  # LLM calls in flight per process
+
+    # API keys: JSON object {"key": "tenant"}; the dev key is added when `dev_key_enabled`.
+    # Keys can also be stored hashed in Redis (`pcm keys`, /v1/admin/keys; pcm_common.access.auth).
+    api_keys: dict[str, str] = Field(default_factory=dict)
+    # Role of the PCM_API_KEYS keys: admin (they may also run jobs and administer their
+    # tenant's keys, as every key could before roles) or data.
+    api_keys_role: Literal["admin", "data"] = "admin"
+    # More configured keys, always admin: JSON object {"key": "tenant"}.
+    admin_keys: dict[str, str] = Field(default_factory=dict)
+    dev_key_enabled: bool = True
+    dev_api_key: str = DEV_API_KEY
+    # "dev" allows `pcm serve` to start with the dev key on; `pcm dev` sets it itself.
+    env: str = ""
+    # How long a replica trusts what it read of a stored key (seconds): the time a new,
+    # rotated or revoked key takes to be seen by every replica.
+    api_key_cache_s: float = Field(0.5, ge=0, le=5)
+    # Per-key token bucket (requests per second; 0: off) and its burst (0: 2 s worth), and
+    # a per-tenant quota (requests per minute, all its keys; 0: off). Refused: 429 with
+    # Retry-After. Counted in Redis, shared by every replica.
+    rate_limit_per_s: float = Field(0.0, ge=0)
+    rate_limit_burst: int = Field(0, ge=0)
+    tenant_quota_per_min: int = Field(0, ge=0)
+
+    # Event processing.
+    consumer_name: str = ""  # defaults to hostname-pid
+    # Entries a consumer group handles at once per process (ack stays per entry).
+    consumer_concurrency: int = 1
+    claim_idle_ms: int = 30_000  # pending entries idle this long are claimed by another replica
+    max_deliveries: int = 5  # failures before an entry goes to pcm.dlq
+    stream_maxlen: int = 1_000_000
+
+    log_level: str = "INFO"
+    log_json: bool = True
+    # /healthz answers 503 when a consumer loop or the scheduler has not been through an
+    # iteration (idle waits included) for this long (`pcm_common.runtime.heartbeats`). One batch
+    # or one tenant's job taking longer counts as a stall, so it sits well above both.
+    stall_after_s: float = Field(default=600.0, gt=0)
+
+    # Garbage collector (`pcm_common.runtime.gc_tuning`): freeze what start-up loaded, and collect
+    # the young generation every this many net allocations (0: Python's default, 700).
+    gc_freeze: bool = True
+    gc_gen0_threshold: int = 50_000
+
+    @classmethod
+    def settings_customise_sources(
+        cls,
+        settings_cls: type[BaseSettings],
+        init_settings: PydanticBaseSettingsSource,
+        env_settings: PydanticBaseSettingsSource,
+        dotenv_settings: PydanticBaseSettingsSource,
+        file_secret_settings: PydanticBaseSettingsSource,
+    ) -> tuple[PydanticBaseSettingsSource, ...]:
+        # After every explicit source, so an argument or a variable always beats the profile.
+        explicit = (init_settings, env_settings, dotenv_settings, file_secret_settings)
+        return (*explicit, ProfileSource(settings_cls, explicit))
+
+    @field_validator("profile")
+    @classmethod
+    def _known_profile(cls, v: str) -> str:
+        name = v.strip().lower()
+        if name and name not in PROFILES:
+            raise ValueError(unknown_profile(v))
+        return name
+
+    @model_validator(mode="after")
+    def _profile_servers(self) -> PcmSettings:
+        # `scale` cannot fall back to the embedded store or a local graph it never named.
+        why = missing_servers(self.profile, set(self.model_fields_set), self.__dict__)
+        if why:
+            raise ValueError(why)
+        return self
+
+    @field_validator("api_keys", "admin_keys", mode="before")
+    @classmethod
+    def _parse_keys(cls, v: Any) -> Any:
+        if isinstance(v, str):
+            return json.loads(v) if v.strip() else {}
+        return v
+
+    def tenant_keys(self) -> dict[str, str]:
+        keys = dict(self.api_keys)
+        if self.dev_key_enabled:
+            keys.setdefault(self.dev_api_key, DEV_TENANT)
+        return keys

@@ -1,0 +1,1 @@
+"""`GraphStore` over Bolt: a Neo4j 5 server or the embedded ArcadeDB Bolt server."""

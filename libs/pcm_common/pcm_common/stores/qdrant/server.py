@@ -1,0 +1,405 @@
+"""Vector store adapter over a Qdrant server through `qdrant_client.AsyncQdrantClient`.
+
+Production runs this against a Qdrant server; tests use qdrant-client's embedded local
+mode (`location=":memory:"` or `path=`), which serves the same API (it ignores payload
+indexes and searches by brute force). Same named vectors, indexes, filters and fusion as
+the Edge adapter, so the two are interchangeable behind `VectorStore`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import warnings
+from collections.abc import Sequence
+from typing import Any
+
+import structlog
+from qdrant_client import AsyncQdrantClient, models
+from qdrant_client.http.exceptions import UnexpectedResponse
+
+from pcm_common.stores.qdrant.common import (
+    DENSE,
+    PREFETCH_FACTOR,
+    PREFETCH_MIN,
+    RRF_K,
+    SPARSE,
+    dense_of,
+    is_uuid,
+    keep_fused_report_cosine,
+)
+from pcm_common.stores.vectors import (
+    BOOL_INDEXES,
+    FLOAT_INDEXES,
+    KEYWORD_INDEXES,
+    Filter,
+    ScoredPoint,
+    SparseVec,
+    VectorPoint,
+    VectorStore,
+    only_fields,
+    reject_tenant_moves,
+)
+
+# The collection metadata key naming the embedding model of its vectors.
+META_MODEL = "pcm_embedding_model"
+log = structlog.get_logger("vectors")
+
+
+def _match(key: str, value: Any) -> models.Condition:
+    """One equality / any-of condition on `key`."""
+    if value is None:
+        return models.IsEmptyCondition(is_empty=models.PayloadField(key=key))
+    if isinstance(value, bool):
+        return models.FieldCondition(key=key, match=models.MatchValue(value=value))
+    if isinstance(value, float):
+        return models.FieldCondition(key=key, range=models.Range(gte=value, lte=value))
+    if isinstance(value, (list, tuple, set, frozenset)):
+        values = list(value)
+        if not values:
+            # "Any of nothing" matches nothing; an empty `should` would match everything.
+            return models.HasIdCondition(has_id=[])
+        if all(isinstance(v, str) for v in values) or all(
+            isinstance(v, int) and not isinstance(v, bool) for v in values
+        ):
+            return models.FieldCondition(key=key, match=models.MatchAny(any=values))
+        return models.Filter(should=[_match(key, v) for v in values])
+    return models.FieldCondition(key=key, match=models.MatchValue(value=value))
+
+
+def _selector(fields: Sequence[str] | None) -> bool | list[str]:
+    """qdrant-client's `with_payload` for the port's `fields` (None: all; empty: none)."""
+    return True if fields is None else (list(fields) if fields else False)
+
+
+def _tenant_cond(tenant: str) -> models.FieldCondition:
+    return models.FieldCondition(key="tenant", match=models.MatchValue(value=tenant))
+
+
+def to_qdrant_filter(tenant: str, flt: Filter | None) -> models.Filter:
+    """Port filter -> qdrant-client filter, always conditioned on the tenant."""
+    must: list[models.Condition] = [_tenant_cond(tenant)]
+    must_not: list[models.Condition] = []
+    if flt is not None:
+        must += [_match(k, v) for k, v in flt.must.items()]
+        must_not += [_match(k, v) for k, v in flt.must_not.items()]
+        for key, (gte, lte) in flt.ranges.items():
+            if gte is None and lte is None:
+                continue
+            must.append(models.FieldCondition(key=key, range=models.Range(gte=gte, lte=lte)))
+        if flt.should:
+            # Nested so "at least one group" stays independent of the other parts.
+            groups: list[models.Condition] = [
+                models.Filter(must=[_match(k, v) for k, v in g.items()]) for g in flt.should
+            ]
+            must.append(models.Filter(should=groups))
+    return models.Filter(must=must, must_not=must_not or None)
+
+
+class ServerVectorStore(VectorStore):
+    """Collection `collection` on a Qdrant server (or qdrant-client local mode)."""
+
+    def __init__(
+        self,
+        url: str = "",
+        api_key: str = "",
+        collection: str = "pcm_memories",
+        dim: int = 384,
+        location: str | None = None,
+        path: str | None = None,
+    ) -> None:
+        self.collection = collection
+        self.dim = dim
+        self._local = location is not None or path is not None
+        if self._local:
+            self._client = AsyncQdrantClient(location=location, path=path)
+        else:
+            self._client = AsyncQdrantClient(url=url or None, api_key=api_key or None)
+
+    async def ensure_collection(self) -> None:
+        if not await self._client.collection_exists(self.collection):
+            try:
+                await self._client.create_collection(
+                    self.collection,
+                    vectors_config={
+                        DENSE: models.VectorParams(size=self.dim, distance=models.Distance.COSINE)
+                    },
+                    sparse_vectors_config={
+                        SPARSE: models.SparseVectorParams(modifier=models.Modifier.IDF)
+                    },
+                    hnsw_config=models.HnswConfigDiff(m=16, ef_construct=100),
+                )
+            except (UnexpectedResponse, ValueError):
+                # Another replica created it between the check and the create.
+                if not await self._client.collection_exists(self.collection):
+                    raise
+        indexes: list[tuple[str, Any]] = [
+            (
+                name,
+                models.KeywordIndexParams(type=models.KeywordIndexType.KEYWORD, is_tenant=True)
+                if name == "tenant"
+                else models.PayloadSchemaType.KEYWORD,
+            )
+            for name in KEYWORD_INDEXES
+        ]
+        indexes += [(n, models.PayloadSchemaType.BOOL) for n in BOOL_INDEXES]
+        indexes += [(n, models.PayloadSchemaType.FLOAT) for n in FLOAT_INDEXES]
+        with warnings.catch_warnings():
+            # Local mode warns that payload indexes have no effect there; expected.
+            warnings.simplefilter("ignore", UserWarning)
+            for name, schema in indexes:
+                # Idempotent on the server: an existing identical index is kept.
+                await self._client.create_payload_index(
+                    self.collection, name, field_schema=schema, wait=True
+                )
+
+    async def embedding_model(self) -> str | None:
+        """Kept in the collection's metadata (Qdrant 1.16+; an older server keeps none)."""
+        recorded = (await self._metadata()).get(META_MODEL)
+        return recorded if isinstance(recorded, str) else None
+
+    async def _metadata(self) -> dict[str, Any]:
+        info = await self._client.get_collection(self.collection)
+        return dict(getattr(info.config, "metadata", None) or {})
+
+    async def claim_embedding_model(self, model: str) -> str | None:
+        meta = await self._metadata()
+        recorded = meta.get(META_MODEL)
+        if isinstance(recorded, str):
+            return recorded
+        try:
+            await self._client.update_collection(
+                self.collection, metadata={**meta, META_MODEL: model}
+            )
+        except UnexpectedResponse as exc:  # a server without collection metadata
+            log.warning("embedding_model_not_recorded", error=repr(exc)[:300])
+        return None
+
+    async def sample(self, n: int) -> list[ScoredPoint]:
+        records, _ = await self._client.scroll(
+            self.collection, limit=n, with_payload=["text"], with_vectors=[DENSE]
+        )
+        return [
+            ScoredPoint(
+                id=str(r.id), score=0.0, payload=dict(r.payload or {}), vector=dense_of(r.vector)
+            )
+            for r in records
+        ]
+
+    async def tenants_of(self, ids: Sequence[str]) -> dict[str, str]:
+        valid = [i for i in dict.fromkeys(ids) if is_uuid(i)]
+        if not valid:
+            return {}
+        records = await self._client.retrieve(
+            self.collection, ids=valid, with_payload=_selector(["tenant"]), with_vectors=False
+        )
+        return {str(r.id): str((r.payload or {}).get("tenant")) for r in records}
+
+    async def upsert(self, points: Sequence[VectorPoint]) -> None:
+        if not points:
+            return
+        structs = []
+        for p in points:
+            if not is_uuid(p.id):
+                raise ValueError(f"point id must be a UUID string: {p.id!r}")
+            if len(p.vector) != self.dim:
+                raise ValueError(f"vector of {p.id} has dim {len(p.vector)}, want {self.dim}")
+            if "tenant" not in p.payload:
+                raise ValueError(f"payload of {p.id} has no tenant")
+            vec: dict[str, Any] = {DENSE: [float(x) for x in p.vector]}
+            if p.sparse is not None and p.sparse.indices:
+                vec[SPARSE] = models.SparseVector(
+                    indices=list(p.sparse.indices), values=list(p.sparse.values)
+                )
+            structs.append(models.PointStruct(id=p.id, vector=vec, payload=dict(p.payload)))
+        await self._client.upsert(self.collection, points=structs, wait=True)
+
+    async def _owned(
+        self,
+        tenant: str,
+        ids: Sequence[str],
+        with_vectors: bool,
+        fields: Sequence[str] | None = None,
+    ) -> list[models.Record]:
+        """The records of `ids` that belong to `tenant`, with `fields` of their payloads
+        and the tenant (read for this check)."""
+        valid = [i for i in dict.fromkeys(ids) if is_uuid(i)]
+        if not valid:
+            return []
+        records = await self._client.retrieve(
+            self.collection,
+            ids=valid,
+            with_payload=True if fields is None else _selector(["tenant", *fields]),
+            with_vectors=[DENSE] if with_vectors else False,
+        )
+        return [r for r in records if (r.payload or {}).get("tenant") == tenant]
+
+    async def get(
+        self,
+        tenant: str,
+        ids: Sequence[str],
+        *,
+        with_vectors: bool = False,
+        fields: Sequence[str] | None = None,
+    ) -> list[ScoredPoint]:
+        strip = fields is not None and "tenant" not in fields
+        return [
+            ScoredPoint(
+                id=str(r.id),
+                score=0.0,
+                payload=only_fields(dict(r.payload or {}), fields if strip else None),
+                vector=dense_of(r.vector) if with_vectors else None,
+            )
+            for r in await self._owned(tenant, ids, with_vectors, fields)
+        ]
+
+    async def set_payload(self, tenant: str, point_id: str, patch: dict[str, Any]) -> bool:
+        reject_tenant_moves(tenant, [(point_id, patch)])
+        if not await self._owned(tenant, [point_id], False, ()):
+            return False
+        # The write is filtered on the tenant too, so even a stale check can't cross tenants.
+        guard = models.Filter(must=[models.HasIdCondition(has_id=[point_id]), _tenant_cond(tenant)])
+        await self._client.set_payload(
+            self.collection,
+            payload=dict(patch),
+            points=models.FilterSelector(filter=guard),
+            wait=True,
+        )
+        return True
+
+    async def delete(self, tenant: str, ids: Sequence[str]) -> int:
+        owned = [str(r.id) for r in await self._owned(tenant, ids, False, ())]
+        if not owned:
+            return 0
+        guard = models.Filter(
+            must=[models.HasIdCondition(has_id=list(owned)), _tenant_cond(tenant)]
+        )
+        await self._client.delete(
+            self.collection, points_selector=models.FilterSelector(filter=guard), wait=True
+        )
+        return len(owned)
+
+    async def search(
+        self,
+        tenant: str,
+        vector: list[float],
+        *,
+        limit: int,
+        flt: Filter | None = None,
+        sparse: SparseVec | None = None,
+        with_vectors: bool = False,
+        fusion_k: int = RRF_K,
+        prefetch: int | None = None,
+        fields: Sequence[str] | None = None,
+    ) -> list[ScoredPoint]:
+        if limit <= 0:
+            return []
+        qfilter = to_qdrant_filter(tenant, flt)
+        payload = _selector(fields)
+        dense_q = [float(x) for x in vector]
+        hybrid = sparse is not None and bool(sparse.indices)
+        if hybrid:
+            assert sparse is not None
+            depth = prefetch or max(PREFETCH_MIN, PREFETCH_FACTOR * limit)
+            resp = await self._client.query_points(
+                self.collection,
+                prefetch=[
+                    models.Prefetch(query=dense_q, using=DENSE, limit=depth, filter=qfilter),
+                    models.Prefetch(
+                        query=models.SparseVector(
+                            indices=list(sparse.indices), values=list(sparse.values)
+                        ),
+                        using=SPARSE,
+                        limit=depth,
+                        filter=qfilter,
+                    ),
+                ],
+                query=models.RrfQuery(rrf=models.Rrf(k=fusion_k)),
+                query_filter=qfilter,
+                limit=limit,
+                with_payload=payload,
+                # Fused scores are rank-based; the dense vectors give back the cosine.
+                with_vectors=[DENSE],
+            )
+        else:
+            resp = await self._client.query_points(
+                self.collection,
+                query=dense_q,
+                using=DENSE,
+                query_filter=qfilter,
+                limit=limit,
+                with_payload=payload,
+                with_vectors=[DENSE] if with_vectors else False,
+            )
+        out = [
+            ScoredPoint(
+                id=str(h.id),
+                score=float(h.score),
+                payload=dict(h.payload or {}),
+                vector=dense_of(h.vector),
+            )
+            for h in resp.points
+        ]
+        if hybrid:
+            keep_fused_report_cosine(out, dense_q)
+            if not with_vectors:
+                for p in out:
+                    p.vector = None
+        return out
+
+    async def scroll(
+        self,
+        tenant: str,
+        *,
+        flt: Filter | None = None,
+        limit: int = 100,
+        offset: str | None = None,
+        with_vectors: bool = False,
+        fields: Sequence[str] | None = None,
+    ) -> tuple[list[ScoredPoint], str | None]:
+        if offset is not None and not is_uuid(offset):
+            raise ValueError(f"scroll offset must be a point id: {offset!r}")
+        records, next_offset = await self._client.scroll(
+            self.collection,
+            scroll_filter=to_qdrant_filter(tenant, flt),
+            limit=limit,
+            offset=offset,
+            with_payload=_selector(fields),
+            with_vectors=[DENSE] if with_vectors else False,
+        )
+        points = [
+            ScoredPoint(
+                id=str(r.id),
+                score=0.0,
+                payload=dict(r.payload or {}),
+                vector=dense_of(r.vector) if with_vectors else None,
+            )
+            for r in records
+        ]
+        return points, (str(next_offset) if next_offset is not None else None)
+
+    async def timelines(
+        self, tenant: str, filters: Sequence[Filter], *, key: str, limit: int
+    ) -> list[list[tuple[str, float]]]:
+        """Ordered by the server (`order_by` on `key`'s range index), no payloads."""
+
+        async def one(flt: Filter) -> list[tuple[str, float]]:
+            records, _ = await self._client.scroll(
+                self.collection,
+                scroll_filter=to_qdrant_filter(tenant, flt),
+                limit=limit,
+                with_payload=False,
+                with_vectors=False,
+                order_by=models.OrderBy(key=key),
+            )
+            return [(str(r.id), float(r.order_value or 0.0)) for r in records]
+
+        return list(await asyncio.gather(*(one(f) for f in filters)))
+
+    async def count(self, tenant: str, flt: Filter | None = None) -> int:
+        result = await self._client.count(
+            self.collection, count_filter=to_qdrant_filter(tenant, flt), exact=True
+        )
+        return int(result.count)
+
+    async def close(self) -> None:
+        await self._client.close()

@@ -1,0 +1,192 @@
+"""Every Redis key PCM reads or writes, by family: its name, its type and what it holds.
+
+The streams are named with the events they carry (`pcm_common.messaging.events`); the key of
+an owner's current auto-episode is `pcm_common.domain.episode_streams.episode_stream_key`.
+Everything else is here, so a key seen in Redis is found from its prefix, and erasure
+(`pcm_common.data.erasure_scrub`) can name every key that holds a memory's id.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from collections.abc import Iterable
+
+# Characters SCAN's MATCH reads as a pattern: a name in a pattern is matched literally.
+_GLOB = re.compile(r"([*?\[\]\\])")
+
+
+def glob_escape(text: str) -> str:
+    """`text` with the glob characters of SCAN MATCH escaped."""
+    return _GLOB.sub(r"\\\1", text)
+
+
+# ---- tenants -----------------------------------------------------------------------------
+
+TENANTS = "pcm:tenants"  # set: every tenant that ever wrote; scheduled jobs iterate it
+
+
+# ---- API keys (`pcm_common.access.apikeys`), one Redis shared by every replica ----------
+#   pcm:apikey:d:<digest>   hash: the key's record (the lookup on every request: one HGETALL)
+#   pcm:apikey:id:<id>      string: the digest of key <id> (administration goes by id)
+#   pcm:apikeys:<tenant>    sorted set: the tenant's key ids by creation time
+#   pcm:apikeys:tenants     set: tenants that have stored keys (`list` without a tenant)
+
+APIKEY_TENANTS = "pcm:apikeys:tenants"
+
+
+def apikey_record(digest: str) -> str:
+    return "pcm:apikey:d:" + digest
+
+
+def apikey_digest(key_id: str) -> str:
+    return "pcm:apikey:id:" + key_id
+
+
+def apikeys_of(tenant: str) -> str:
+    return "pcm:apikeys:" + tenant
+
+
+# ---- rate limit and quota (`pcm_common.access.ratelimit`) -------------------------------
+
+
+def rate_bucket(key_id: str) -> str:
+    """Hash (tokens, ts): the key's token bucket."""
+    return f"pcm:rl:key:{key_id}"
+
+
+def tenant_quota(tenant: str) -> str:
+    """String: the tenant's request count in the current one-minute window."""
+    return f"pcm:rl:tenant:{tenant}"
+
+
+# ---- locks -------------------------------------------------------------------------------
+
+KEY_LOCK_PREFIX = "pcm:lock:key:"  # + a lock name (`locks.KeyLocks`): the holder's token
+
+
+def copy_lock(tenant: str, copy_key: Iterable[str]) -> str:
+    """Lock name of one exact text in one scope of one user (ingest's lookup of a copy)."""
+    return f"copy:{tenant}:{'|'.join(copy_key)}"
+
+
+def memory_lock(tenant: str, memory_id: str) -> str:
+    """Lock name of one memory (its PATCH and DELETE take turns)."""
+    return f"memory:{tenant}:{memory_id}"
+
+
+def job_lock(name: str, tenant: str) -> str:
+    """String: the token of the sweeper replica running job `name` on `tenant`."""
+    return f"pcm:lock:job:{name}:{tenant}"
+
+
+def job_slot(name: str, tenant: str) -> str:
+    """String with a TTL of the job's interval: the tenant's run of this interval is taken."""
+    return f"pcm:job:slot:{name}:{tenant}"
+
+
+# ---- memory state kept beside the vector store -------------------------------------------
+
+# Hash per tenant (+ tenant): memory id -> its strength as JSON (`strength_overlay`).
+STRENGTH_PREFIX = "pcm:strength:"
+
+
+def governance(tenant: str) -> str:
+    """Hash: scope key (``global``, ``workspace:{name}``, ``project:{name}``) -> the scope's
+    policy as JSON (`governance`)."""
+    return f"pcm:governance:{tenant}"
+
+
+def tombstones(tenant: str) -> str:
+    """Sorted set: deleted memory id -> deletion time (`tombstones`)."""
+    return f"pcm:tombstones:{tenant}"
+
+
+# The routine index (`routines`), per tenant:
+# - ``pcm:routine:{tenant}:of``: hash, memory id -> routine id;
+# - ``pcm:routine:{tenant}:r:{routine}``: sorted set, one member ``"{memory id}|{ts}"`` per
+#   event (the memory's creation and each recorded repeat), scored by the event's time;
+# - ``pcm:routine:{tenant}:built``: set once the sweeper's `routines` job rebuilt the index.
+
+
+def routine_of(tenant: str) -> str:
+    return f"pcm:routine:{tenant}:of"
+
+
+def routine_entries(tenant: str, routine: str) -> str:
+    return f"pcm:routine:{tenant}:r:{routine}"
+
+
+def routine_built(tenant: str) -> str:
+    return f"pcm:routine:{tenant}:built"
+
+
+def routine_entries_pattern(tenant: str) -> str:
+    """SCAN MATCH pattern of the tenant's routine entry keys (a tenant whose name starts
+    with this one's and ":r:" matches too: its routine ids hold a colon)."""
+    return glob_escape(routine_entries(tenant, "")) + "*"
+
+
+# ---- events owed and events consumed -----------------------------------------------------
+
+OUTBOX_WRITTEN = "pcm:outbox:written"  # sorted set: JSON [tenant, memory id] -> noted at (s)
+OUTBOX_CHANGED = "pcm:outbox:changed"  # sorted set: a MemoryChanged as JSON -> noted at (s)
+
+
+def stream_failures(stream: str, group: str) -> str:
+    """Hash: entry id -> failed deliveries of it in the group (`stream_batches`)."""
+    return f"pcm:failures:{stream}:{group}"
+
+
+def applied(phase: str, event_id: str) -> str:
+    """Hash: memory id -> what the sweeper applied of one phase ("recalled", "spread") of
+    one recall event (kept a week). One HMGET reads a phase's markers and one HSET (with
+    its EXPIRE) writes them; a key per memory cost a command each way per memory, ~10 ms
+    of CPU for the ~115 memories a k=10 recall touches on the synthetic 10k store."""
+    return f"pcm:applied:{phase}:{event_id}"
+
+
+APPLIED_PATTERN = "pcm:applied:*"
+
+
+def idempotency(tenant: str, key: str) -> str:
+    """String (JSON, 24 h): a write's claim of an `Idempotency-Key`, then its answer."""
+    return f"pcm:idem:{tenant}:{hashlib.sha256(key.encode()).hexdigest()[:40]}"
+
+
+def idempotency_pattern(tenant: str) -> str:
+    return f"pcm:idem:{glob_escape(tenant)}:*"
+
+
+# ---- repair and erasure ------------------------------------------------------------------
+
+
+def graph_republished(tenant: str, memory_id: str) -> str:
+    """String with a TTL: graph repair published the memory again for extraction."""
+    return f"pcm:repair:graph:{tenant}:{memory_id}"
+
+
+def judge_republished(tenant: str, memory_id: str) -> str:
+    """String with a TTL: the repair job published the unjudged memory again."""
+    return f"pcm:repair:republished:{tenant}:{memory_id}"
+
+
+def erasure(tenant: str, digest: str) -> str:
+    """Hash: an erasure job's record (status, counts), by the digest of what it erases. The
+    keys beside it: `erasure_lock`, `erasure_ids`, `erasure_owners`."""
+    return f"pcm:erasure:{tenant}:{digest}"
+
+
+def erasure_lock(job: str) -> str:
+    """String with a TTL: the token of the call running the erasure job `job`."""
+    return f"{job}:lock"
+
+
+def erasure_ids(job: str) -> str:
+    """Set: the ids the erasure job found, kept before anything is deleted."""
+    return f"{job}:ids"
+
+
+def erasure_owners(job: str) -> str:
+    """Set: the current-episode keys of the erased owners."""
+    return f"{job}:keys"

@@ -16,7 +16,8 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 
-from pcm_common.domain.quantities import parse_quantities, resolve
+from pcm_common.domain.bare_figures import resolve
+from pcm_common.domain.quantities import parse_quantities
 
 H, MIN, KM = 3600.0, 60.0, 1000.0
 Gold = list[tuple[str, float]]

@@ -8,7 +8,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from pcm_common.domain.quantities import parse_quantities, relative_step, resolve, to_number
+from pcm_common.domain.bare_figures import resolve
+from pcm_common.domain.quantities import parse_quantities, relative_step, to_number
 
 H, MIN, KM = 3600.0, 60.0, 1000.0
 

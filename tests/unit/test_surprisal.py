@@ -5,6 +5,7 @@ from __future__ import annotations
 import random
 from collections import Counter
 
+from pcm_common.domain import routine_rules as rr
 from pcm_common.domain import surprisal as sp
 
 DAY = 86400.0
@@ -70,47 +71,47 @@ def test_too_few_values_are_not_judged() -> None:
 def test_routine_stopped_continuing_and_irregular() -> None:
     weekly = [i * 7 * DAY for i in range(8)]
     last = weekly[-1]
-    assert sp.routine_state(weekly, last + 1 * DAY).stopped is False  # type: ignore[union-attr]
-    state = sp.routine_state(weekly, last + 22 * DAY)
+    assert rr.routine_state(weekly, last + 1 * DAY).stopped is False  # type: ignore[union-attr]
+    state = rr.routine_state(weekly, last + 22 * DAY)
     assert state is not None and state.stopped and state.median_gap_s == 7 * DAY
     # entries after `now`: it went on, so it never counts as stopped
-    assert not sp.routine_state([*weekly, last + 30 * DAY], last + 22 * DAY).stopped  # type: ignore[union-attr]
+    assert not rr.routine_state([*weekly, last + 30 * DAY], last + 22 * DAY).stopped  # type: ignore[union-attr]
     # too few entries
-    assert sp.routine_state(weekly[:4], last + 100 * DAY) is None
+    assert rr.routine_state(weekly[:4], last + 100 * DAY) is None
     # irregular (cv >= 1): no routine to break
     irregular = [0.0, 1 * DAY, 2 * DAY, 3 * DAY, 60 * DAY, 61 * DAY]
-    st = sp.routine_state(irregular, 200 * DAY, min_n=5)
+    st = rr.routine_state(irregular, 200 * DAY, min_n=5)
     assert st is None or not st.stopped or st.cv < 1
 
 
 def test_stopped_after_two_and_a_half_intervals_unless_it_paused_as_long_before() -> None:
     weekly = [i * 7 * DAY for i in range(8)]
     last = weekly[-1]
-    assert sp.routine_state(weekly, last + 17 * DAY).stopped is False  # type: ignore[union-attr]
-    assert sp.routine_state(weekly, last + 18 * DAY).stopped is True  # type: ignore[union-attr]
+    assert rr.routine_state(weekly, last + 17 * DAY).stopped is False  # type: ignore[union-attr]
+    assert rr.routine_state(weekly, last + 18 * DAY).stopped is True  # type: ignore[union-attr]
     # One skipped week in the run: quiet must outlast that break by an interval (21 days).
     skipped = [*weekly[:4], *(t + 7 * DAY for t in weekly[4:])]
     last = skipped[-1]
-    state = sp.routine_state(skipped, last + 18 * DAY)
+    state = rr.routine_state(skipped, last + 18 * DAY)
     assert state is not None and state.regular and not state.stopped
-    assert sp.routine_state(skipped, last + 22 * DAY).stopped is True  # type: ignore[union-attr]
+    assert rr.routine_state(skipped, last + 22 * DAY).stopped is True  # type: ignore[union-attr]
 
 
 def test_isolated_old_entry_does_not_break_the_current_run() -> None:
     daily = [400 * DAY + i * DAY for i in range(8)]
-    state = sp.routine_state([0.0, *daily], daily[-1] + 5 * DAY)
+    state = rr.routine_state([0.0, *daily], daily[-1] + 5 * DAY)
     assert state is not None and state.regular and state.stopped and state.n == 8
 
 
 def test_a_burst_of_notes_is_no_routine() -> None:
     """Entries seconds or minutes apart are one sitting: never regular, never stopped."""
     burst = [1000.0 + 5 * i for i in range(6)]
-    state = sp.routine_state(burst, burst[-1] + 10)
+    state = rr.routine_state(burst, burst[-1] + 10)
     assert state is not None and not state.regular and not state.stopped
     minutes = [1000.0 + 600 * i for i in range(6)]
-    assert not sp.routine_state(minutes, minutes[-1] + DAY).stopped  # type: ignore[union-attr]
+    assert not rr.routine_state(minutes, minutes[-1] + DAY).stopped  # type: ignore[union-attr]
     every_four_hours = [1000.0 + 4 * 3600 * i for i in range(6)]
-    state = sp.routine_state(every_four_hours, every_four_hours[-1] + DAY)
+    state = rr.routine_state(every_four_hours, every_four_hours[-1] + DAY)
     assert state is not None and state.regular and state.stopped
 
 
@@ -119,7 +120,7 @@ def _build(families: dict[str, list[str]]) -> dict[str, str]:
     routine_of: dict[str, str] = {}
     for mid, fam in families.items():
         sizes = Counter(routine_of.values())
-        plan = sp.routine_join(mid, fam, routine_of, sizes)
+        plan = rr.routine_join(mid, fam, routine_of, sizes)
         if plan.target is None:
             continue
         for r in plan.merge:
@@ -149,24 +150,24 @@ def test_routine_join_needs_two_shared_members_and_half_the_family() -> None:
     routine_of = {"c1": "C", "c2": "C", "c3": "C", "p1": "P", "p2": "P"}
     sizes = {"C": 3, "P": 2}
     # A coffee entry whose family caught two phone calls stays with coffee.
-    plan = sp.routine_join("c4", ["c1", "c2", "c3", "p1", "p2"], routine_of, sizes)
+    plan = rr.routine_join("c4", ["c1", "c2", "c3", "p1", "p2"], routine_of, sizes)
     assert plan.target == "C" and plan.merge == () and plan.adopt == ()
     # One shared member is not enough; the rest of its family starts a routine with it.
-    plan = sp.routine_join("x", ["c1", "y1", "y2"], routine_of, sizes)
+    plan = rr.routine_join("x", ["c1", "y1", "y2"], routine_of, sizes)
     assert plan.target == "x" and plan.adopt == ("y1", "y2")
     # Nothing shared and nothing unplaced: no routine.
-    assert sp.routine_join("z", ["c1"], routine_of, sizes).target is None
+    assert rr.routine_join("z", ["c1"], routine_of, sizes).target is None
 
 
 def test_routine_join_merges_two_ends_of_one_routine_into_the_larger() -> None:
     routine_of = {"a1": "A", "a2": "A", "a3": "A", "b1": "B", "b2": "B"}
-    plan = sp.routine_join("m", ["a1", "a2", "b1", "b2"], routine_of, {"A": 3, "B": 2})
+    plan = rr.routine_join("m", ["a1", "a2", "b1", "b2"], routine_of, {"A": 3, "B": 2})
     assert plan.target == "A" and plan.merge == ("B",)
 
 
 def test_routine_join_is_idempotent_for_a_memory_judged_again() -> None:
     routine_of = {"e1": "R", "e2": "R", "e3": "R"}
-    first = sp.routine_join("e3", ["e1", "e2"], routine_of, {"R": 3})
+    first = rr.routine_join("e3", ["e1", "e2"], routine_of, {"R": 3})
     assert first.target == "R" and first.merge == () and first.adopt == ()
 
 
@@ -180,9 +181,9 @@ def test_routine_join_reads_only_the_sizes_it_names() -> None:
         sizes = dict(Counter(routine_of.values()))
         mid = rng.choice(ids)
         fam = rng.sample(ids, rng.randint(0, 12))
-        ranked = sp.routines_to_rank(mid, fam, routine_of)
+        ranked = rr.routines_to_rank(mid, fam, routine_of)
         few = {r: sizes[r] for r in ranked}
-        assert sp.routine_join(mid, fam, routine_of, few) == sp.routine_join(
+        assert rr.routine_join(mid, fam, routine_of, few) == rr.routine_join(
             mid, fam, routine_of, sizes
         )
 
@@ -199,7 +200,7 @@ def test_routine_voters_are_the_near_members_when_there_are_enough() -> None:
     """A gym log's family: its own series close, a neighbouring routine's entries far. The
     near ones decide its routine; one near member alone is too few, and the whole family
     decides (a new phrasing's first entries)."""
-    from pcm_common.domain.surprisal import ROUTINE_NEAR_MARGIN, routine_voters
+    from pcm_common.domain.routine_rules import ROUTINE_NEAR_MARGIN, routine_voters
 
     family = [("gym1", 0.91), ("w1", 0.52), ("gym2", 0.86), ("w2", 0.5), ("w3", 0.49)]
     assert routine_voters(family) == ["gym1", "gym2"]

@@ -20,8 +20,8 @@ from collections.abc import Sequence
 
 from redis.asyncio import Redis
 
-from pcm_common.domain.episode_streams import episode_stream_key
 from pcm_common.domain.memory import MemoryRecord
+from pcm_common.stores.redis import keys as redis_keys
 from pcm_common.stores.redis.scripts import EPISODE_JOIN_OR_OPEN
 
 AUTO_PREFIX = "auto-"
@@ -31,8 +31,8 @@ STREAM_TTL_S = 7 * 86400
 
 
 def stream_key(record: MemoryRecord) -> str:
-    """The Redis key of the record's stream (`episode_stream_key`)."""
-    return episode_stream_key(
+    """The Redis key of the record's stream (`keys.episode_stream`)."""
+    return redis_keys.episode_stream(
         record.tenant, record.scope.value, record.workspace, record.project, record.user_id
     )
 

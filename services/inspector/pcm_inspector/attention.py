@@ -8,6 +8,7 @@ import asyncio
 from datetime import UTC, datetime
 from typing import Any
 
+from pcm_common.domain import routine_rules as rr
 from pcm_common.domain import surprisal as sp
 from pcm_common.runtime.resources import Resources
 from pcm_common.stores.redis.routines import Routine
@@ -24,7 +25,7 @@ def _dt(ts: float) -> datetime:
 
 def _routine(r: Routine, texts: dict[str, str], now: float) -> dict[str, Any]:
     times = [t for _, t in r.entries]
-    state = sp.routine_state(times, now)
+    state = rr.routine_state(times, now)
     last_id = r.entries[-1][0]
     return {
         "id": r.id,
@@ -33,7 +34,7 @@ def _routine(r: Routine, texts: dict[str, str], now: float) -> dict[str, Any]:
         "last_at": _dt(times[-1]),
         "last_memory": {"id": last_id, "text": texts.get(last_id, "")},
         "usual_interval_days": round(state.median_gap_s / 86400, 2) if state else None,
-        "usual": sp.describe_interval(state.median_gap_s) if state else None,
+        "usual": rr.describe_interval(state.median_gap_s) if state else None,
         # too_few: under the entries a routine needs to be judged at all.
         "state": "too_few"
         if state is None

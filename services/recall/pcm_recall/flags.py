@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
+from pcm_common.domain import routine_rules as rr
 from pcm_common.domain import surprisal as sp
 from pcm_common.runtime.telemetry import get_logger
 from pcm_common.stores.redis.routines import Routine, RoutineIndex
@@ -166,7 +167,7 @@ async def _stopped(
     if routine.later or not routine.entries:
         return None  # it went on after `now`
     now_ts = now.timestamp()
-    state = sp.routine_state([t for _, t in routine.entries], now_ts)
+    state = rr.routine_state([t for _, t in routine.entries], now_ts)
     if state is None or not state.stopped:
         return None
     last = routine.entries[-1][0]
@@ -185,7 +186,7 @@ async def _stopped(
         text=info.text,
         differs=f"stopped: no entry since {since} ({days:.0f} days ago)",
         usual=(
-            f"{sp.describe_interval(state.median_gap_s)}; {state.n} entries, median interval "
+            f"{rr.describe_interval(state.median_gap_s)}; {state.n} entries, median interval "
             f"{state.median_gap_s / 86400:.1f} days"
         ),
         created_at=_dt(info.ts),
@@ -197,7 +198,7 @@ async def _stopped(
 async def in_regular_routines(
     routines: RoutineIndex, tenant: str, memory_ids: Sequence[str], now: datetime
 ) -> set[str]:
-    """Those of `memory_ids` whose routine is regular at `now` (`surprisal.routine_state`:
+    """Those of `memory_ids` whose routine is regular at `now` (`rr.routine_state`:
     at least five entries at steady intervals); precise recall delivers a surprise only
     then. Two Redis round trips at most."""
     if not memory_ids:
@@ -205,7 +206,7 @@ async def in_regular_routines(
     found = await routines.routines(tenant, memory_ids, now.timestamp(), latest=ROUTINE_WINDOW)
     regular: set[str] = set()
     for routine in found:
-        state = sp.routine_state([t for _, t in routine.entries], now.timestamp())
+        state = rr.routine_state([t for _, t in routine.entries], now.timestamp())
         if state is not None and state.regular:
             regular |= {mid for mid, _ in routine.entries} & set(memory_ids)
     return regular

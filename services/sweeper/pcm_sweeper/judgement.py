@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
-from pcm_common.domain import surprisal as sp
+from pcm_common.domain import routine_rules as rr
 from pcm_common.domain import visibility
 from pcm_common.domain.memory import MemoryRecord
 from pcm_common.judge import FamilyMember
@@ -65,7 +65,7 @@ def routine_item(
 ) -> tuple[str, list[float], dict[str, list[float]]]:
     """A judged memory as the routine index takes it: its id, its event times and its
     family's (`times`: those of each member, when read already), the members that decide
-    its routine only (`surprisal.routine_voters`). A routine is one group's
+    its routine only (`rr.routine_voters`). A routine is one group's
     (`visibility.peers`): a member of another group, from a family judged before families
     kept to the group, does not join it."""
     if times is None:
@@ -75,5 +75,5 @@ def routine_item(
         for f, t in zip(family, times, strict=True)
         if visibility.same_group(f.payload, point.payload)
     }
-    voters = sp.routine_voters([(m, c) for m, (c, _) in own.items()])
+    voters = rr.routine_voters([(m, c) for m, (c, _) in own.items()])
     return point.id, event_times(point.payload), {m: own[m][1] for m in voters}

@@ -28,7 +28,6 @@ from dataclasses import dataclass
 from typing import Any, cast
 
 from pcm_common.data.erasure_scrub import Asker, scrub_keys, scrub_streams
-from pcm_common.domain.episode_streams import episode_stream_key
 from pcm_common.domain.memory import Scope, Source
 from pcm_common.messaging.events import MemoryChanged
 from pcm_common.messaging.outbox import owe, pay_or_leave_owed
@@ -147,7 +146,7 @@ class Erasure:
                 return
             ids = [p.id for p in page]
             owners = {
-                episode_stream_key(
+                keys.episode_stream(
                     tenant,
                     str(p.payload.get("scope") or Scope.GLOBAL.value),
                     p.payload.get("workspace"),

@@ -1,6 +1,6 @@
 """Governance per scope (DESIGN §6; the mnemos write-up's scope controls): how memories may
 be captured in a scope, how long they are kept, and how many stay active. Pure functions
-over plain values; the policies live in Redis (`pcm_common.stores.governance`), ingest
+over plain values; the policies live in Redis (`pcm_common.stores.redis.governance`), ingest
 enforces the capture mode and the sweeper's `governance` job the retention and the cap.
 
 A policy is set on one scope: `global` (the tenant's default for every scope), a workspace,

@@ -13,9 +13,9 @@ from typing import Any
 
 from pcm_common.domain import changes
 from pcm_common.domain import surprisal as sp
+from pcm_common.domain.bare_figures import resolve
 from pcm_common.domain.harmonise import harmonise
 from pcm_common.domain.memory import MemoryRecord
-from pcm_common.domain.quantities import resolve
 from pcm_common.judge import Earlier, Judge, Verdict, features
 from pcm_common.text.clean import brief
 

@@ -1,7 +1,6 @@
 """Every Redis key PCM reads or writes, by family: its name, its type and what it holds.
 
-The streams are named with the events they carry (`pcm_common.messaging.events`); the key of
-an owner's current auto-episode is `pcm_common.domain.episode_streams.episode_stream_key`.
+The streams are named with the events they carry (`pcm_common.messaging.events`).
 Everything else is here, so a key seen in Redis is found from its prefix, and erasure
 (`pcm_common.data.erasure_scrub`) can name every key that holds a memory's id.
 """
@@ -190,3 +189,14 @@ def erasure_ids(job: str) -> str:
 def erasure_owners(job: str) -> str:
     """Set: the current-episode keys of the erased owners."""
     return f"{job}:keys"
+
+
+def episode_stream(
+    tenant: str, scope: str, workspace: str | None, project: str | None, user_id: str | None
+) -> str:
+    """An owner's current auto-episode (`pcm_ingest.episodes`): one per tenant, scope,
+    workspace, project and user, hashed so that no name needs escaping; erasure finds the
+    keys of the owners it erases here."""
+    parts = "\x1f".join([scope, workspace or "", project or "", user_id or ""])
+    digest = hashlib.sha256(parts.encode()).hexdigest()[:24]
+    return f"pcm:episode:{tenant}:{digest}"

@@ -28,7 +28,7 @@ from typing import Any
 from redis.asyncio import Redis
 from redis.exceptions import WatchError
 
-from pcm_common.domain.surprisal import routine_join, routines_to_rank
+from pcm_common.domain.routine_rules import routine_join, routines_to_rank
 from pcm_common.stores.redis import keys
 
 MAX_TRIES = 50  # optimistic retries under contention before giving up on one update

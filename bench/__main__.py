@@ -20,11 +20,12 @@ from bench import latency, lifecycle, locomo, micro, outliers, precise, report
 from bench.common import log
 
 DEFAULT_PARTS = ("locomo", "precise", "latency", "lifecycle", "outliers", "routines")
-# The generated routine sets (bench/routine_gen): the tune part and the parts held out of all
-# tuning, replayed in process (the same services, no HTTP) to keep `make bench` short.
+# The generated routine sets (bench/routine_gen): the tune part and the parts held out of
+# tuning (blind3 never read), replayed in process (the same services, no HTTP) to keep
+# `make bench` short.
 ROUTINE_SETS = [
     a
-    for split in ("tune", "heldout", "valid")
+    for split in ("tune", "heldout", "valid", "blind", "blind2", "blind3")
     for a in ("--file", f"bench/routine_gen/data/{split}.outliers_absence.json")
 ]
 QUICK: dict[str, list[str]] = {

@@ -3,7 +3,7 @@ the routine index: a memory stands for its creation and each recorded repeat."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
@@ -11,6 +11,7 @@ from typing import Any
 from pcm_common.domain import routine_rules as rr
 from pcm_common.domain import visibility
 from pcm_common.domain.memory import MemoryRecord
+from pcm_common.domain.quantities import parse_quantities
 from pcm_common.judge import FamilyMember
 from pcm_common.stores.vectors import ScoredPoint
 
@@ -70,10 +71,19 @@ def routine_item(
     kept to the group, does not join it."""
     if times is None:
         times = [event_times(f.payload) for f in family]
+    text = str(point.payload.get("text") or "")
+    kinds = _kinds(text)
     own = {
         f.id: (f.score, t)
         for f, t in zip(family, times, strict=True)
         if visibility.same_group(f.payload, point.payload)
+        and rr.same_series(text, str(f.payload.get("text") or ""), kinds, _kinds(f.payload))
     }
     voters = rr.routine_voters([(m, c) for m, (c, _) in own.items()])
     return point.id, event_times(point.payload), {m: own[m][1] for m in voters}
+
+
+def _kinds(source: str | Mapping[str, Any]) -> frozenset[str]:
+    """The kinds of figure a text (or a payload's text) states."""
+    text = source if isinstance(source, str) else str(source.get("text") or "")
+    return frozenset(q.kind for q in parse_quantities(text) if q.kind not in {"number", "count"})

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import itertools
 import math
+import re
 import statistics
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
@@ -175,3 +176,24 @@ def describe_interval(seconds: float) -> str:
     if days >= 0.75:
         return "daily"
     return f"every {seconds / 3600:.0f} h"
+
+
+# A name: a capitalised word that does not open the text or a sentence ("IronWorks",
+# "Skyline"); currency codes and units (no lower-case letter) are not names.
+_NAME = re.compile(r"(?<![.!?]\s)(?<!^)\b[A-Z][A-Za-z'&]*[a-z][A-Za-z'&]*\b")
+
+
+def names_in(text: str) -> frozenset[str]:
+    """The names a text mentions, lower-cased (a cheap reading: no parser at this step)."""
+    return frozenset(m.group(0).lower() for m in _NAME.finditer(text.strip()))
+
+
+def same_series(a: str, b: str, kinds_a: frozenset[str], kinds_b: frozenset[str]) -> bool:
+    """Whether two entries may belong to one routine: when both name something, they share
+    a name; else the kinds of figure one states are among the other's ("Weekly weight:
+    68.5 kg" beside "68.2kg on the bathroom scale, body fat 24%"). A phone bill and a
+    streaming subscription share a currency, not a provider."""
+    na, nb = names_in(a), names_in(b)
+    if na and nb:
+        return bool(na & nb)
+    return kinds_a <= kinds_b or kinds_b <= kinds_a

@@ -39,6 +39,7 @@ FROZEN_SEEDS: dict[str, int] = {
     "blind": 20261205,
     "blind2": 20261206,
     "blind3": 20261207,
+    "blind4": 20261208,
 }
 VARIANTS: dict[str, str] = {"plain": "outliers", "absence": "outliers_absence"}
 ROUTINES_PER_PERSONA = 8

@@ -855,6 +855,7 @@ SPLIT_KINDS: dict[str, tuple[Kind, ...]] = {
     "blind": KINDS + EXTRA_KINDS,
     "blind2": KINDS + EXTRA_KINDS,
     "blind3": KINDS + EXTRA_KINDS,
+    "blind4": KINDS + EXTRA_KINDS,
 }
 
 

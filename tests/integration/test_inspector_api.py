@@ -238,7 +238,7 @@ async def test_a_dead_letter_is_retried_once_by_its_own_tenant(
         assert sorted(r.status_code for r in both) == [200, 404]
         assert await redis.xlen(STREAM_CHANGED) == length + 1
 
-        for bad in ("not-an-id", "0-0", "99999999999999-0"):
+        for bad in ("not-an-id", "0-0", "99999999999999-0", f"{2**64}-0", "1-2-3"):
             gone = await client_a.post(f"/v1/dead-letters/{bad}:retry")
             assert gone.status_code == 404, (bad, gone.text)
         await settle(client_a)  # the consumers take the event again without failing

@@ -21,8 +21,10 @@ log = get_logger("dead_letters")
 # Entries read per call, newest first: the stream is trimmed by age, and a page that reads
 # more than this to fill up is cut short (`scanned` says how far it looked).
 WINDOW = 2000
-# A stream entry id (milliseconds-sequence), the only form a letter's id takes.
-LETTER_ID = re.compile(r"\d{1,20}-\d{1,20}")
+# A stream entry id (milliseconds-sequence, each below 2**64), the only form a letter's id
+# takes; anything else would be an error from Redis, not "no such letter".
+LETTER_ID = re.compile(r"(\d{1,20})-(\d{1,20})")
+ID_PART_MAX = 2**64 - 1
 # Tries of the retry's transaction when `pcm.dlq` changed under it (a letter arriving from
 # another event's failure between the read and the write aborts it; it is then read again).
 RETRY_TRIES = 10
@@ -80,7 +82,8 @@ async def retry(redis: Redis, bus: Bus, tenant: str, letter_id: str) -> dict[str
     The event goes back as it was (its `event_id` too), so every consumer group of the
     stream sees it again: the handlers are idempotent (delivery is at-least-once), and those
     that keep an applied-marker per event skip what they already did."""
-    if not LETTER_ID.fullmatch(letter_id):
+    parts = LETTER_ID.fullmatch(letter_id)
+    if parts is None or any(int(n) > ID_PART_MAX for n in parts.groups()):
         return None
     for _ in range(RETRY_TRIES):
         async with redis.pipeline(transaction=True) as pipe:

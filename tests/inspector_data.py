@@ -1,13 +1,18 @@
-"""Memories for the inspector's attention view, shared by its API and browser tests: a
-swimming routine that goes on (with one surprising entry) and piano lessons that stopped."""
+"""Data for the inspector's views, shared by its API and browser tests: for attention, a
+swimming routine that goes on (with one surprising entry) and piano lessons that stopped;
+for the pipeline, a dead letter."""
 
 from __future__ import annotations
 
+import uuid
 from datetime import UTC, datetime, timedelta
+from typing import Any
 
 import httpx
+from redis.asyncio import Redis
 
 from pcm_cli.testing import settle
+from pcm_common.messaging.events import STREAM_CHANGED, STREAM_DLQ, DeadLetter, MemoryChanged
 
 SURPRISE = "Swam 140 lengths at the Eastside pool this morning."
 
@@ -41,3 +46,19 @@ async def seed_routines(client: httpx.AsyncClient, user_id: str) -> None:
         )
         assert got.status_code == 201, got.text
     await settle(client)
+
+
+async def seed_dead_letter(redis: Redis, tenant: str) -> tuple[str, dict[str, Any]]:
+    """A letter as the bus writes one, of a harmless event (a pin of no memory) that failed:
+    its id in `pcm.dlq` and the event's body."""
+    body = MemoryChanged(tenant=tenant, memory_id=str(uuid.uuid4()), change="pinned")
+    letter = DeadLetter(
+        stream=STREAM_CHANGED,
+        group="graph-extractor-changes",
+        entry_id="1-0",
+        error="RuntimeError('graph store down')",
+        deliveries=5,
+        body=body.model_dump(mode="json"),
+    )
+    entry = await redis.xadd(STREAM_DLQ, {"data": letter.model_dump_json()})
+    return entry.decode(), letter.body

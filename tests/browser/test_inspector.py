@@ -1,14 +1,17 @@
 """The inspector in a real browser against a real server: sign in, search, a memory's page
-with its strength plot and graph, a recall, a policy edited, a memory forgotten; another
-tenant's memory is "not found". Each page's screenshot is written under var/inspector/."""
+with its strength plot and graph, a recall, a policy edited, a dead letter retried, a
+memory forgotten; another tenant's memory is "not found". Each page's screenshot is
+written under var/inspector/."""
 
 from __future__ import annotations
 
 import httpx
 from playwright.async_api import Browser, expect
+from redis.asyncio import Redis
 
 from tests.browser.conftest import SEED, Inspector, Seeded, open_page, sign_in
-from tests.inspector_data import SURPRISE
+from tests.conftest import KEYS, TEST_REDIS_URL
+from tests.inspector_data import SURPRISE, seed_dead_letter
 
 
 async def test_sign_in_refuses_a_wrong_key_in_words(inspector: Inspector) -> None:
@@ -166,14 +169,28 @@ async def test_attention_shows_stopped_routines_and_surprises(
     await inspector.shot("attention")
 
 
-async def test_pipeline_view(inspector: Inspector) -> None:
+async def test_pipeline_view_retries_a_dead_letter(inspector: Inspector) -> None:
+    redis = Redis.from_url(TEST_REDIS_URL)
+    try:
+        letter_id, body = await seed_dead_letter(redis, KEYS["key-a"])
+    finally:
+        await redis.aclose()
     await sign_in(inspector, "key-a")
     page = inspector.page
     await page.click("nav >> text=Pipeline")
-    await expect(page.locator("tbody")).to_contain_text("pcm.memory.written")
+    await expect(page.locator("tbody").first).to_contain_text("pcm.memory.written")
     await expect(page.locator(".jobs")).to_contain_text("consolidation")
     await expect(page.locator("main h2", has_text="Dead letters")).to_be_visible()
     await inspector.shot("pipeline")
+    # The row shows the start of the event's memory id (a fresh one, so this row only).
+    row = page.locator("tr", has_text=str(body["memory_id"])[:8])
+    await row.get_by_label(f"Retry dead letter {letter_id}").click()
+    await expect(row).to_contain_text("sent back")
+    await expect(page.locator("[role=status]")).to_contain_text("Sent back to pcm.memory.changed")
+    # Gone from the dead letters once the page is loaded again.
+    await page.reload()
+    await expect(page.locator("main h2", has_text="Dead letters")).to_be_visible()
+    await expect(page.get_by_label(f"Retry dead letter {letter_id}")).to_have_count(0)
 
 
 async def test_forget_a_memory_and_it_is_gone(

@@ -1,9 +1,11 @@
-"""The inspector's read-only routes and its page, over HTTP on the real server: search
-reinforces nothing, strength and graph answer for the key's tenant only, and /ui is
-served with a policy that lets nothing in from elsewhere."""
+"""The inspector's routes and its page, over HTTP on the real server: search reinforces
+nothing, strength and graph answer for the key's tenant only, a dead letter is sent back
+once and by its own tenant only, and /ui is served with a policy that lets nothing in
+from elsewhere."""
 
 from __future__ import annotations
 
+import asyncio
 from datetime import UTC, datetime, timedelta
 
 import httpx
@@ -11,9 +13,10 @@ import pytest
 from redis.asyncio import Redis
 
 from pcm_common.domain.strength import DEMOTE_BELOW
-from pcm_common.messaging.events import STREAM_DLQ, DeadLetter
+from pcm_common.messaging.events import STREAM_CHANGED, STREAM_DLQ, DeadLetter
+from pcm_common.messaging.stream_batches import decode_entry
 from tests.conftest import KEYS, RUN, TEST_REDIS_URL, settle
-from tests.inspector_data import SURPRISE, seed_routines
+from tests.inspector_data import SURPRISE, seed_dead_letter, seed_routines
 
 TEXTS = [
     f"Ines Carvalho works at Quillfeather Studio in Porto. ({RUN})",
@@ -193,3 +196,56 @@ async def test_dead_letters_are_the_tenants_own(
     theirs = [d["memory_id"] for d in (await client_b.get("/v1/dead-letters")).json()["items"]]
     assert f"b-{RUN}" in theirs and f"a-{RUN}" not in theirs
     assert (await client_a.get("/v1/dead-letters", params={"limit": 0})).status_code == 422
+
+
+async def test_a_dead_letter_is_retried_once_by_its_own_tenant(
+    client_a: httpx.AsyncClient, client_b: httpx.AsyncClient
+) -> None:
+    redis = Redis.from_url(TEST_REDIS_URL)
+    try:
+        letter_id, body = await seed_dead_letter(redis, KEYS["key-a"])
+        route = f"/v1/dead-letters/{letter_id}:retry"
+        # Another tenant's letter is not found, and stays where it is.
+        refused = await client_b.post(route)
+        assert refused.status_code == 404, refused.text
+        assert refused.json()["error"] == "dead_letter_not_found"
+        assert await redis.xrange(STREAM_DLQ, letter_id, letter_id)
+
+        got = await client_a.post(route)
+        assert got.status_code == 200, got.text
+        done = got.json()
+        assert done["id"] == letter_id and done["stream"] == STREAM_CHANGED
+        assert done["memory_id"] == body["memory_id"]
+        # The event is back on its stream as it was, in the envelope the bus writes.
+        ((_, fields),) = await redis.xrange(
+            STREAM_CHANGED, done["published_id"], done["published_id"]
+        )
+        assert decode_entry(fields) == body
+        # And the letter is gone: listed no more, and a second retry publishes nothing.
+        listed = (await client_a.get("/v1/dead-letters")).json()["items"]
+        assert letter_id not in {d["id"] for d in listed}
+        length = await redis.xlen(STREAM_CHANGED)
+        again = await client_a.post(route)
+        assert again.status_code == 404 and again.json()["error"] == "dead_letter_not_found"
+        assert await redis.xlen(STREAM_CHANGED) == length
+
+        # Two retries at once (a double click): one publishes, the other finds nothing.
+        letter_id, _ = await seed_dead_letter(redis, KEYS["key-a"])
+        length = await redis.xlen(STREAM_CHANGED)
+        both = await asyncio.gather(
+            *(client_a.post(f"/v1/dead-letters/{letter_id}:retry") for _ in range(2))
+        )
+        assert sorted(r.status_code for r in both) == [200, 404]
+        assert await redis.xlen(STREAM_CHANGED) == length + 1
+
+        for bad in ("not-an-id", "0-0", "99999999999999-0", f"{2**64}-0", "1-2-3"):
+            gone = await client_a.post(f"/v1/dead-letters/{bad}:retry")
+            assert gone.status_code == 404, (bad, gone.text)
+        await settle(client_a)  # the consumers take the event again without failing
+        assert not [
+            d
+            for d in (await client_a.get("/v1/dead-letters")).json()["items"]
+            if d["memory_id"] == body["memory_id"]
+        ]
+    finally:
+        await redis.aclose()

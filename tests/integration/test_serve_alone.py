@@ -73,3 +73,31 @@ async def test_each_service_runs_alone(tmp_path: Path) -> None:
         assert rec["surprisal"]["judged_at"]
     finally:
         await redis.aclose()
+
+
+async def test_the_inspector_serves_its_page_alone(tmp_path: Path) -> None:
+    """`pcm serve inspector` (its Deployment's command) is the page and nothing else: it
+    needs Redis only (readiness), and its routes are ingest's."""
+    redis_url = f"{TEST_REDIS}/12"
+    env = {
+        **os.environ,
+        **service_env(tmp_path, redis_url),
+        # Nothing else to reach: a store it tried would fail the test.
+        "NEO4J_URI": "bolt://127.0.0.1:1",
+        "QDRANT_URL": "http://127.0.0.1:1",
+    }
+    async with serve("inspector", env) as url:
+        async with httpx.AsyncClient(base_url=url, timeout=30) as web:
+            ready = await web.get("/readyz")
+            assert ready.status_code == 200 and set(ready.json()["checks"]) == {"redis"}
+            page = await web.get("/ui/memories/any-id")
+            assert page.status_code == 200 and "PCM inspector" in page.text
+            assert (await web.get("/ui/static/vendor/cytoscape.min.js")).status_code == 200
+            auth = {"Authorization": "Bearer key-a"}
+            for path in ("/v1/memories:search?q=x", "/v1/attention", "/v1/memories"):
+                assert (await web.get(path, headers=auth)).status_code == 404, path
+    async with serve("ingest", env | {"QDRANT_URL": ""}) as url:
+        async with httpx.AsyncClient(base_url=url, timeout=60) as api:
+            got = await api.get("/v1/dead-letters", headers={"Authorization": "Bearer key-a"})
+            assert got.status_code == 200, got.text
+            assert (await api.get("/ui/")).status_code == 404

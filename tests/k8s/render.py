@@ -23,7 +23,14 @@ ROOT = Path(__file__).resolve().parents[2]
 K8S = ROOT / "deploy" / "k8s"
 TOOLS = ROOT / ".tools" / "bin"
 NAMESPACE = "pcm"
-SERVICES = {"ingest": 8081, "recall": 8082, "graph-extractor": 8083, "sweeper": 8084}
+# Every PCM Deployment and its port (`pcm serve <name>`, pcm_cli.app.DEFAULT_PORTS).
+SERVICES = {
+    "ingest": 8081,
+    "recall": 8082,
+    "graph-extractor": 8083,
+    "sweeper": 8084,
+    "inspector": 8085,
+}
 STORES = ("redis", "qdrant", "neo4j")
 
 Obj = dict[str, Any]
@@ -128,3 +135,20 @@ def containers(workload: Obj) -> list[Obj]:
 
 def name_of(o: Obj) -> str:
     return f"{o['kind']}/{o['metadata']['name']}"
+
+
+def selects(selector: Obj, labels: dict[str, str]) -> bool:
+    """Whether a label selector (matchLabels and matchExpressions) picks these labels."""
+    if any(labels.get(k) != v for k, v in selector.get("matchLabels", {}).items()):
+        return False
+    for e in selector.get("matchExpressions", []):
+        key, op, values = e["key"], e["operator"], e.get("values", [])
+        ok = {
+            "In": key in labels and labels[key] in values,
+            "NotIn": labels.get(key) not in values,
+            "Exists": key in labels,
+            "DoesNotExist": key not in labels,
+        }[op]
+        if not ok:
+            return False
+    return True

@@ -1,8 +1,8 @@
 """The contract between the rendered manifests and the code: every service runs as
 `pcm serve <service>` on its port and probes the ops endpoints, each replica is its own
 Redis consumer, every public route reaches a service that serves it (Ingress and HTTPRoute
-alike), the scalers name streams and groups that exist, and the stores are configured as
-PCM needs them (durable, authenticated)."""
+alike; the inspector's page included), the scalers name streams and groups that exist, and
+the stores are configured as PCM needs them (durable, authenticated)."""
 
 from __future__ import annotations
 
@@ -78,6 +78,12 @@ def test_service_deployment(rendered: dict[str, list[Obj]], variant: str, servic
     assert not pod_spec(dep).get("automountServiceAccountToken")
 
 
+def test_every_service_of_the_code_is_deployed_on_its_port() -> None:
+    from pcm_cli.app import DEFAULT_PORTS
+
+    assert SERVICES == DEFAULT_PORTS
+
+
 @pytest.mark.parametrize("variant", INSTALLS)
 def test_shared_settings(rendered: dict[str, list[Obj]], variant: str) -> None:
     (cm,) = of_kind(rendered[variant], "ConfigMap")
@@ -140,11 +146,32 @@ def _segment_prefix(prefix: str, path: str) -> bool:
     return path == prefix or path.startswith(prefix.rstrip("/") + "/")
 
 
+# The inspector's page (outside the OpenAPI document): its root, a page of it, a static file.
+PAGE = ("/ui", "/ui/", "/ui/memories/x1", "/ui/static/app.js")
+
+
+def _page_is_served() -> dict[str, int]:
+    """Status of each page path from the inspector's app (its lifespan not run: nothing
+    connects); a page path it did not serve would be 404."""
+    from fastapi.testclient import TestClient
+
+    from pcm_cli.app import build_app
+    from pcm_common.runtime.config import PcmSettings
+
+    app = build_app(["inspector"], PcmSettings(redis_url="redis://127.0.0.1:1/0"))
+    web = TestClient(app)
+    return {p: web.get(p, follow_redirects=False).status_code for p in PAGE}
+
+
 def test_every_public_route_reaches_a_service_that_serves_it(
     rendered: dict[str, list[Obj]],
 ) -> None:
     served = _openapi_routes()
     assert "/v1/recall" in served["recall"] and "/v1/memories:batch" in served["ingest"]
+    # The inspector's routes are ingest's; its own process is the page.
+    assert {"/v1/memories:search", "/v1/dead-letters/{letter_id}:retry"} <= served["ingest"]
+    page = _page_is_served()
+    assert all(status != 404 for status in page.values()), page
     (ingress,) = of_kind(rendered["dev"], "Ingress")
     (route,) = of_kind(rendered["prod"], "HTTPRoute")
     owners: dict[str, Any] = {}
@@ -155,6 +182,9 @@ def test_every_public_route_reaches_a_service_that_serves_it(
         for router, backend in (("Ingress", _ingress_backend), ("HTTPRoute", _route_backend)):
             target = backend(ingress if router == "Ingress" else route, _example(path))
             assert target in services, f"{router}: {path} -> {target}, served by {services}"
+    for path in page:
+        assert _ingress_backend(ingress, path) == "inspector", path
+        assert _route_backend(route, path) == "inspector", path
     # Services named by the routes exist, on the port the route uses.
     services = {s["metadata"]["name"]: s for s in of_kind(rendered["prod"], "Service")}
     for rule in route["spec"]["rules"]:
@@ -165,7 +195,7 @@ def test_every_public_route_reaches_a_service_that_serves_it(
 @pytest.mark.parametrize("variant", INSTALLS)
 def test_services_select_their_deployments(rendered: dict[str, list[Obj]], variant: str) -> None:
     objs = rendered[variant]
-    for name in ("ingest", "recall", "sweeper"):
+    for name in ("ingest", "recall", "sweeper", "inspector"):
         svc = find(objs, "Service", name)
         labels = find(objs, "Deployment", name)["spec"]["template"]["metadata"]["labels"]
         assert all(labels.get(k) == v for k, v in svc["spec"]["selector"].items())
@@ -192,7 +222,7 @@ def test_keda_scaled_objects(rendered: dict[str, list[Obj]]) -> None:
     scaled = of_kind(objs, "ScaledObject")
     assert {o["metadata"]["name"] for o in scaled} == {"graph-extractor", "sweeper"}
     hpas = {h["metadata"]["name"] for h in of_kind(objs, "HorizontalPodAutoscaler")}
-    assert hpas == {"ingest", "recall"}  # KEDA makes the workers' own
+    assert hpas == {"ingest", "recall", "inspector"}  # KEDA makes the workers' own
     (auth,) = of_kind(objs, "TriggerAuthentication")
     for so in scaled:
         assert so["spec"]["scaleTargetRef"]["name"] in SERVICES
@@ -244,3 +274,29 @@ def test_dockerfile_builds_the_locked_workspace() -> None:
     assert "FROM python:3.11-slim" in text
     assert "uv sync --frozen --no-dev" in text
     assert "USER 10001" in text  # the pods' runAsUser
+    # Every service's project is in the dependency layer.
+    for service in (ROOT / "services").iterdir():
+        if (service / "pyproject.toml").is_file():
+            rel = f"services/{service.name}/pyproject.toml"
+            assert f"COPY {rel} {rel}" in text, rel
+
+
+def test_the_image_vendors_the_inspectors_libraries_from_the_lock() -> None:
+    """They are not in git: a stage runs the script `make install` runs, with the lock,
+    and the image takes its copy, never the build machine's (kept out of the context)."""
+    text = (ROOT / "deploy" / "Dockerfile").read_text(encoding="utf-8")
+    vendor = "services/inspector/pcm_inspector/static/vendor"
+    stage = text.split("FROM node:", 1)[1].split("\nFROM ", 1)[0]
+    assert re.match(r"\d+[-.\w]* AS inspector-assets\n", stage), stage.splitlines()[0]
+    for needed in ("scripts/inspector_assets.sh", "web/package.json", "web/package-lock.json"):
+        assert needed in stage, needed
+    assert "RUN bash scripts/inspector_assets.sh" in stage
+    assert f"COPY --from=inspector-assets /src/{vendor} {vendor}" in text
+    # After the workspace's sources (which would not hold it), before the install.
+    assert text.index("COPY services services") < text.index("--from=inspector-assets")
+    assert text.index("--from=inspector-assets") < text.rindex("uv sync --frozen --no-dev")
+    ignored = (ROOT / "deploy" / "Dockerfile.dockerignore").read_text().splitlines()
+    assert vendor in ignored
+    # The script copies what the page loads (ui.py checks for uPlot).
+    script = (ROOT / "scripts" / "inspector_assets.sh").read_text()
+    assert "VENDOR=pcm_inspector/static/vendor" in script and "uPlot.iife.min.js" in script

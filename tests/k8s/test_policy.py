@@ -23,6 +23,7 @@ from tests.k8s.render import (
     name_of,
     of_kind,
     pod_spec,
+    selects,
     workloads,
 )
 
@@ -151,8 +152,7 @@ def test_namespace_enforces_the_restricted_profile(rendered: dict[str, list[Obj]
 
 
 def _selects(policy: Obj, labels: dict[str, str]) -> bool:
-    wanted = policy["spec"]["podSelector"].get("matchLabels", {})
-    return all(labels.get(k) == v for k, v in wanted.items())
+    return selects(policy["spec"]["podSelector"], labels)
 
 
 def test_dev_fences_the_stores(rendered: dict[str, list[Obj]]) -> None:
@@ -182,7 +182,49 @@ def test_dev_fences_the_stores(rendered: dict[str, list[Obj]]) -> None:
 def _peer_is(peer: Obj, labels: dict[str, str]) -> bool:
     if set(peer) != {"podSelector"}:
         return False
-    return all(labels.get(k) == v for k, v in peer["podSelector"]["matchLabels"].items())
+    return selects(peer["podSelector"], labels)
+
+
+def _labels(objs: list[Obj], kind: str, name: str) -> dict[str, str]:
+    labels: dict[str, str] = find(objs, kind, name)["spec"]["template"]["metadata"]["labels"]
+    return labels
+
+
+def test_dev_lets_the_inspector_reach_redis_only(rendered: dict[str, list[Obj]]) -> None:
+    """Its page reads no data (the browser calls the services); Redis answers its
+    readiness. Qdrant and Neo4j neither are reached by it nor let it in."""
+    objs = rendered["dev"]
+    policies = of_kind(objs, "NetworkPolicy")
+    inspector = _labels(objs, "Deployment", "inspector")
+    stores = {s: _labels(objs, "StatefulSet", s) for s in STORES}
+    egress = [r for p in policies if _selects(p, inspector) for r in p["spec"].get("egress", [])]
+    reached = {
+        store
+        for rule in egress
+        for peer in rule.get("to", [])
+        for store, labels in stores.items()
+        if "podSelector" in peer and selects(peer["podSelector"], labels)
+    }
+    assert reached == {"redis"}
+    for store in ("qdrant", "neo4j"):
+        peers = [
+            peer
+            for p in policies
+            if _selects(p, stores[store])
+            for r in p["spec"].get("ingress", [])
+            for peer in r["from"]
+        ]
+        assert peers and not any(_peer_is(peer, inspector) for peer in peers), store
+    # Every other PCM service still reaches all three.
+    ingest = _labels(objs, "Deployment", "ingest")
+    for store, labels in stores.items():
+        assert any(
+            "podSelector" in peer and selects(peer["podSelector"], labels)
+            for p in policies
+            if _selects(p, ingest)
+            for r in p["spec"].get("egress", [])
+            for peer in r.get("to", [])
+        ), store
 
 
 @pytest.mark.parametrize("variant", INSTALLS)

@@ -24,7 +24,8 @@ from pcm_cli.keys import keys_app
 if TYPE_CHECKING:
     from pcm_common.runtime.config import PcmSettings
 
-SERVICES = ("ingest", "recall", "graph-extractor", "sweeper")
+# `pcm serve` names (pcm_cli.app.COMPONENTS): the inspector is the browser UI at /ui.
+SERVICES = ("ingest", "recall", "graph-extractor", "sweeper", "inspector")
 
 
 def _serve(names: list[str], host: str, port: int, settings: PcmSettings | None = None) -> None:
@@ -61,18 +62,23 @@ def dev(
     key = f"dev key: {s.dev_api_key}" if s.dev_key_enabled else "dev key off"
     shown = f", profile {s.profile}" if s.profile else ""
     typer.echo(f"PCM dev: http://{host}:{port}  (docs at /docs, {key}{shown})")
-    _serve([*SERVICES, "inspector"], host, port, s)  # with the UI at /ui
+    _serve(list(SERVICES), host, port, s)  # the inspector's UI at /ui included
 
 
 def serve(
-    service: str = typer.Argument(..., help="ingest | recall | graph-extractor | sweeper"),
+    service: str = typer.Argument(
+        ..., help="ingest | recall | graph-extractor | sweeper | inspector"
+    ),
     host: str = "0.0.0.0",
     port: int = typer.Option(
-        0, help="defaults: ingest 8081, recall 8082, graph-extractor 8083, sweeper 8084"
+        0,
+        help="defaults: ingest 8081, recall 8082, graph-extractor 8083, sweeper 8084, "
+        "inspector 8085",
     ),
     profile: str = typer.Option("", help=PROFILE_HELP),
 ) -> None:
-    """One service per process (production)."""
+    """One service per process (production). `inspector` is the browser UI at /ui alone;
+    its routes are served by ingest."""
     from pcm_cli.app import DEFAULT_PORTS
 
     if service not in SERVICES:

@@ -1,6 +1,7 @@
-"""Read-only routes the inspector needs beyond the memory API: a search that reinforces
-nothing, a memory's strength over time and its graph neighbourhood. Like every `/v1`
-route they answer for the key's tenant only: another tenant's id is 404 as if absent."""
+"""Routes the inspector needs beyond the memory API: a search that reinforces nothing, a
+memory's strength over time and its graph neighbourhood, the tenant's routines and dead
+letters (read-only), and a dead letter's retry. Like every `/v1` route they answer for the
+key's tenant only: another tenant's id is 404 as if absent."""
 
 from __future__ import annotations
 
@@ -21,7 +22,7 @@ from pcm_common.stores.graph.port import Entity
 from pcm_common.stores.vectors import Filter
 from pcm_ingest.service import present
 from pcm_inspector.attention import attention_view
-from pcm_inspector.dead_letters import dead_letters
+from pcm_inspector.dead_letters import DeadLetterBusy, dead_letters, retry
 from pcm_inspector.strength_view import strength_view
 
 router = APIRouter(prefix="/v1", tags=["inspector"], responses=KEYED)
@@ -149,3 +150,16 @@ async def list_dead_letters(
 ) -> dict[str, Any]:
     """The caller's events that failed every delivery (newest first), with the error."""
     return await dead_letters(res.redis, tenant, limit)
+
+
+@router.post("/dead-letters/{letter_id}:retry", responses=error_responses(404, 409))
+async def retry_dead_letter(letter_id: str, tenant: Tenant, res: Res) -> dict[str, Any]:
+    """Send one of the caller's dead letters back to the stream it failed on, and remove
+    it from the dead letters in the same transaction: a second call answers 404."""
+    try:
+        done = await retry(res.redis, res.bus, tenant, letter_id)
+    except DeadLetterBusy as exc:
+        raise ApiError(409, "dead_letter_busy", str(exc)) from None
+    if done is None:
+        raise ApiError(404, "dead_letter_not_found", letter_id)
+    return done

@@ -21,6 +21,7 @@ from typing import Any, TypeVar
 from faststream.redis import RedisBroker, StreamSub
 from pydantic import BaseModel
 from redis.asyncio import Redis
+from redis.asyncio.client import Pipeline
 from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import ResponseError
 from redis.exceptions import TimeoutError as RedisTimeoutError
@@ -111,6 +112,15 @@ class Bus:
                 await self._publish_on(fresh, stream, events)
             finally:
                 await fresh.aclose()
+
+    async def queue_publish(self, pipe: Pipeline, stream: str, body: dict[str, Any]) -> None:
+        """Queue one event, already a JSON object, on `pipe` in the envelope `publish`
+        writes: for a transaction that publishes together with another change (a dead
+        letter sent back to its stream is removed from `pcm.dlq` in the same MULTI)."""
+        await self.connect()
+        await self.broker.publish(
+            body, stream=stream, maxlen=self.settings.stream_maxlen, pipeline=pipe
+        )
 
     async def _publish_on(self, client: Redis, stream: str, events: Sequence[BaseModel]) -> None:
         await self.connect()

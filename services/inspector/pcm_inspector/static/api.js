@@ -24,6 +24,8 @@ const WORDS = {
   secret_detected: "Refused: the text contains what looks like a secret (nothing was stored).",
   text_too_large: "The text is too long.",
   job_running: "That job is already running.",
+  dead_letter_not_found: "That dead letter is gone: it was retried already (here or elsewhere) or trimmed by age.",
+  dead_letter_busy: "The dead letters kept changing while retrying; nothing was sent. Try again.",
 };
 
 export const key = {

@@ -86,6 +86,15 @@ def build(api: AsyncPcmClient) -> MCPServer:
         ),
     )
 
+    _add_store_and_recall(server, api)
+    _add_edit_tools(server, api)
+    _add_read_tools(server, api)
+    _add_pipeline_tools(server, api)
+    _add_resources(server, api)
+    return server
+
+
+def _add_store_and_recall(server: MCPServer, api: AsyncPcmClient) -> None:
     @server.tool(annotations=WRITES)
     async def store(
         text: Text,
@@ -138,6 +147,30 @@ def build(api: AsyncPcmClient) -> MCPServer:
             )
         return out.prompt
 
+
+def _patch_fields(
+    text: NewText,
+    importance: NewImportance,
+    pinned: NewPinned,
+    state: NewState,
+    metadata: Metadata,
+) -> PatchFields:
+    """The fields an `update` call gives, and only those."""
+    fields: PatchFields = {}
+    if text is not None:
+        fields["text"] = text
+    if importance is not None:
+        fields["importance"] = importance
+    if pinned is not None:
+        fields["pinned"] = pinned
+    if state is not None:
+        fields["state"] = state
+    if metadata is not None:
+        fields["metadata"] = metadata
+    return fields
+
+
+def _add_edit_tools(server: MCPServer, api: AsyncPcmClient) -> None:
     @server.tool(annotations=IDEMPOTENT_WRITE)
     async def pin(memory_id: MemoryId, pinned: Pinned = True) -> dict[str, Any]:
         """Pin a memory (delivered with every recall in its scope), or unpin it."""
@@ -155,17 +188,7 @@ def build(api: AsyncPcmClient) -> MCPServer:
     ) -> dict[str, Any]:
         """Change a memory: its text (a new version; `inspect` shows the history), importance,
         pin, state or metadata. Only the fields given change. Returns the memory."""
-        fields: PatchFields = {}
-        if text is not None:
-            fields["text"] = text
-        if importance is not None:
-            fields["importance"] = importance
-        if pinned is not None:
-            fields["pinned"] = pinned
-        if state is not None:
-            fields["state"] = state
-        if metadata is not None:
-            fields["metadata"] = metadata
+        fields = _patch_fields(text, importance, pinned, state, metadata)
         if not fields:
             raise ToolError("nothing to update: give text, importance, pinned, state or metadata")
         with _tool_error():
@@ -178,6 +201,8 @@ def build(api: AsyncPcmClient) -> MCPServer:
             await api.delete(memory_id)
         return f"deleted {memory_id}"
 
+
+def _add_read_tools(server: MCPServer, api: AsyncPcmClient) -> None:
     @server.tool(annotations=READ_ONLY)
     async def inspect(memory_id: MemoryId) -> dict[str, Any]:
         """A memory whole: text, strength now, state, episode, surprisal, supersession,
@@ -211,6 +236,8 @@ def build(api: AsyncPcmClient) -> MCPServer:
             )
         return plain(page)
 
+
+def _add_pipeline_tools(server: MCPServer, api: AsyncPcmClient) -> None:
     @server.tool(annotations=WRITES)
     async def consolidate(now: Now = None) -> dict[str, Any]:
         """Consolidate settled episodes into episode records now (sources are kept)."""
@@ -232,6 +259,8 @@ def build(api: AsyncPcmClient) -> MCPServer:
         except PcmError as exc:  # unreachable: say so rather than fail the tool
             return {"ready": False, "detail": str(exc)}
 
+
+def _add_resources(server: MCPServer, api: AsyncPcmClient) -> None:
     @server.resource("pcm://pinned", mime_type="application/json")
     async def pinned_memories() -> str:
         """The pinned memories (guardrails) recall always delivers."""
@@ -244,8 +273,6 @@ def build(api: AsyncPcmClient) -> MCPServer:
         """What the background consumers have not processed yet."""
         with _resource_error():
             return json.dumps(await api.pipeline())
-
-    return server
 
 
 def from_env() -> MCPServer:

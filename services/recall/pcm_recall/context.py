@@ -116,69 +116,94 @@ class EpisodeContext:
         query does). `plan` (precise mode): the seeds and their neighbours on each side
         instead, and only those seeds may bring an answer."""
         window = timedelta(minutes=self.settings.episode_window_min).total_seconds()
-        n = self.settings.episode_neighbours
-        linked_n = self.settings.graph_seed_neighbours
-        # Seed -> (neighbours before, neighbours after).
-        spans: dict[str, tuple[int, int]] = {}
-        by_episode: dict[str, list[ContextItem]] = defaultdict(list)
-        seeds = plan[0] if plan else self.seeds(top, k, links or {})
-        for seed in seeds:
-            m = plan[1] if plan else linked_n if seed.memory_id in (links or {}) else n
-            spans[seed.memory_id] = (m, m)
-            by_episode[str(seed.episode)].append(seed)
-        for c in [] if plan else top[: self.settings.episode_answer_seeds]:
-            if c.episode and c.memory_id not in spans and asks(c.text):
-                spans[c.memory_id] = (0, 1)
-                by_episode[str(c.episode)].append(c)
-
-        def window_of(episode: str, group: list[ContextItem]) -> Filter:
-            # One read per episode covering every seed's window. The episode's consolidated
-            # record shares its episode and time: without the must_not it sorts in among
-            # the turns and a whole session rides in as a "neighbour".
-            times = [s.created_at.timestamp() for s in group]
-            lo, hi = visible.ranges.get("created_ts", (None, None))
-            span = (
-                max(min(times) - window, lo if lo is not None else -math.inf),
-                min(max(times) + window, hi if hi is not None else math.inf),
-            )
-            return Filter(
-                must={**visible.must, "episode": episode},
-                must_not={**visible.must_not, "source": "consolidation"},
-                ranges={**visible.ranges, "created_ts": span},
-                should=list(visible.should),
-            )
-
+        spans, by_episode = self._spans(top, k, links or {}, plan)
         # The episodes' timelines in one batch: ids in time order, no payloads (a payload
         # read is ~35-50 us per point, and a window holds ~5x the neighbours kept).
         lines = await self.res.vectors.timelines(
             tenant,
-            [window_of(e, g) for e, g in by_episode.items()],
+            [_window_of(e, g, visible, window) for e, g in by_episode.items()],
             key="created_ts",
             limit=EPISODE_SCAN,
         )
         seq_of = await self._tie_breaks(tenant, lines)
-        taken = exclude
-        chosen: dict[str, None] = {}
-        for group, line in zip(by_episode.values(), lines, strict=True):
-            # Memories saved at the same instant keep their ingest order (seq).
-            line.sort(key=lambda x: (x[1], seq_of.get(x[0], 0)))
-            position = {pid: i for i, (pid, _) in enumerate(line)}
-            for seed in group:
-                i = position.get(seed.memory_id)
-                if i is None:
-                    continue
-                t = seed.created_at.timestamp()
-                before, after = spans[seed.memory_id]
-                for pid, ts in line[max(0, i - before) : i] + line[i + 1 : i + 1 + after]:
-                    if pid in taken or pid in chosen or abs(ts - t) > window:
-                        continue
-                    chosen[pid] = None
+        chosen = _neighbours(by_episode, lines, spans, seq_of, exclude, window)
         # Only the chosen neighbours are read whole.
         out: dict[str, ContextItem] = {}
         for p in await self.res.vectors.get(tenant, list(chosen)) if chosen else []:
             r = ItemView.model_validate(p.payload)
             out[r.id] = context_item(r, score=0.0, relevance=0.0, strength=strength_at(p, now))
         return sorted(out.values(), key=lambda c: (c.created_at, c.seq))
+
+    def _spans(
+        self,
+        top: list[ContextItem],
+        k: int,
+        links: dict[str, float],
+        plan: tuple[list[ContextItem], int] | None,
+    ) -> tuple[dict[str, tuple[int, int]], dict[str, list[ContextItem]]]:
+        """Each seed's neighbours before and after (a question among the best-ranked brings
+        the memory after it), and the seeds grouped by episode."""
+        n = self.settings.episode_neighbours
+        linked_n = self.settings.graph_seed_neighbours
+        # Seed -> (neighbours before, neighbours after).
+        spans: dict[str, tuple[int, int]] = {}
+        by_episode: dict[str, list[ContextItem]] = defaultdict(list)
+        seeds = plan[0] if plan else self.seeds(top, k, links)
+        for seed in seeds:
+            m = plan[1] if plan else linked_n if seed.memory_id in links else n
+            spans[seed.memory_id] = (m, m)
+            by_episode[str(seed.episode)].append(seed)
+        for c in [] if plan else top[: self.settings.episode_answer_seeds]:
+            if c.episode and c.memory_id not in spans and asks(c.text):
+                spans[c.memory_id] = (0, 1)
+                by_episode[str(c.episode)].append(c)
+        return spans, by_episode
+
+
+def _window_of(episode: str, group: list[ContextItem], visible: Filter, window: float) -> Filter:
+    """One read per episode covering every seed's window. The episode's consolidated record
+    shares its episode and time: without the must_not it sorts in among the turns and a
+    whole session rides in as a "neighbour"."""
+    times = [s.created_at.timestamp() for s in group]
+    lo, hi = visible.ranges.get("created_ts", (None, None))
+    span = (
+        max(min(times) - window, lo if lo is not None else -math.inf),
+        min(max(times) + window, hi if hi is not None else math.inf),
+    )
+    return Filter(
+        must={**visible.must, "episode": episode},
+        must_not={**visible.must_not, "source": "consolidation"},
+        ranges={**visible.ranges, "created_ts": span},
+        should=list(visible.should),
+    )
+
+
+def _neighbours(
+    by_episode: dict[str, list[ContextItem]],
+    lines: list[list[tuple[str, float]]],
+    spans: dict[str, tuple[int, int]],
+    seq_of: dict[str, int],
+    taken: set[str],
+    window: float,
+) -> dict[str, None]:
+    """The neighbours chosen on each seed's timeline (in order, each once): within its
+    span of positions and the window of time, and not in `taken`."""
+    chosen: dict[str, None] = {}
+    for group, line in zip(by_episode.values(), lines, strict=True):
+        # Memories saved at the same instant keep their ingest order (seq).
+        line.sort(key=lambda x: (x[1], seq_of.get(x[0], 0)))
+        position = {pid: i for i, (pid, _) in enumerate(line)}
+        for seed in group:
+            i = position.get(seed.memory_id)
+            if i is None:
+                continue
+            t = seed.created_at.timestamp()
+            before, after = spans[seed.memory_id]
+            for pid, ts in line[max(0, i - before) : i] + line[i + 1 : i + 1 + after]:
+                if pid in taken or pid in chosen or abs(ts - t) > window:
+                    continue
+                chosen[pid] = None
+    return chosen
 
 
 def pinned_item(p: ScoredPoint, now: datetime) -> ContextItem:

@@ -103,8 +103,6 @@ async def compute(
         return []
     rank = {mid: i for i, mid in enumerate(ranked_ids)}
     known: dict[str, _Info] = {mid: _info(p) for mid, p in payloads.items()}
-    keyed: list[tuple[int, int, AnomalyFlag]] = []  # (rank, kind order, flag)
-
     # -- surprises: recalled themselves, or a family member recalled ------------------
     surprising: dict[str, _Info] = {
         mid: known[mid]
@@ -124,6 +122,24 @@ async def compute(
     for p in points:
         known[p.id] = _info(p.payload)
         surprising[p.id] = known[p.id]
+    keyed = _surprise_flags(surprising, rank)  # (rank, kind order, flag)
+
+    # -- stopped routines of the top recalled memories --------------------------------
+    for found in routine_list:
+        flag = await _stopped(vectors, tenant, found, now, known, visibility)
+        if flag is not None:
+            keyed.append((rank[found.seed], 1, flag))
+
+    keyed.sort(key=lambda k: (k[0], k[1], -(k[2].score or 0.0)))
+    return [k[2] for k in keyed[:max_flags]]
+
+
+def _surprise_flags(
+    surprising: dict[str, _Info], rank: dict[str, int]
+) -> list[tuple[int, int, AnomalyFlag]]:
+    """A surprise flag for each surprising memory that is ranked or has a ranked family
+    member, keyed by the best of those ranks (kind order 0: before a stopped routine)."""
+    keyed: list[tuple[int, int, AnomalyFlag]] = []
     for mid, info in surprising.items():
         best = min((rank[x] for x in [mid, *info.family] if x in rank), default=None)
         if best is None:
@@ -143,15 +159,7 @@ async def compute(
                 ),
             )
         )
-
-    # -- stopped routines of the top recalled memories --------------------------------
-    for found in routine_list:
-        flag = await _stopped(vectors, tenant, found, now, known, visibility)
-        if flag is not None:
-            keyed.append((rank[found.seed], 1, flag))
-
-    keyed.sort(key=lambda k: (k[0], k[1], -(k[2].score or 0.0)))
-    return [k[2] for k in keyed[:max_flags]]
+    return keyed
 
 
 async def _stopped(

@@ -10,6 +10,7 @@ from datetime import datetime
 
 from pcm_common.domain import affect, scoring, time_cues
 from pcm_common.domain.clock import as_utc, utcnow
+from pcm_common.domain.memory import Affect
 from pcm_common.messaging.events import STREAM_RECALLED, MemoryRecalled, RecalledItem
 from pcm_common.models.affect import classify
 from pcm_common.models.rerank import build_reranker
@@ -25,8 +26,8 @@ from pcm_recall.graph_links import GraphLinker, GraphLinks, fetch_linked
 from pcm_recall.items import text_of
 from pcm_recall.pinned import PinnedCache
 from pcm_recall.prompt import render
-from pcm_recall.ranking import Ranker
-from pcm_recall.schemas import ContextItem, RecallIn, RecallOut
+from pcm_recall.ranking import Candidate, Ranker
+from pcm_recall.schemas import AnomalyFlag, ContextItem, RecallIn, RecallOut
 from pcm_recall.settings import RecallSettings
 from pcm_recall.timing import Timer
 
@@ -83,7 +84,6 @@ class RecallService:
     async def recall(self, tenant: str, req: RecallIn) -> tuple[RecallOut, MemoryRecalled | None]:
         timer = Timer()
         now = as_utc(req.now) if req.now else utcnow()
-        precise = req.precision == "precise"
         k = min(req.k or self._default_k(req), self.settings.max_k)
         # The graph lookup runs while the query is embedded and searched.
         graph_task = (
@@ -91,9 +91,57 @@ class RecallService:
         )
         qvec = await self.res.embedder.embed_query(req.query)
         timer.lap("embed")
-        pool = scoring.pool_size(k)
         # Archived memories are searched too: a strong cue brings one back (see `Ranker.score`).
         flt = visibility(req, include_archived=True)
+        hits = await self._candidates(tenant, req, qvec, flt, scoring.pool_size(k), now)
+        timer.lap("search")
+        graph = await graph_task if graph_task else GraphLinks(ok=False, reason="disabled")
+        graph, hits = await self._join_graph(tenant, qvec, graph, hits, flt)
+        timer.lap("graph_join")
+        # The candidates' routine memberships (a Redis round trip) are read while they are
+        # scored; the flags need them for the best-ranked ones, which are among them.
+        routine_of = (
+            asyncio.create_task(self.res.routines.routine_of(tenant, [h.id for h in hits]))
+            if self.settings.flags_enabled
+            else None
+        )
+        ranked, mood = await self._rank(req, hits, graph, now, k, timer)
+        timer.lap("score")
+        shown_texts: set[str] = set()
+        top = await self._situational(tenant, req, ranked, k, shown_texts)
+        episode, (flag_list, flags_ms) = await self._context_and_flags(
+            tenant, req, top, hits, graph, now, k, routine_of
+        )
+        asker, top, episode = await self._asker(tenant, req, now, top, episode, shown_texts)
+        timer.lap("context_and_flags")
+        timer.ms["flags"] = flags_ms  # overlapped with the episode context read
+        prompt = render(flag_list, asker, top, episode, scoring.prompt_budget_chars(k))
+        timer.lap("render")
+        out = RecallOut(
+            anomaly_flags=flag_list,
+            asker_context=asker,
+            situational_context=top,
+            episode_context=episode,
+            prompt=prompt,
+            empty=not top,
+            timings_ms={**timer.ms, **graph.timings()},
+            query_affect=mood,
+        )
+        event = _recalled_event(tenant, req, now, top)
+        log.info("recalled", tenant=tenant, k=k, returned=len(top), timings_ms=timer.ms)
+        return out, event
+
+    async def _candidates(
+        self,
+        tenant: str,
+        req: RecallIn,
+        qvec: list[float],
+        flt: Filter,
+        pool: int,
+        now: datetime,
+    ) -> list[ScoredPoint]:
+        """The hybrid search's candidates, and when the query names a time, those written
+        then merged in (`within_span`)."""
         sparse = encode_query(req.query) if self.settings.hybrid else None
 
         async def search(where: Filter) -> list[ScoredPoint]:
@@ -113,33 +161,46 @@ class RecallService:
         span = self._time_span(tenant, req, now)
         then = created_within(visibility(req, req.include_archived), span) if span else None
         if then is None:
-            hits = await search(flt)
-        else:
-            hits, inside = await asyncio.gather(search(flt), search(then))
-            hits = within_span(hits, inside, self.settings.time_cue_weight)
-        timer.lap("search")
-        graph = await graph_task if graph_task else GraphLinks(ok=False, reason="disabled")
-        if graph.links:
-            linked = await fetch_linked(
-                self.res.vectors,
-                tenant,
-                qvec,
-                graph.links,
-                exclude={h.id for h in hits},
-                visible=flt,
-            )
-            # Memories linked as strongly as the last kept one: the closer ones win.
-            cosines = {p.id: p.score for p in [*hits, *linked]}
-            graph = replace(graph, links=graph.closest(cosines))
-            hits = hits + [p for p in linked if p.id in graph.links]
-        timer.lap("graph_join")
-        # The candidates' routine memberships (a Redis round trip) are read while they are
-        # scored; the flags need them for the best-ranked ones, which are among them.
-        routine_of = (
-            asyncio.create_task(self.res.routines.routine_of(tenant, [h.id for h in hits]))
-            if self.settings.flags_enabled
-            else None
+            return await search(flt)
+        hits, inside = await asyncio.gather(search(flt), search(then))
+        return within_span(hits, inside, self.settings.time_cue_weight)
+
+    async def _join_graph(
+        self,
+        tenant: str,
+        qvec: list[float],
+        graph: GraphLinks,
+        hits: list[ScoredPoint],
+        flt: Filter,
+    ) -> tuple[GraphLinks, list[ScoredPoint]]:
+        """The graph-linked memories the search did not find, added to the candidates; the
+        links kept are the closest of those linked as strongly."""
+        if not graph.links:
+            return graph, hits
+        linked = await fetch_linked(
+            self.res.vectors,
+            tenant,
+            qvec,
+            graph.links,
+            exclude={h.id for h in hits},
+            visible=flt,
         )
+        # Memories linked as strongly as the last kept one: the closer ones win.
+        cosines = {p.id: p.score for p in [*hits, *linked]}
+        graph = replace(graph, links=graph.closest(cosines))
+        return graph, hits + [p for p in linked if p.id in graph.links]
+
+    async def _rank(
+        self,
+        req: RecallIn,
+        hits: list[ScoredPoint],
+        graph: GraphLinks,
+        now: datetime,
+        k: int,
+        timer: Timer,
+    ) -> tuple[list[Candidate], Affect | None]:
+        """Relevance, then the cognitive score (with the query's state when it is charged),
+        then for precise recall the cut to what clearly answers; and the query's affect."""
         rel = await self.ranker.relevance(req.query, hits, timer)
         mood = classify(req.query) if self.settings.affect_weight > 0 else None
         # Only a charged query's state counts (decided once, not per candidate).
@@ -149,20 +210,39 @@ class RecallService:
             else None
         )
         ranked = self.ranker.score(hits, rel, now, req, graph.links, charged)
-        if precise:
+        if req.precision == "precise":
             head = ranked[:k]
             keep = precise_cut.kept([c.score for c in head], [c.hit.score for c in head], self.rule)
             ranked = [head[i] for i in keep]
-        timer.lap("score")
-        shown_texts: set[str] = set()
-        if precise:  # the memories themselves: a whole consolidated session is not precise
-            top = precise_cut.unique_texts([c.item() for c in ranked], text_of, shown_texts)
-        else:
-            top = await self.context.with_records(tenant, ranked, k)
+        return ranked, mood
+
+    async def _situational(
+        self, tenant: str, req: RecallIn, ranked: list[Candidate], k: int, shown_texts: set[str]
+    ) -> list[ContextItem]:
+        """The situational slot: precise recall's memories themselves, each text once (a
+        whole consolidated session is not precise), else the top k with episode records."""
+        if req.precision == "precise":
+            return precise_cut.unique_texts([c.item() for c in ranked], text_of, shown_texts)
+        return await self.context.with_records(tenant, ranked, k)
+
+    async def _context_and_flags(
+        self,
+        tenant: str,
+        req: RecallIn,
+        top: list[ContextItem],
+        hits: list[ScoredPoint],
+        graph: GraphLinks,
+        now: datetime,
+        k: int,
+        routine_of: asyncio.Task[dict[str, str | None]] | None,
+    ) -> tuple[list[ContextItem], tuple[list[AnomalyFlag], float]]:
+        """The episode context around the delivered memories and the anomaly flags they
+        raise (with the flags' milliseconds): they read the store independently, so they
+        overlap."""
+        precise = req.precision == "precise"
         whole = {c.episode for c in top if c.metadata.get("sources")}
         taken = {c.memory_id for c in top} | {s for c in top for s in c.metadata.get("sources", [])}
-        # Episode context and anomaly flags read the store independently: overlap them.
-        episode, (flag_list, flags_ms) = await asyncio.gather(
+        return await asyncio.gather(
             self.context.around(
                 tenant,
                 [c for c in top if c.episode not in whole],
@@ -177,45 +257,29 @@ class RecallService:
             if precise
             else self.flags.recalled(tenant, req, top, hits, now, routine_of),
         )
+
+    async def _asker(
+        self,
+        tenant: str,
+        req: RecallIn,
+        now: datetime,
+        top: list[ContextItem],
+        episode: list[ContextItem],
+        shown_texts: set[str],
+    ) -> tuple[list[ContextItem], list[ContextItem], list[ContextItem]]:
+        """The asker slot (the pins), and the situational and episode slots without what it
+        shows already."""
         # Active pins only, seen as the recall sees memories (a user's own and everyone's).
         pins = await self.pinned.get(tenant, visibility(req, include_archived=False))
         asker = [pinned_item(p, now) for p in pins]
         # A pin is shown whole in the asker slot: not again as an episode neighbour.
         shown = {a.memory_id for a in asker}
         episode = [e for e in episode if e.memory_id not in shown]
-        if precise:  # a text already shown (as a pin or a memory) is not shown again
+        if req.precision == "precise":  # a text already shown (pin or memory) is not again
             pinned = {precise_cut.text_key(a.text) for a in asker}
             top = [c for c in top if precise_cut.text_key(c.text) not in pinned]
             episode = precise_cut.unique_texts(episode, text_of, shown_texts | pinned)
-        timer.lap("context_and_flags")
-        timer.ms["flags"] = flags_ms  # overlapped with the episode context read
-        prompt = render(flag_list, asker, top, episode, scoring.prompt_budget_chars(k))
-        timer.lap("render")
-        out = RecallOut(
-            anomaly_flags=flag_list,
-            asker_context=asker,
-            situational_context=top,
-            episode_context=episode,
-            prompt=prompt,
-            empty=not top,
-            timings_ms={**timer.ms, **graph.timings()},
-            query_affect=mood,
-        )
-        event = None
-        if top:
-            event = MemoryRecalled(
-                tenant=tenant,
-                now=now,
-                user_id=req.user_id,
-                workspace=req.workspace,
-                project=req.project,
-                items=[
-                    RecalledItem(memory_id=c.memory_id, rank=i, relevance=c.relevance)
-                    for i, c in enumerate(top)
-                ],
-            )
-        log.info("recalled", tenant=tenant, k=k, returned=len(top), timings_ms=timer.ms)
-        return out, event
+        return asker, top, episode
 
     async def publish(self, event: MemoryRecalled) -> None:
         """After the response was sent: retried once on a fresh connection, and a failure
@@ -237,3 +301,23 @@ class RecallService:
         except Exception as exc:
             log.warning("time_cue_failed", tenant=tenant, error=repr(exc)[:200])
             return None
+
+
+def _recalled_event(
+    tenant: str, req: RecallIn, now: datetime, top: list[ContextItem]
+) -> MemoryRecalled | None:
+    """What the sweeper reinforces after the response: the delivered memories with their
+    ranks, or None when nothing was delivered."""
+    if not top:
+        return None
+    return MemoryRecalled(
+        tenant=tenant,
+        now=now,
+        user_id=req.user_id,
+        workspace=req.workspace,
+        project=req.project,
+        items=[
+            RecalledItem(memory_id=c.memory_id, rank=i, relevance=c.relevance)
+            for i, c in enumerate(top)
+        ],
+    )

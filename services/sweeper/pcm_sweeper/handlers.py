@@ -282,34 +282,9 @@ class SweeperHandlers:
         recs = [MemoryRecord.from_payload(p.payload) for p in points]
         # A memory awaiting repair has no vector, hence no neighbours.
         vectors = {p.id: p.vector for p in points if p.vector and any(p.vector)}
-        payloads = {p.id: p.payload for p in points}
-        found = iter(
-            await self.res.vectors.search_many(
-                [
-                    SearchQuery(
-                        tenant,
-                        vector,
-                        # Room for itself and other recalled memories, which are skipped.
-                        limit=s.spread_neighbours + min(len(recalled), 20) + 1,
-                        # Associates of the seed's own group only (`visibility.peers`).
-                        flt=seen.with_must(state="active", **visibility.peers(payloads[mid])),
-                    )
-                    for mid, vector in vectors.items()
-                ],
-                fields=(),
-            )
-        )
+        found = iter(await self._similar_hits(tenant, points, vectors, recalled, seen))
         window = timedelta(minutes=s.spread_episode_window_min)
-        # The episode mates of the top memories, as ids with their created_ts in one batch
-        # (no payloads: a payload read cost ~35-50 us per mate whatever fields were asked).
-        in_episode = [r for r in recs if r.source.value != "consolidation" and r.episode]
-        lines = await self.res.vectors.timelines(
-            tenant,
-            [_episode_filter(r, window, seen) for r in in_episode],
-            key="created_ts",
-            limit=256,
-        )
-        mates_of = {r.id: line for r, line in zip(in_episode, lines, strict=True)}
+        mates_of = await self._episode_mates(tenant, recs, window, seen)
         weights: dict[str, dict[str, float]] = {}
         for point, rec in zip(points, recs, strict=True):
             similar: dict[str, float] = {}
@@ -321,25 +296,77 @@ class SweeperHandlers:
                     limit=s.spread_neighbours,
                     min_cos=s.spread_min_cos,
                 )
-            episode: dict[str, float] = {}
-            if rec.source.value == "consolidation":
-                # An episode record's associates are its sources, wherever they sit in time.
-                sources = [str(x) for x in rec.metadata.get("sources", [])]
-                episode = {m: s.spread_episode_weight for m in sources if m not in recalled}
-            elif rec.id in mates_of:
-                episode = activation.episode_neighbours(
-                    rec.id,
-                    rec.created_at,
-                    # created_ts is created_at.timestamp() (MemoryRecord.to_payload), from
-                    # which fromtimestamp gives created_at back to the microsecond: the
-                    # window is compared exactly as on the records.
-                    ((mid, datetime.fromtimestamp(ts, UTC)) for mid, ts in mates_of[rec.id]),
-                    recalled,
-                    window=window,
-                    weight=s.spread_episode_weight,
-                )
+            episode = self._episode_weights(rec, mates_of, recalled, window)
             weights[point.id] = activation.merge_weights(similar, episode)
         return weights
+
+    async def _similar_hits(
+        self,
+        tenant: str,
+        points: list[ScoredPoint],
+        vectors: dict[str, list[float]],
+        recalled: set[str],
+        seen: Filter,
+    ) -> list[list[ScoredPoint]]:
+        """The nearest active memories of each top memory that has a vector, in its own
+        group, as ids and scores."""
+        payloads = {p.id: p.payload for p in points}
+        return await self.res.vectors.search_many(
+            [
+                SearchQuery(
+                    tenant,
+                    vector,
+                    # Room for itself and other recalled memories, which are skipped.
+                    limit=self.settings.spread_neighbours + min(len(recalled), 20) + 1,
+                    # Associates of the seed's own group only (`visibility.peers`).
+                    flt=seen.with_must(state="active", **visibility.peers(payloads[mid])),
+                )
+                for mid, vector in vectors.items()
+            ],
+            fields=(),
+        )
+
+    async def _episode_mates(
+        self, tenant: str, recs: list[MemoryRecord], window: timedelta, seen: Filter
+    ) -> dict[str, list[tuple[str, float]]]:
+        """The episode mates of the top memories, as ids with their created_ts in one batch
+        (no payloads: a payload read cost ~35-50 us per mate whatever fields were asked)."""
+        in_episode = [r for r in recs if r.source.value != "consolidation" and r.episode]
+        lines = await self.res.vectors.timelines(
+            tenant,
+            [_episode_filter(r, window, seen) for r in in_episode],
+            key="created_ts",
+            limit=256,
+        )
+        return {r.id: line for r, line in zip(in_episode, lines, strict=True)}
+
+    def _episode_weights(
+        self,
+        rec: MemoryRecord,
+        mates_of: dict[str, list[tuple[str, float]]],
+        recalled: set[str],
+        window: timedelta,
+    ) -> dict[str, float]:
+        """A memory's episode associates: an episode record's sources, else its episode
+        mates within the window."""
+        weight = self.settings.spread_episode_weight
+        if rec.source.value == "consolidation":
+            # An episode record's associates are its sources, wherever they sit in time.
+            sources = [str(x) for x in rec.metadata.get("sources", [])]
+            return {m: weight for m in sources if m not in recalled}
+        if rec.id in mates_of:
+            return activation.episode_neighbours(
+                rec.id,
+                rec.created_at,
+                # created_ts is created_at.timestamp() (MemoryRecord.to_payload), from
+                # which fromtimestamp gives created_at back to the microsecond: the
+                # window is compared exactly as on the records.
+                ((mid, datetime.fromtimestamp(ts, UTC)) for mid, ts in mates_of[rec.id]),
+                recalled,
+                window=window,
+                weight=weight,
+            )
+        return {}
 
 
 def _episode_filter(rec: MemoryRecord, window: timedelta, seen: Filter) -> Filter:

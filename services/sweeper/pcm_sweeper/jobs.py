@@ -247,6 +247,40 @@ class Jobs:
         created, rewritten when its sources changed, removed when fewer than the minimum
         sources remain (a source was deleted or superseded). Sources are never touched."""
         s = self.settings
+        groups, sources, records = await self._episode_groups(tenant)
+        changed = 0
+        wanted: set[str] = set()
+        for key, members in groups.items():
+            rid = cons.record_id(tenant, key)
+            if len(members) >= s.consolidation_min_members:
+                wanted.add(rid)  # keep an existing record while its episode is still growing
+            if not cons.qualifies(
+                members,
+                now,
+                min_members=s.consolidation_min_members,
+                settle=timedelta(hours=s.consolidation_settle_h),
+            ):
+                continue
+            existing = records.get(rid)
+            if existing is not None and cons.is_current(
+                existing.payload.get("metadata", {}).get("sources"),
+                existing.payload.get("text"),
+                members,
+            ):
+                continue
+            await self._write_record(tenant, rid, key, members, sources, existing, now)
+            changed += 1
+        return changed + await self._drop_records(
+            tenant, [rid for rid in records if rid not in wanted]
+        )
+
+    async def _episode_groups(
+        self, tenant: str
+    ) -> tuple[
+        dict[cons.GroupKey, list[cons.Member]], dict[str, MemoryRecord], dict[str, ScoredPoint]
+    ]:
+        """The tenant's consolidation candidates grouped by episode and owner, the candidate
+        records by id, and the existing episode records by id."""
         groups: dict[cons.GroupKey, list[cons.Member]] = defaultdict(list)
         sources: dict[str, MemoryRecord] = {}
         records: dict[str, ScoredPoint] = {}
@@ -273,39 +307,19 @@ class Jobs:
                 )
                 groups[key].append(cons.Member(id=rec.id, text=rec.text, created_at=rec.created_at))
                 sources[rec.id] = rec
+        return groups, sources, records
 
-        changed = 0
-        wanted: set[str] = set()
-        for key, members in groups.items():
-            rid = cons.record_id(tenant, key)
-            if len(members) >= s.consolidation_min_members:
-                wanted.add(rid)  # keep an existing record while its episode is still growing
-            if not cons.qualifies(
-                members,
-                now,
-                min_members=s.consolidation_min_members,
-                settle=timedelta(hours=s.consolidation_settle_h),
-            ):
-                continue
-            existing = records.get(rid)
-            if existing is not None and cons.is_current(
-                existing.payload.get("metadata", {}).get("sources"),
-                existing.payload.get("text"),
-                members,
-            ):
-                continue
-            await self._write_record(tenant, rid, key, members, sources, existing, now)
-            changed += 1
-
-        stale = [rid for rid in records if rid not in wanted]
-        if stale:
-            await tombstones.record(self.res.redis, tenant, stale)
-            gone = [MemoryChanged(tenant=tenant, memory_id=rid, change="deleted") for rid in stale]
-            await owe(self.res.redis, gone)  # made up for if the publish fails (outbox)
-            await self.res.vectors.delete(tenant, stale)
-            await pay(self.res, gone)
-            changed += len(stale)
-        return changed
+    async def _drop_records(self, tenant: str, stale: list[str]) -> int:
+        """Episode records no episode wants any more, deleted (tombstoned, and announced
+        through the outbox); how many."""
+        if not stale:
+            return 0
+        await tombstones.record(self.res.redis, tenant, stale)
+        gone = [MemoryChanged(tenant=tenant, memory_id=rid, change="deleted") for rid in stale]
+        await owe(self.res.redis, gone)  # made up for if the publish fails (outbox)
+        await self.res.vectors.delete(tenant, stale)
+        await pay(self.res, gone)
+        return len(stale)
 
     async def _write_record(
         self,
@@ -340,20 +354,7 @@ class Jobs:
                 episode=key.episode,
                 source=Source.CONSOLIDATION,
             )
-        rec.text, rec.text_hash = text, text_hash(text)
-        rec.created_at = cons.first_created(members)
-        rec.importance = max((r.importance for r in recs), key=_IMPORTANCE_ORDER.__getitem__)
-        rec.figures = list(dict.fromkeys(f for r in recs for f in r.figures))
-        rec.affect = affect.blend([r.affect for r in recs])
-        rec.metadata = {**rec.metadata, "sources": ids, "consolidated_at": now.isoformat()}
-        # A derived record: the graph already holds its sources' facts, and surprisal is
-        # judged per source, so neither stage should process (or repair) it.
-        rec.graph = GraphInfo(
-            extracted=True,
-            entities=sorted({e for r in recs for e in r.graph.entities}),
-            extracted_at=now,
-        )
-        rec.surprisal = Surprisal(judged_at=now)
+        _fill_record(rec, text, members, recs, ids, now)
         vec = await self.res.embedder.embed_one(text)
         await self.res.vectors.upsert(
             [
@@ -457,3 +458,28 @@ def _demotable(p: ScoredPoint, now: datetime) -> bool:
     return should_demote(
         st.at(now), st.last_recalled_at, st.t_ref, now, rec.pinned, ingested_at=rec.ingested_at
     )
+
+
+def _fill_record(
+    rec: MemoryRecord,
+    text: str,
+    members: list[cons.Member],
+    recs: list[MemoryRecord],
+    ids: list[str],
+    now: datetime,
+) -> None:
+    """An episode record's content from its sources (`recs`, whose ids are `ids`)."""
+    rec.text, rec.text_hash = text, text_hash(text)
+    rec.created_at = cons.first_created(members)
+    rec.importance = max((r.importance for r in recs), key=_IMPORTANCE_ORDER.__getitem__)
+    rec.figures = list(dict.fromkeys(f for r in recs for f in r.figures))
+    rec.affect = affect.blend([r.affect for r in recs])
+    rec.metadata = {**rec.metadata, "sources": ids, "consolidated_at": now.isoformat()}
+    # A derived record: the graph already holds its sources' facts, and surprisal is
+    # judged per source, so neither stage should process (or repair) it.
+    rec.graph = GraphInfo(
+        extracted=True,
+        entities=sorted({e for r in recs for e in r.graph.entities}),
+        extracted_at=now,
+    )
+    rec.surprisal = Surprisal(judged_at=now)

@@ -22,9 +22,12 @@ class Kinship:
     foreign: frozenset[str] = frozenset()
 
 
+_Item = tuple[str, ScoredPoint, list[ScoredPoint], float]  # (tenant, point, family, created_ts)
+
+
 async def routine_kin(
     res: Resources,
-    items: Sequence[tuple[str, ScoredPoint, list[ScoredPoint], float]],
+    items: Sequence[_Item],
     *,
     fields: Sequence[str],
     max_size: int,
@@ -39,53 +42,94 @@ async def routine_kin(
         if family and point.vector is not None and len(family) < max_size:
             by_tenant.setdefault(tenant, []).append(n)
     for tenant, ns in by_tenant.items():
-        member_ids = list(dict.fromkeys(f.id for n in ns for f in items[n][2]))
-        routine_of = await res.routines.routine_of(tenant, member_ids)
-        chosen: dict[int, str] = {}
-        foreign: dict[int, frozenset[str]] = {}
-        for n in ns:
-            family = items[n][2]
-            r = kin_rules.kin_routine([(f.id, f.score) for f in family], routine_of)
-            if r is not None:
-                chosen[n] = r
-                foreign[n] = frozenset(
-                    f.id for f in family if routine_of.get(f.id) not in (None, r)
-                )
-                out[n] = Kinship(foreign=foreign[n])
-        if not chosen:
-            continue
-        seeds = {r: next(m for m, rr in routine_of.items() if rr == r) for r in chosen.values()}
-        latest_cut = max(items[n][3] for n in chosen)
-        routines = await res.routines.routines(
-            tenant, list(seeds.values()), latest_cut, latest=4 * max_size, known=routine_of
-        )
-        entries = {rt.id: rt.entries for rt in routines}
-        wanted: dict[int, list[str]] = {}
-        for n, r in chosen.items():
-            _, point, family, cut = items[n]
-            have = {f.id for f in family} | {point.id}
-            ids = [m for m, ts in entries.get(r, []) if ts < cut - sp.SIMULTANEOUS_S]
-            wanted[n] = [m for m in dict.fromkeys(reversed(ids)) if m not in have]
-        all_ids = list(dict.fromkeys(m for ids in wanted.values() for m in ids))
-        if not all_ids:
-            continue
-        found = {
-            p.id: p
-            for p in await res.vectors.get(tenant, all_ids, with_vectors=True, fields=fields)
-        }
-        for n, ids in wanted.items():
-            _, point, family, cut = items[n]
-            kin: list[ScoredPoint] = []
-            for m in ids:
-                p = found.get(m)
-                if p is None or p.vector is None or not _eligible(point, p, cut):
-                    continue
-                cos = kin_rules.cosine(point.vector or [], p.vector)
-                if cos >= kin_rules.KIN_MIN_COS:
-                    kin.append(ScoredPoint(p.id, cos, p.payload))
-            kin.sort(key=lambda p: -p.score)
-            out[n] = Kinship(kin[: max_size - len(family)], foreign[n])
+        await _tenant_kin(res, tenant, items, ns, out, fields=fields, max_size=max_size)
     return out
+
+
+async def _tenant_kin(
+    res: Resources,
+    tenant: str,
+    items: Sequence[_Item],
+    ns: list[int],
+    out: list[Kinship],
+    *,
+    fields: Sequence[str],
+    max_size: int,
+) -> None:
+    """`out[n]` for the items `ns` of one tenant: a few round trips for them all."""
+    member_ids = list(dict.fromkeys(f.id for n in ns for f in items[n][2]))
+    routine_of = await res.routines.routine_of(tenant, member_ids)
+    chosen, foreign = _family_routines(items, ns, routine_of)
+    for n in chosen:
+        out[n] = Kinship(foreign=foreign[n])
+    if not chosen:
+        return
+    wanted = await _missing_entries(res, tenant, items, chosen, routine_of, max_size)
+    all_ids = list(dict.fromkeys(m for ids in wanted.values() for m in ids))
+    if not all_ids:
+        return
+    found = {
+        p.id: p for p in await res.vectors.get(tenant, all_ids, with_vectors=True, fields=fields)
+    }
+    for n, ids in wanted.items():
+        _, point, family, cut = items[n]
+        kin = _nearest(point, [found[m] for m in ids if m in found], cut)
+        out[n] = Kinship(kin[: max_size - len(family)], foreign[n])
+
+
+def _family_routines(
+    items: Sequence[_Item], ns: list[int], routine_of: dict[str, str | None]
+) -> tuple[dict[int, str], dict[int, frozenset[str]]]:
+    """The routine each family belongs to (`kin_routine`), where it belongs to one, and its
+    members that the index places in another routine."""
+    chosen: dict[int, str] = {}
+    foreign: dict[int, frozenset[str]] = {}
+    for n in ns:
+        family = items[n][2]
+        r = kin_rules.kin_routine([(f.id, f.score) for f in family], routine_of)
+        if r is not None:
+            chosen[n] = r
+            foreign[n] = frozenset(f.id for f in family if routine_of.get(f.id) not in (None, r))
+    return chosen, foreign
+
+
+async def _missing_entries(
+    res: Resources,
+    tenant: str,
+    items: Sequence[_Item],
+    chosen: dict[int, str],
+    routine_of: dict[str, str | None],
+    max_size: int,
+) -> dict[int, list[str]]:
+    """For each family with a routine, the ids of its routine's entries written before it
+    that it lacks, latest first."""
+    seeds = {r: next(m for m, rr in routine_of.items() if rr == r) for r in chosen.values()}
+    latest_cut = max(items[n][3] for n in chosen)
+    routines = await res.routines.routines(
+        tenant, list(seeds.values()), latest_cut, latest=4 * max_size, known=routine_of
+    )
+    entries = {rt.id: rt.entries for rt in routines}
+    wanted: dict[int, list[str]] = {}
+    for n, r in chosen.items():
+        _, point, family, cut = items[n]
+        have = {f.id for f in family} | {point.id}
+        ids = [m for m, ts in entries.get(r, []) if ts < cut - sp.SIMULTANEOUS_S]
+        wanted[n] = [m for m in dict.fromkeys(reversed(ids)) if m not in have]
+    return wanted
+
+
+def _nearest(point: ScoredPoint, others: list[ScoredPoint], cut: float) -> list[ScoredPoint]:
+    """Those of `others` eligible as `point`'s family members and close enough to it
+    (`KIN_MIN_COS`), scored by their cosine, nearest first."""
+    kin: list[ScoredPoint] = []
+    for p in others:
+        if p.vector is None or not _eligible(point, p, cut):
+            continue
+        cos = kin_rules.cosine(point.vector or [], p.vector)
+        if cos >= kin_rules.KIN_MIN_COS:
+            kin.append(ScoredPoint(p.id, cos, p.payload))
+    kin.sort(key=lambda p: -p.score)
+    return kin
 
 
 def _eligible(point: ScoredPoint, other: ScoredPoint, cut: float) -> bool:

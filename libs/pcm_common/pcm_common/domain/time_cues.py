@@ -175,15 +175,24 @@ def _season(y: int, first: int) -> tuple[datetime, datetime]:
     return start, _first(start.year, start.month, 3)
 
 
-def _span(kind: str, g: dict[str, str], now: datetime) -> tuple[datetime, datetime, str] | None:
-    day = timedelta(days=1)
-    today = now.replace(hour=0, minute=0, second=0, microsecond=0)
-    monday = today - now.weekday() * day  # this week's
+_CALENDAR = ("iso", "dmy", "mdy", "dm", "md", "my", "m", "season", "last_season", "y")
+_Span = tuple[datetime, datetime, str]
+
+
+def _span(kind: str, g: dict[str, str], now: datetime) -> _Span | None:
+    """The [start, end) a cue of `kind` names with its unit, or None: a named date, month,
+    season or year, else a time counted from `now`."""
+    if kind in _CALENDAR:
+        return _calendar_span(kind, g, now)
+    return _relative_span(kind, g, now)
+
+
+def _calendar_span(kind: str, g: dict[str, str], now: datetime) -> _Span | None:
     if kind in ("iso", "dmy", "mdy", "dm", "md"):
         m = int(g["m"]) if kind == "iso" else _MONTHS[g["m"].lower()]
         d = int(g["d"])
         start = _day(int(g["y"]), m, d) if g.get("y") else _latest_day(m, d, now)
-        return None if start is None else (start, start + day, "day")
+        return None if start is None else (start, start + timedelta(days=1), "day")
     if kind in ("my", "m"):
         m = _MONTHS[g["m"].lower()]
         if g.get("y"):
@@ -202,8 +211,13 @@ def _span(kind: str, g: dict[str, str], now: datetime) -> tuple[datetime, dateti
             if end <= now:
                 return start, end, "season"
         return None
-    if kind == "y":
-        return (*_year(int(g["y"])), "year")
+    return (*_year(int(g["y"])), "year")
+
+
+def _relative_span(kind: str, g: dict[str, str], now: datetime) -> _Span | None:
+    day = timedelta(days=1)
+    today = now.replace(hour=0, minute=0, second=0, microsecond=0)
+    monday = today - now.weekday() * day  # this week's
     if kind == "today":
         return today, today + day, "day"
     if kind == "yesterday":
@@ -211,20 +225,7 @@ def _span(kind: str, g: dict[str, str], now: datetime) -> tuple[datetime, dateti
     if kind == "weekend":  # the Saturday and Sunday before this week's Monday
         return monday - 2 * day, monday, "week"
     if kind in ("ago", "recent"):
-        n = _NUMBERS.get(g["count"].lower()) or int(g["count"])
-        unit = g["unit"].lower()
-        if kind == "recent":  # "the last two weeks": up to now
-            step = {"day": day, "week": 7 * day, "month": 30 * day}[unit]
-            return today - n * step, now, "recent"
-        if unit == "day":
-            start = today - n * day
-            return start, start + day, "day"
-        if unit == "week":
-            start = today - timedelta(weeks=n) - 3 * day
-            return start, start + 7 * day, "week"
-        if unit == "month":
-            return (*_months_back(now, n), "month")
-        return (*_year(now.year - n), "year")
+        return _counted_span(kind, g, now, today)
     if kind == "this":
         unit, last = g["unit"].lower(), g["which"].lower() != "this"
         if unit == "week":
@@ -237,6 +238,25 @@ def _span(kind: str, g: dict[str, str], now: datetime) -> tuple[datetime, dateti
         start = today - back * day
         return start, start + day, "day"
     return None
+
+
+def _counted_span(kind: str, g: dict[str, str], now: datetime, today: datetime) -> _Span:
+    """A count of units back: "three weeks ago" (that week), "the last two weeks" (to now)."""
+    day = timedelta(days=1)
+    n = _NUMBERS.get(g["count"].lower()) or int(g["count"])
+    unit = g["unit"].lower()
+    if kind == "recent":  # "the last two weeks": up to now
+        step = {"day": day, "week": 7 * day, "month": 30 * day}[unit]
+        return today - n * step, now, "recent"
+    if unit == "day":
+        start = today - n * day
+        return start, start + day, "day"
+    if unit == "week":
+        start = today - timedelta(weeks=n) - 3 * day
+        return start, start + 7 * day, "week"
+    if unit == "month":
+        return (*_months_back(now, n), "month")
+    return (*_year(now.year - n), "year")
 
 
 def _cue(kind: str, match: re.Match[str], query: str, now: datetime) -> Cue | None:

@@ -292,12 +292,14 @@ def judge_texts(text: str, family: Sequence[str]) -> Verdict:
     """The local verdict for `text` against its family's texts (nearest first)."""
     if not family:
         return Verdict(score=0.0)
-    candidates: list[Verdict] = []
-    n = len(family)
-
     mine, *members = _PARSER.derived([text, *family])
-    # Value outliers: each stated quantity against the same quantity in the comparable
-    # family members.
+    candidates = _value_verdicts(mine, members) + _change_verdicts(mine, members, family)
+    return _strongest(candidates, len(family))
+
+
+def _value_verdicts(mine: _Derived, members: list[_Derived]) -> list[Verdict]:
+    """Value outliers: each stated quantity against the same quantity in the comparable
+    family members."""
     own, *raw = harmonise(
         [mine.quantities, *(m.quantities for m in members if _comparable(mine.profile, m.profile))]
     )
@@ -309,15 +311,15 @@ def judge_texts(text: str, family: Sequence[str]) -> Verdict:
     # what was ambiguous ("from 11:11": evening), so the forms are read alike once more.
     typical = _typical(raw)
     own, *peers = harmonise([resolve(q, common, typical) for q in (own, *raw)])
-    devs = sp.value_deviations(own, peers)
-    for d in devs:
+    out: list[Verdict] = []
+    for d in sp.value_deviations(own, peers):
         usual = (
             f"usually {sp.describe_value(d.median, d.kind)} "
             f"(range {sp.describe_value(d.low, d.kind)}–{sp.describe_value(d.high, d.kind)} "
             f"over {len(peers)} earlier entries)"
         )
         direction = "higher" if d.value > d.median else "lower"
-        candidates.append(
+        out.append(
             Verdict(
                 score=round(d.score, 4),
                 differs=f"{d.text} is far {direction} than usual",
@@ -325,12 +327,20 @@ def judge_texts(text: str, family: Sequence[str]) -> Verdict:
                 kind="value",
             )
         )
+    return out
 
+
+def _change_verdicts(
+    mine: _Derived, members: list[_Derived], family: Sequence[str]
+) -> list[Verdict]:
+    """Changes of category and added events, in a family large enough to show a habit."""
+    n = len(family)
     report = (
         changes.detect_changes(mine.profile, [m.profile for m in members])
         if n >= sp.CHANGE_FAMILY_MIN
         else changes.ChangeReport()
     )
+    out: list[Verdict] = []
     for c in report.changes:
         if c.kind == "category":
             differs = f"'{c.new}' instead of '{c.usual}'" if c.usual else f"new: '{c.new}'"
@@ -345,10 +355,12 @@ def judge_texts(text: str, family: Sequence[str]) -> Verdict:
                 f"none of {n} earlier entries mentions anything like it: "
                 f"'{brief(family[0], QUOTE_CHARS)}'"
             )
-        candidates.append(
-            Verdict(score=round(c.score, 4), differs=differs, usual=usual, kind=c.kind)
-        )
+        out.append(Verdict(score=round(c.score, 4), differs=differs, usual=usual, kind=c.kind))
+    return out
 
+
+def _strongest(candidates: list[Verdict], n: int) -> Verdict:
+    """The strongest departure, raised and joined by the other flaggable ones."""
     if not candidates:
         return Verdict(score=0.0, usual=f"in line with {n} earlier entries")
     best = max(candidates, key=lambda v: v.score)

@@ -261,17 +261,7 @@ def ops_router(checks: dict[str, ReadinessCheck]) -> APIRouter:
         },
     )
     async def healthz(res: Res) -> JSONResponse:
-        # Liveness: the process answers, and every loop it runs has beaten within the bound
-        # (`pcm_common.runtime.heartbeats`); a stalled one is named with its silence in seconds.
-        stalled = res.heartbeats.stalled()
-        if not stalled:
-            return JSONResponse({"status": "ok"})
-        body = {
-            "status": "stalled",
-            "stalled": stalled,
-            "stall_after_s": res.settings.stall_after_s,
-        }
-        return JSONResponse(body, status_code=503)
+        return _liveness(res)
 
     @router.get(
         "/readyz",
@@ -282,17 +272,7 @@ def ops_router(checks: dict[str, ReadinessCheck]) -> APIRouter:
         },
     )
     async def readyz() -> JSONResponse:
-        report: dict[str, Any] = {}
-        ok = True
-        for name, check in checks.items():
-            try:
-                report[name] = await check()
-            except Exception as exc:
-                ok = False
-                report[name] = {"ok": False, "error": repr(exc)}
-            else:
-                ok = ok and bool(report[name].get("ok", True))
-        return JSONResponse({"ready": ok, "checks": report}, status_code=200 if ok else 503)
+        return await _readiness(checks)
 
     @router.get("/metrics", tags=["ops"], response_class=PlainTextResponse)
     async def metrics(res: Res) -> Response:
@@ -311,6 +291,35 @@ def ops_router(checks: dict[str, ReadinessCheck]) -> APIRouter:
         return {**await pipeline_status(res.redis), "indexing": res.indexing}
 
     return router
+
+
+def _liveness(res: Resources) -> JSONResponse:
+    """Liveness: the process answers, and every loop it runs has beaten within the bound
+    (`pcm_common.runtime.heartbeats`); a stalled one is named with its silence in seconds."""
+    stalled = res.heartbeats.stalled()
+    if not stalled:
+        return JSONResponse({"status": "ok"})
+    body = {
+        "status": "stalled",
+        "stalled": stalled,
+        "stall_after_s": res.settings.stall_after_s,
+    }
+    return JSONResponse(body, status_code=503)
+
+
+async def _readiness(checks: dict[str, ReadinessCheck]) -> JSONResponse:
+    """Every readiness check's report; ready when none failed or said it is not ok."""
+    report: dict[str, Any] = {}
+    ok = True
+    for name, check in checks.items():
+        try:
+            report[name] = await check()
+        except Exception as exc:
+            ok = False
+            report[name] = {"ok": False, "error": repr(exc)}
+        else:
+            ok = ok and bool(report[name].get("ok", True))
+    return JSONResponse({"ready": ok, "checks": report}, status_code=200 if ok else 503)
 
 
 def _has_nul(scope: Scope) -> bool:

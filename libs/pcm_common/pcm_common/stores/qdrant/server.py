@@ -300,25 +300,14 @@ class ServerVectorStore(VectorStore):
         if hybrid:
             assert sparse is not None
             depth = prefetch or max(PREFETCH_MIN, PREFETCH_FACTOR * limit)
-            resp = await self._client.query_points(
-                self.collection,
-                prefetch=[
-                    models.Prefetch(query=dense_q, using=DENSE, limit=depth, filter=qfilter),
-                    models.Prefetch(
-                        query=models.SparseVector(
-                            indices=list(sparse.indices), values=list(sparse.values)
-                        ),
-                        using=SPARSE,
-                        limit=depth,
-                        filter=qfilter,
-                    ),
-                ],
-                query=models.RrfQuery(rrf=models.Rrf(k=fusion_k)),
-                query_filter=qfilter,
+            resp = await self._hybrid_query(
+                dense_q,
+                sparse,
+                qfilter,
                 limit=limit,
-                with_payload=payload,
-                # Fused scores are rank-based; the dense vectors give back the cosine.
-                with_vectors=[DENSE],
+                depth=depth,
+                fusion_k=fusion_k,
+                payload=payload,
             )
         else:
             resp = await self._client.query_points(
@@ -345,6 +334,39 @@ class ServerVectorStore(VectorStore):
                 for p in out:
                     p.vector = None
         return out
+
+    async def _hybrid_query(
+        self,
+        dense_q: list[float],
+        sparse: SparseVec,
+        qfilter: models.Filter,
+        *,
+        limit: int,
+        depth: int,
+        fusion_k: int,
+        payload: bool | list[str],
+    ) -> models.QueryResponse:
+        """Dense and sparse prefetches of `depth` each, fused by RRF inside Qdrant."""
+        return await self._client.query_points(
+            self.collection,
+            prefetch=[
+                models.Prefetch(query=dense_q, using=DENSE, limit=depth, filter=qfilter),
+                models.Prefetch(
+                    query=models.SparseVector(
+                        indices=list(sparse.indices), values=list(sparse.values)
+                    ),
+                    using=SPARSE,
+                    limit=depth,
+                    filter=qfilter,
+                ),
+            ],
+            query=models.RrfQuery(rrf=models.Rrf(k=fusion_k)),
+            query_filter=qfilter,
+            limit=limit,
+            with_payload=payload,
+            # Fused scores are rank-based; the dense vectors give back the cosine.
+            with_vectors=[DENSE],
+        )
 
     async def scroll(
         self,

@@ -6,7 +6,7 @@ Also the ArcadeDB MERGE race retry and the canonical entity key."""
 from __future__ import annotations
 
 from collections import defaultdict
-from typing import Any
+from typing import Any, NamedTuple
 
 from neo4j import AsyncManagedTransaction
 
@@ -41,9 +41,18 @@ def _relation_sig(rel_type: str, st: str, sk: str, tt: str, tk: str) -> str:
 Normalized = tuple[dict[tuple[str, str], str], dict[str, list[dict[str, str]]]]
 
 
-def batch_work(tenant: str, memories: dict[str, Normalized], now: int) -> Any:
-    """Transaction function writing ``memories`` ({memory_id: normalized facts}) as the
-    complete fact set of each memory."""
+class _Rows(NamedTuple):
+    """A batch's parameters, sorted: concurrent batches lock shared entities and relations
+    in the same order, which keeps Neo4j deadlocks (retried, but slow) rare."""
+
+    mids: list[str]
+    order: list[tuple[str, str]]  # entity (type, key)s
+    entities: list[list[str]]  # [type, key, name] in `order`
+    indexed: list[list[Any]]  # [memory id, [entity positions]]: lists pack smaller than maps
+    rels: dict[str, list[dict[str, Any]]]  # relation type -> rows with their memory ids
+
+
+def _rows(memories: dict[str, Normalized]) -> _Rows:
     entity_rows: dict[tuple[str, str], list[str]] = {}
     rel_mids: dict[str, dict[tuple[str, str, str, str], list[str]]] = defaultdict(dict)
     mids = sorted(memories)
@@ -55,43 +64,30 @@ def batch_work(tenant: str, memories: dict[str, Normalized], now: int) -> Any:
             for row in rows:
                 sig = (row["st"], row["sk"], row["tt"], row["tk"])
                 rel_mids[rt].setdefault(sig, []).append(mid)
-    # Sorted rows: concurrent batches lock shared entities and relations in the same order,
-    # which keeps Neo4j deadlocks (retried, but slow) rare.
     order = sorted(entity_rows)
-    entities_sorted = [entity_rows[key] for key in order]
     position = {key: i for i, key in enumerate(order)}
-    # [memory id, [entity positions]]: lists pack smaller than maps.
-    indexed_rows = [[mid, [position[e] for e in memories[mid][0]]] for mid in mids]
-    rels_sorted = {
-        rt: [
-            {"st": st, "sk": sk, "tt": tt, "tk": tk, "mids": ms}
-            for (st, sk, tt, tk), ms in sorted(rows.items())
-        ]
-        for rt, rows in rel_mids.items()
-    }
+    return _Rows(
+        mids=mids,
+        order=order,
+        entities=[entity_rows[key] for key in order],
+        indexed=[[mid, [position[e] for e in memories[mid][0]]] for mid in mids],
+        rels={
+            rt: [
+                {"st": st, "sk": sk, "tt": tt, "tk": tk, "mids": ms}
+                for (st, sk, tt, tk), ms in sorted(rows.items())
+            ]
+            for rt, rows in rel_mids.items()
+        },
+    )
+
+
+def batch_work(tenant: str, memories: dict[str, Normalized], now: int) -> Any:
+    """Transaction function writing ``memories`` ({memory_id: normalized facts}) as the
+    complete fact set of each memory."""
+    rows = _rows(memories)
 
     async def work(tx: AsyncManagedTransaction) -> None:
-        written = []
-        if entities_sorted:
-            written = await fetch(
-                tx,
-                q.WRITE_NODES,
-                tenant=tenant,
-                mids=mids,
-                entities=entities_sorted,
-                mems=indexed_rows,
-            )
-        # Aligned, the count is at least one: every entity row comes from some memory.
-        if written and int(written[0]["n"]) > 0:
-            old = sorted(str(m) for m in written[0]["old"])
-        else:
-            # No entities, or collect() reordered rows: the same writes as keyed rows.
-            rows = await fetch(tx, q.EXISTING, tenant=tenant, mids=mids)
-            old = sorted(str(r["id"]) for r in rows)
-            if entities_sorted:
-                await _run(tx, q.MERGE_ENTITIES, tenant=tenant, entities=entities_sorted)
-            keyed = [{"mid": mid, "ents": [list(e) for e in memories[mid][0]]} for mid in mids]
-            await _run(tx, q.MERGE_MEMORY_MENTIONS, tenant=tenant, mems=keyed)
+        old = await _write_nodes(tx, tenant, memories, rows)
         if old:
             # Only facts outside the keep lists are withdrawn, so pruning after the merges
             # above leaves what it would have left before them.
@@ -99,13 +95,42 @@ def batch_work(tenant: str, memories: dict[str, Normalized], now: int) -> Any:
                 tx,
                 tenant,
                 [_prune_item(mid, memories[mid]) for mid in old],
-                [f"{t}|{k}" for (t, k) in order],
+                [f"{t}|{k}" for (t, k) in rows.order],
             )
-        for rel_type in sorted(rels_sorted):
+        for rel_type in sorted(rows.rels):
             query = q.MERGE_RELATIONS.format(entity=ENTITY_LABEL, rel=rel_type)
-            await _run(tx, query, tenant=tenant, rels=rels_sorted[rel_type], now=now)
+            await _run(tx, query, tenant=tenant, rels=rows.rels[rel_type], now=now)
 
     return work
+
+
+async def _write_nodes(
+    tx: AsyncManagedTransaction, tenant: str, memories: dict[str, Normalized], rows: _Rows
+) -> list[str]:
+    """The batch's entities and memory mentions merged; the ids of its memories that were
+    in the graph already (sorted), whose facts are then pruned to the new ones."""
+    mids = rows.mids
+    written = []
+    if rows.entities:
+        written = await fetch(
+            tx,
+            q.WRITE_NODES,
+            tenant=tenant,
+            mids=mids,
+            entities=rows.entities,
+            mems=rows.indexed,
+        )
+    # Aligned, the count is at least one: every entity row comes from some memory.
+    if written and int(written[0]["n"]) > 0:
+        return sorted(str(m) for m in written[0]["old"])
+    # No entities, or collect() reordered rows: the same writes as keyed rows.
+    existing = await fetch(tx, q.EXISTING, tenant=tenant, mids=mids)
+    old = sorted(str(r["id"]) for r in existing)
+    if rows.entities:
+        await _run(tx, q.MERGE_ENTITIES, tenant=tenant, entities=rows.entities)
+    keyed = [{"mid": mid, "ents": [list(e) for e in memories[mid][0]]} for mid in mids]
+    await _run(tx, q.MERGE_MEMORY_MENTIONS, tenant=tenant, mems=keyed)
+    return old
 
 
 def _prune_item(mid: str, facts: Normalized) -> dict[str, Any]:

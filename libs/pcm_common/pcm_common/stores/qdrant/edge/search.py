@@ -38,6 +38,36 @@ from pcm_common.stores.vectors import (
 log = structlog.get_logger("vectors")
 
 
+def _scored(
+    hits: list[Any],
+    cosines: dict[Any, float] | None,
+    payloads: dict[str, dict[str, Any]] | None,
+    with_vectors: bool,
+) -> list[ScoredPoint]:
+    """The engine's hits as the port's points; `cosines` (a hybrid search's): reported as
+    the scores, the fused scores kept; `payloads`: read after the query (a hit without one
+    was deleted meanwhile), else each hit's own."""
+    out = []
+    for h in hits:
+        pid = str(h.id)
+        if payloads is not None and pid not in payloads:
+            continue
+        point = ScoredPoint(
+            id=pid,
+            score=float(h.score),
+            payload=payloads[pid] if payloads is not None else dict(h.payload or {}),
+            # A list of Python floats per point only when the caller asked for them.
+            vector=dense_of(h.vector) if with_vectors else None,
+        )
+        if cosines is not None:
+            # Fused scores are rank-based: report the cosine as the score (thresholds
+            # keep their meaning whatever the ranking signal) and keep the fused one.
+            point.fused = point.score
+            point.score = cosines.get(h.id, 0.0)
+        out.append(point)
+    return out
+
+
 class EdgeSearch(EdgeReads):
     """Searches (module docstring)."""
 
@@ -86,25 +116,7 @@ class EdgeSearch(EdgeReads):
             return hits, cosines, payloads
 
         hits, cosines, payloads = await self._run(lambda: self._read(run, "search"))
-        out = []
-        for h in hits:
-            pid = str(h.id)
-            if payloads is not None and pid not in payloads:
-                continue
-            point = ScoredPoint(
-                id=pid,
-                score=float(h.score),
-                payload=payloads[pid] if payloads is not None else dict(h.payload or {}),
-                # A list of Python floats per point only when the caller asked for them.
-                vector=dense_of(h.vector) if with_vectors else None,
-            )
-            if hybrid:
-                # Fused scores are rank-based: report the cosine as the score (thresholds
-                # keep their meaning whatever the ranking signal) and keep the fused one.
-                point.fused = point.score
-                point.score = cosines.get(h.id, 0.0)
-            out.append(point)
-        return out
+        return _scored(hits, cosines if hybrid else None, payloads, with_vectors)
 
     async def search_many(
         self,

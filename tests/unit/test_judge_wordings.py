@@ -233,3 +233,25 @@ def test_minutes_written_as_m_are_not_metres_far_from_the_routines_distances() -
     ]
     # Near the stated distances, "m" is metres and compares with them.
     assert judge_texts("walk 300m market", walks).score >= FLAG_MIN_SCORE
+
+
+def test_a_new_adjunct_is_no_news_where_the_routine_varies_one() -> None:
+    family = [
+        "Window cleaner came: front and back, £18 by card.",
+        "Window cleaner came: front and back, £18 via the app.",
+        "Window cleaner came: front and back, £18 by card.",
+        "Window cleaner came: front and back, £18 via the app.",
+        "Window cleaner came: front and back, £18 by card.",
+    ]
+    text = "Window cleaner came: front and back, £18 in cash."
+    assert judge_texts(text, family).score < FLAG_MIN_SCORE
+    # A family that never varies one: a companion added is still news.
+    swims = [
+        "Swim at Ocean Baths, 40 min.",
+        "Swim at Ocean Baths, 42 min.",
+        "Swim at Ocean Baths, 39 min.",
+        "Swim at Ocean Baths, 41 min.",
+    ]
+    assert judge_texts("Swim at Ocean Baths with Priya Nair, 40 min.", swims).score >= (
+        FLAG_MIN_SCORE
+    )

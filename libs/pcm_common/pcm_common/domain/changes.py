@@ -51,6 +51,8 @@ SIGNATURE_KINDS = 2
 # product) are names, objects or prepositional phrases.
 EVENT_ROLE = "subj"
 _PLACE_ROLES = frozenset({"at", "in", "with", "from", "to", "by", NAME_ROLE})
+# Prepositional roles of a phrase that qualifies the event (how, where, with whom).
+_ADJUNCT_ROLES = frozenset({"at", "in", "with", "from", "to", "by", "via", "on", "through"})
 
 
 class Clause(NamedTuple):
@@ -398,6 +400,10 @@ def _addition(
     if cover < ADDITION_COVER:
         return None
     varying = {r for m in family for w, r in m.slots.items() if w not in consensus}
+    if varying & _ADJUNCT_ROLES:
+        # Entries that vary one adjunct ("by bank transfer", "via the app") make another
+        # ("in cash") no news, whatever its preposition.
+        varying |= _ADJUNCT_ROLES
     for new, role in novel.items():
         if role in varying:
             continue

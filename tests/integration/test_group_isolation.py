@@ -48,9 +48,13 @@ def pair(kind: str, a: httpx.AsyncClient, b: httpx.AsyncClient) -> tuple[Writer,
             a, {"user_id": u2}, {"user_id": u2}
         )
     if kind == "projects":
-        p1, p2 = f"ledger-{run}", f"atlas-{run}"
-        return Writer(a, {"scope": "project", "project": p1}, {"project": p1}), Writer(
-            a, {"scope": "project", "project": p2}, {"project": p2}
+        # One user in two projects. Named: an asker without a user sees the whole tenant's
+        # global memories, among them other cases' bills, whose amounts may coincide.
+        p1, p2, u = f"ledger-{run}", f"atlas-{run}", f"dana-{run}"
+        return Writer(
+            a, {"user_id": u, "scope": "project", "project": p1}, {"user_id": u, "project": p1}
+        ), Writer(
+            a, {"user_id": u, "scope": "project", "project": p2}, {"user_id": u, "project": p2}
         )
     u = f"carol-{run}"  # the same user name in two tenants
     return Writer(a, {"user_id": u}, {"user_id": u}), Writer(b, {"user_id": u}, {"user_id": u})
@@ -154,4 +158,5 @@ async def test_no_path_groups_across_owners(
     for flag in out["anomaly_flags"]:
         assert flag["memory_id"] not in theirs
         assert not any(v in flag["usual"] + flag["differs"] for v in other_bills), flag
-    assert not any(v in out["prompt"] for v in other_bills)
+    leaked = [v for v in other_bills if v in out["prompt"]]
+    assert not leaked, (leaked, out["prompt"])

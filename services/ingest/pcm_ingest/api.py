@@ -28,6 +28,7 @@ from pcm_ingest.idempotency import Stored, WritePlan, fingerprint, valid_key
 from pcm_ingest.memories import MemoryEdits
 from pcm_ingest.schemas import BatchIn, BatchOut, MemoryIn, MemoryPage, MemoryPatch, StoreResult
 from pcm_ingest.service import CaptureRefused, IngestService
+from pcm_ingest.tenant_gates import TenantBusy
 
 router = APIRouter(prefix="/v1", tags=["memories"], responses=KEYED)
 # A write: a malformed body, a capture the governance refuses (403), an Idempotency-Key
@@ -62,7 +63,8 @@ def _check_items(svc: IngestService, items: list[MemoryIn]) -> None:
 def _firewalled() -> Iterator[None]:
     """A blocked secret is the client's error: 422, and nothing was stored; so is an
     explicit store that the scope's capture mode refuses (403). A screen past its deadline
-    is the server's: 503 with Retry-After, nothing stored."""
+    is the server's: 503 with Retry-After, nothing stored; so is a large write that found
+    no turn among its tenant's (429)."""
     try:
         yield
     except SecretDetected as exc:
@@ -72,6 +74,13 @@ def _firewalled() -> Iterator[None]:
     except FirewallBusy:
         raise ApiError(
             503, "firewall_busy", "the write firewall is busy; retry later", {"Retry-After": "5"}
+        ) from None
+    except TenantBusy:
+        raise ApiError(
+            429,
+            "tenant_busy",
+            "this tenant's earlier large writes are still being stored; retry later",
+            {"Retry-After": "5"},
         ) from None
 
 
@@ -102,7 +111,7 @@ async def _answer_once(
     try:
         status, out = await write(got)
     except ApiError as exc:
-        if exc.status_code >= 500:
+        if exc.status_code >= 500 or exc.status_code == 429:  # a retry may succeed
             await keys.abandon(tenant, key)
         else:
             await keys.finish(tenant, key, print_, exc.status_code, exc.detail)

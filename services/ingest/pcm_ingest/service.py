@@ -7,6 +7,7 @@ from __future__ import annotations
 import asyncio
 import time
 import uuid
+from contextlib import AbstractAsyncContextManager, nullcontext
 from dataclasses import dataclass, replace
 from datetime import datetime
 from typing import Any
@@ -14,9 +15,8 @@ from typing import Any
 from pcm_common.domain import visibility
 from pcm_common.domain.capture import predictable
 from pcm_common.domain.clock import as_utc, utcnow
-from pcm_common.domain.figures import extract_figures, figures_key
+from pcm_common.domain.figures import figures_key
 from pcm_common.domain.governance import admits, effective, is_automatic
-from pcm_common.domain.importance import infer_importance
 from pcm_common.domain.memory import (
     Affect,
     GraphInfo,
@@ -28,13 +28,13 @@ from pcm_common.domain.memory import (
 )
 from pcm_common.domain.strength import initial_strength
 from pcm_common.models.affect import classify
-from pcm_common.models.sparse import encode_document
 from pcm_common.ports import WritePorts
 from pcm_common.runtime.telemetry import MEMORIES_WRITTEN, get_logger
 from pcm_common.stores.redis.governance import GovernanceStore
 from pcm_common.stores.redis.keys import TENANTS, copy_lock
 from pcm_common.stores.redis.locks import KeyLocks
-from pcm_common.stores.vectors import Filter, ScoredPoint, SparseVec
+from pcm_common.stores.vectors import Filter, ScoredPoint
+from pcm_ingest.derive import Derived
 from pcm_ingest.episodes import EpisodeAssigner
 from pcm_ingest.firewall import SecretDetected, WriteFirewall
 from pcm_ingest.firewall.runner import ScreenRunner
@@ -43,6 +43,7 @@ from pcm_ingest.memories import MemoryEdits, present
 from pcm_ingest.plan import CopyKey, Twin, WriteDecision, WriteItem, fresh_items, plan_writes
 from pcm_ingest.schemas import MemoryIn, StoreResult
 from pcm_ingest.settings import IngestSettings
+from pcm_ingest.tenant_gates import TenantGates
 from pcm_ingest.twins import TwinFinder
 from pcm_ingest.writer import NewMemory, WriteBatch, WriteExecutor
 
@@ -82,32 +83,13 @@ def _names(item: MemoryIn) -> list[tuple[str, str]]:
 
 
 @dataclass(frozen=True)
-class _Derived:
-    """Per new item (by its index in the request): the figures it states, the importance
-    tier its text implies (where the write gave none and inference is on), its sparse
-    lexical vector."""
-
-    figures: dict[int, list[str]]
-    tiers: dict[int, str]
-    sparse: dict[int, SparseVec]
-
-
-@dataclass(frozen=True)
 class _Fresh:
     """What the items with no exact copy got before planning, by index."""
 
     vectors: dict[int, list[float]]
-    derived: _Derived
+    derived: Derived
     affects: dict[int, Affect]
     twins: dict[int, Twin | None]
-
-
-def _derive(fresh: list[int], texts: list[str], infer: list[bool]) -> _Derived:
-    return _Derived(
-        figures={i: extract_figures(t) for i, t in zip(fresh, texts, strict=True)},
-        tiers={i: infer_importance(t) for i, t, on in zip(fresh, texts, infer, strict=True) if on},
-        sparse={i: encode_document(t) for i, t in zip(fresh, texts, strict=True)},
-    )
 
 
 class IngestService:
@@ -129,6 +111,7 @@ class IngestService:
             workers=settings.firewall_workers,
             deadline_s=settings.firewall_deadline_s,
         )
+        self.gates = TenantGates(settings.large_writes_per_tenant, settings.large_write_wait_s)
         episodes = (
             EpisodeAssigner(ports.redis, settings.auto_episode_gap_min * 60.0)
             if settings.auto_episodes
@@ -258,6 +241,22 @@ class IngestService:
         ids: list[str | None],
         plan: WritePlan | None,
     ) -> list[StoreResult]:
+        async with self._turn(tenant, items):
+            return await self._store_turn(tenant, items, ids, plan)
+
+    def _turn(self, tenant: str, items: list[MemoryIn]) -> AbstractAsyncContextManager[None]:
+        """A large request waits for one of its tenant's turns (`tenant_gates`)."""
+        if sum(len(item.text) for item in items) < self.settings.firewall_process_chars:
+            return nullcontext()
+        return self.gates.turn(tenant)
+
+    async def _store_turn(
+        self,
+        tenant: str,
+        items: list[MemoryIn],
+        ids: list[str | None],
+        plan: WritePlan | None,
+    ) -> list[StoreResult]:
         items, redacted = await self.screen(tenant, items)
         await self.ports.redis.sadd(TENANTS, tenant)
         # (text hash, scope, workspace, project, user): a copy is a repeat in the same scope
@@ -349,16 +348,13 @@ class IngestService:
             if decisions[i].first is None
         }
 
-    async def _derived(self, items: list[MemoryIn], fresh: list[int]) -> _Derived:
-        """What the new items' texts imply (`_Derived`): in a worker thread for a request
-        with much text, where the loop would otherwise wait for it (~50-100 ms for 100 kB,
-        while other tenants' requests queue), here for a small one (a thread hop costs more
-        than the work)."""
+    async def _derived(self, items: list[MemoryIn], fresh: list[int]) -> Derived:
+        """What the new items' texts imply (`Derived`): for a request with much text in a
+        worker process (~50-100 ms for 100 kB, which in a thread would hold the interpreter
+        lock while other tenants' requests wait), here for a small one."""
         texts = [items[i].text for i in fresh]
         infer = [self.settings.infer_importance and items[i].importance is None for i in fresh]
-        if sum(map(len, texts)) >= self.settings.firewall_process_chars:
-            return await asyncio.to_thread(_derive, fresh, texts, infer)
-        return _derive(fresh, texts, infer)
+        return await self.screens.derive(fresh, texts, infer)
 
     async def _affects(self, items: list[MemoryIn], fresh: list[int]) -> dict[int, Affect]:
         """Affect tags of the new items, in a worker thread: VADER is pure Python (~0.1 ms a

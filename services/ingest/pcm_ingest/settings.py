@@ -25,10 +25,14 @@ class IngestSettings(PcmSettings):
     # Requests with at least this many characters of text are screened in a worker process
     # (`firewall_workers` of them), smaller ones in a thread (pcm_ingest.firewall.runner);
     # 0 or no workers: always a thread. A screen past `firewall_deadline_s` answers 503.
-    # Such requests also derive figures, importance tiers and sparse vectors in a thread.
+    # Such requests also derive figures, importance tiers and sparse vectors there.
     firewall_process_chars: int = 20_000
     firewall_workers: int = 2
     firewall_deadline_s: float = 10.0
+    # Such large requests of one tenant run at most this many at a time in a replica (0: no
+    # limit); one that waits `large_write_wait_s` for its turn answers 429 (tenant_gates).
+    large_writes_per_tenant: int = 1
+    large_write_wait_s: float = 10.0
     # A write without `episode` joins its stream's current episode when saved within this
     # many minutes of it, else opens a new one (pcm_ingest.episodes); off: no episode.
     auto_episodes: bool = True

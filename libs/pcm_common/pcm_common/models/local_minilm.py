@@ -21,6 +21,8 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+from pcm_common.models.token_head import head
+
 MODEL_NAME = "all-MiniLM-L6-v2-onnx-int8"
 DIM = 384
 # sentence-transformers' max_seq_length for this model; the shipped tokenizer.json says 128,
@@ -241,7 +243,8 @@ def feeds(
 ) -> tuple[dict[str, npt.NDArray[np.int64]], npt.NDArray[np.int64]]:
     """A graph's inputs for `texts` (the ones among `input_names`: the token types only
     where the graph takes them), and the attention mask (1 for a real token)."""
-    encs = tokenizer().encode_batch(list(texts))
+    tok = tokenizer()
+    encs = tok.encode_batch([head(tok, t, MAX_TOKENS) for t in texts])
     ids = np.asarray([e.ids for e in encs], dtype=np.int64)
     mask = np.asarray([e.attention_mask for e in encs], dtype=np.int64)
     out: dict[str, npt.NDArray[np.int64]] = {"input_ids": ids, "attention_mask": mask}

@@ -29,6 +29,7 @@ import numpy.typing as npt
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from pcm_common.domain.scoring import RELEVANCE_FLOOR
+from pcm_common.models.token_head import head
 
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 
@@ -232,7 +233,10 @@ class LocalCrossEncoder(Reranker):
         inputs = {i.name: _INT_TYPES.get(i.type, np.int64) for i in session.get_inputs()}
         out: list[float] = []
         for start in range(0, len(docs), self.batch_size):
-            batch = [(query, d) for d in docs[start : start + self.batch_size]]
+            batch = [
+                (query, head(tok, d, self.max_tokens))
+                for d in docs[start : start + self.batch_size]
+            ]
             encs = tok.encode_batch(batch)
             columns = {
                 "input_ids": [e.ids for e in encs],

@@ -1,4 +1,5 @@
-"""Where the firewall's screen runs: never on the event loop, and within a deadline.
+"""Where a write's CPU work runs (the firewall's screen, what its texts imply): never on
+the event loop, and the screen within a deadline.
 
 A request of a few notes takes well under a millisecond to screen: a worker thread runs
 it, with no copying. A large one (100 kB of text takes 50-150 ms, whatever its shape)
@@ -6,6 +7,8 @@ runs in a worker process: in a thread its Python work would hold this process's
 interpreter lock, and another tenant's recall on the event loop would wait its turn
 (recall p95 rose from 33 ms to over 500 ms while three such writes were screened). A screen
 that misses the deadline answers 503 `firewall_busy` with Retry-After; nothing is stored.
+A large request's derivation (`pcm_ingest.derive`: figures, importance, sparse vector) runs
+in the same workers for the same reason.
 """
 
 from __future__ import annotations
@@ -16,6 +19,7 @@ import os
 from concurrent.futures import ProcessPoolExecutor
 from typing import Any
 
+from pcm_ingest.derive import Derived, derive
 from pcm_ingest.firewall import Finding, Screened, ScreenedMetadata, WriteFirewall
 
 Screening = tuple[list[Screened], list[ScreenedMetadata], dict[str, list[str]]]
@@ -27,8 +31,11 @@ class FirewallBusy(Exception):
 
 
 def _warm() -> None:
-    """A worker's first screen loads libphonenumber's region data (~50 ms): do it at start."""
-    WriteFirewall().screen("warm up: (415) 555-2671, 020 7946 0958, ann@example.org")
+    """A worker's first screen loads libphonenumber's region data (~50 ms), its first
+    derivation the stemmer: do both at start."""
+    text = "warm up: (415) 555-2671, 020 7946 0958, ann@example.org, 12 km on Monday"
+    WriteFirewall().screen(text)
+    derive([0], [text], [True])
 
 
 def _ready() -> None:
@@ -73,11 +80,12 @@ class ScreenRunner:
 
     def start(self) -> None:
         """Start the worker processes (from a fork server that has imported only the
-        firewall: forking this process, with its threads and models, would not be safe)."""
+        firewall and the derivation: forking this process, with its threads and models,
+        would not be safe)."""
         if self.workers <= 0 or self.process_chars <= 0 or self._pool is not None:
             return
         context = multiprocessing.get_context("forkserver")
-        context.set_forkserver_preload(["pcm_ingest.firewall"])
+        context.set_forkserver_preload(["pcm_ingest.firewall", "pcm_ingest.derive"])
         workers = min(self.workers, os.cpu_count() or 1)  # more would only queue for a core
         self._pool = ProcessPoolExecutor(workers, mp_context=context, initializer=_warm)
         for _ in range(workers):  # started now, not by the first large write
@@ -105,3 +113,11 @@ class ScreenRunner:
             return await asyncio.wait_for(work, self.deadline_s)
         except TimeoutError:
             raise FirewallBusy from None
+
+    async def derive(self, fresh: list[int], texts: list[str], infer: list[bool]) -> Derived:
+        """`pcm_ingest.derive.derive`, in a worker process for much text, else here (a
+        hop costs more than the work of a few notes)."""
+        if self._pool is None or sum(map(len, texts)) < self.process_chars:
+            return derive(fresh, texts, infer)
+        loop = asyncio.get_running_loop()
+        return await loop.run_in_executor(self._pool, derive, fresh, texts, infer)

@@ -34,8 +34,6 @@ from urllib.parse import urlparse
 import httpx
 import numpy as np
 
-os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
-
 # Tests own Redis DBs 13-15 and flush them; benchmarks keep to 5-12 so neither wipes the other.
 DEFAULT_REDIS_URL = "redis://127.0.0.1:6379/6"
 BENCH_REDIS_DBS = range(5, 13)

@@ -306,7 +306,6 @@ async def cmd_stream(args: argparse.Namespace) -> None:
 
 
 def main() -> None:
-    os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
     p = argparse.ArgumentParser(prog="bench.graph")
     sub = p.add_subparsers(dest="cmd", required=True)
     links = sub.add_parser("links")

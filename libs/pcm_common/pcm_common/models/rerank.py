@@ -30,8 +30,6 @@ from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from pcm_common.domain.scoring import RELEVANCE_FLOOR
 
-os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
-
 # Gating (*start*): the vector candidates are decisive when the best is a clear winner.
 GATE_MIN_TOP = 0.85
 GATE_MIN_MARGIN = 0.15
@@ -111,24 +109,14 @@ class LiteLLMReranker(Reranker):
     async def rerank(self, query: str, docs: Sequence[str]) -> list[float]:
         if not docs:
             return []
-        import litellm
+        from pcm_common.models import gateway  # imports litellm: only once a call is made
 
         # Hosted APIs bill and limit by size; the head of a memory carries its gist.
-        documents: list[str | dict[str, object]] = [d[: self.max_doc_chars] for d in docs]
-        resp: Any = await litellm.arerank(
-            model=self.model,
-            query=query,
-            documents=documents,
-            top_n=len(documents),
-            return_documents=False,
-            **self._kwargs,
-        )
+        documents = [d[: self.max_doc_chars] for d in docs]
+        results = await gateway.rerank(self.model, query, documents, **self._kwargs)
         scores = [0.0] * len(docs)  # a document the provider left out counts as irrelevant
-        for result in resp.results or []:
-            item = result if isinstance(result, dict) else dict(result)
-            idx = int(item["index"])
+        for idx, raw in results:
             if 0 <= idx < len(scores):
-                raw = float(item["relevance_score"])
                 scores[idx] = sigmoid(raw) if self.logits else _clip01(raw)
         return scores
 

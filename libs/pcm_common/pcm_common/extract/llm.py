@@ -19,7 +19,7 @@ import asyncio
 import json
 import re
 import secrets
-from typing import Any
+from typing import Any, get_args
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
@@ -87,8 +87,8 @@ class LlmExtraction(BaseModel):
 
 
 # The closed sets in the prompt come from stores.graph.schema, so prompt and validation agree.
-assert set(EntityType.__args__) == ENTITY_TYPES  # type: ignore[attr-defined]
-assert set(RelationType.__args__) == RELATION_TYPES  # type: ignore[attr-defined]
+assert set(get_args(EntityType)) == ENTITY_TYPES
+assert set(get_args(RelationType)) == RELATION_TYPES
 
 SYSTEM_PROMPT = """You extract a knowledge graph from one memory of a personal/work assistant.
 

@@ -22,13 +22,17 @@ import threading
 from abc import ABC, abstractmethod
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 import numpy as np
 import numpy.typing as npt
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from pcm_common.domain.scoring import RELEVANCE_FLOOR
+from pcm_common.models.onnx_session import OnnxSession
+
+if TYPE_CHECKING:
+    from tokenizers import Tokenizer
 
 # Gating (*start*): the vector candidates are decisive when the best is a clear winner.
 GATE_MIN_TOP = 0.85
@@ -167,8 +171,8 @@ class LocalCrossEncoder(Reranker):
         self.floor = floor
         self.name = f"onnx:{self.model_path}"
         self._lock = threading.Lock()
-        self._session: Any = None
-        self._tokenizer: Any = None
+        self._session: OnnxSession | None = None
+        self._tokenizer: Tokenizer | None = None
 
     @staticmethod
     def _locate(path: Path) -> tuple[Path, Path]:
@@ -189,10 +193,10 @@ class LocalCrossEncoder(Reranker):
             raise FileNotFoundError(f"{tokenizer} is missing (the model's tokenizer)")
         return model, tokenizer
 
-    def _load(self) -> tuple[Any, Any]:
+    def _load(self) -> tuple[OnnxSession, Tokenizer]:
         # Loaded on first use, once, even when several recalls arrive together.
         with self._lock:
-            if self._session is None:
+            if self._session is None or self._tokenizer is None:
                 import onnxruntime as ort
                 from tokenizers import Tokenizer
 

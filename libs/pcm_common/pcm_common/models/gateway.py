@@ -4,7 +4,7 @@ Every model call (chat completions for the LLM extractor and judge, embeddings, 
 rerankers) and every change to litellm's global state (the local embedding provider, its
 zero-cost model entries) goes through here, with plain Python types at the boundary.
 
-Importing this module imports litellm (about a second of CPU), so modules that load a model
+Importing this module imports litellm (a second or more of CPU), so modules that load a model
 only on demand import it where they need it, as they did litellm itself.
 """
 

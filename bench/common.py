@@ -28,13 +28,13 @@ from contextlib import asynccontextmanager, contextmanager
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 from urllib.parse import urlparse
 
 import httpx
 import numpy as np
 
-os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+_T = TypeVar("_T")
 
 # Tests own Redis DBs 13-15 and flush them; benchmarks keep to 5-12 so neither wipes the other.
 DEFAULT_REDIS_URL = "redis://127.0.0.1:6379/6"
@@ -437,12 +437,13 @@ def write_json(path: Path, data: dict[str, Any]) -> None:
     print(f"wrote {path}", file=sys.stderr)
 
 
-def progress(iterable: Iterable[Any], quiet: bool, **kw: Any) -> Iterable[Any]:
+def progress(iterable: Iterable[_T], quiet: bool, **kw: Any) -> Iterable[_T]:
     if quiet:
         return iterable
     from tqdm import tqdm
 
-    return tqdm(iterable, file=sys.stderr, dynamic_ncols=True, **kw)
+    bar: Iterable[_T] = tqdm(iterable, file=sys.stderr, dynamic_ncols=True, **kw)  # untyped
+    return bar
 
 
 def log(msg: str) -> None:

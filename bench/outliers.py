@@ -48,8 +48,6 @@ from bench.common import (
 )
 from bench.routine_replay import PROTOCOLS
 
-os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
-
 DATA_DIR = Path(__file__).resolve().parents[2] / "shared" / "data"
 FILES = {"plain": "dev.outliers.json", "absence": "dev.outliers_absence.json"}
 # The offline replays' events and routine index (a bench DB, `bench.common`).

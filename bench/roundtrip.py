@@ -204,7 +204,7 @@ async def run(args: argparse.Namespace, command: str) -> dict[str, Any]:
             )
             log(f"{conv.sample_id}: {out['same']}/{out['questions']} answers the same")
             results.append(out)
-    total = sum(r["questions"] for r in results)
+    total: int = sum(r["questions"] for r in results)
     same = sum(r["same"] for r in results)
     config = {
         "data": str(args.data),
@@ -213,17 +213,18 @@ async def run(args: argparse.Namespace, command: str) -> dict[str, Any]:
         "limit_questions": args.limit_questions,
         "env": env,
     }
-    weights = [r["questions"] for r in results]
+    weights: list[int] = [r["questions"] for r in results]
 
-    def weighted(get: Any) -> float:
-        return round(sum(get(r) * w for r, w in zip(results, weights, strict=True)) / total, 4)
+    def weighted(values: list[float]) -> float:
+        """`values` (one per conversation) weighted by its questions."""
+        return round(sum(v * w for v, w in zip(values, weights, strict=True)) / total, 4)
 
     summary = {
         "questions": total,
         "same": same,
-        "overlap_mean": weighted(lambda r: r["overlap_mean"]),
+        "overlap_mean": weighted([r["overlap_mean"] for r in results]),
         "evidence_recall": {
-            side: weighted(lambda r, side=side: r["evidence_recall"][side])
+            side: weighted([r["evidence_recall"][side] for r in results])
             for side in ("source", "imported")
         },
         "conversations": results,

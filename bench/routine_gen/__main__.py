@@ -29,7 +29,8 @@ def write(split: str, variant: str, seed: int, personas: int, out: Path) -> None
     data = build_dataset(split, variant, seed, personas)
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(json.dumps(data, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
-    meta: dict[str, object] = data["meta"]  # type: ignore[assignment]
+    meta = data["meta"]
+    assert isinstance(meta, dict)
     print(f"wrote {out}: {meta['n_memories']} memories, {meta['n_questions']} questions")
 
 

@@ -9,6 +9,7 @@ hidden helpers used only to derive other quantities).
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Any
 
 from .quantities import Currency, Unit
 
@@ -222,8 +223,8 @@ CHILD_NAMES: tuple[str, ...] = (
 )
 
 
-def _q(name: str, form: str, **kw: object) -> Quantity:
-    return Quantity(name, form, **kw)  # type: ignore[arg-type]
+def _q(name: str, form: str, **kw: Any) -> Quantity:
+    return Quantity(name, form, **kw)
 
 
 KINDS: tuple[Kind, ...] = (

@@ -34,11 +34,14 @@ def os_user() -> str | None:
         return None
 
 
+_PRECISIONS: tuple[Precision, ...] = get_args(Precision)
+
+
 def _precision(env: Mapping[str, str]) -> Precision:
     """PCM_HOOK_PRECISION: "precise" (the default: an agent's context gets what clearly
     answers, or nothing) or "standard"; anything else reads as the default."""
     value = env.get("PCM_HOOK_PRECISION", "").strip().lower()
-    return value if value in get_args(Precision) else "precise"  # type: ignore[return-value]
+    return value if value in _PRECISIONS else "precise"
 
 
 @dataclass(frozen=True)

@@ -85,7 +85,7 @@ def _is_ours(hook: Any, event: str) -> bool:
 def merge_settings(settings: dict[str, Any], command: str) -> dict[str, Any]:
     """`settings` with PCM's hooks added: any other hook and setting is kept, and a PCM hook
     already there is updated in place, so installing twice changes nothing."""
-    merged = json.loads(json.dumps(settings))  # a deep copy
+    merged: dict[str, Any] = json.loads(json.dumps(settings))  # a deep copy
     hooks = merged.get("hooks")
     if not isinstance(hooks, dict):
         hooks = merged["hooks"] = {}

@@ -13,9 +13,6 @@ from __future__ import annotations
 import os
 from typing import TYPE_CHECKING
 
-# litellm looks up its model cost map on the network at import unless told otherwise.
-os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
-
 import typer
 
 from pcm_agent.cli import build

@@ -17,8 +17,6 @@ from typing import Any
 
 import httpx
 
-os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
-
 
 def free_port() -> int:
     with socket.socket() as s:

@@ -12,6 +12,7 @@ extraction, so any redelivery leaves the graph as it was.
 from __future__ import annotations
 
 import asyncio
+import functools
 from collections.abc import Awaitable, Callable
 from typing import TypeVar
 
@@ -137,7 +138,7 @@ class GraphHandlers:
             outcomes: list[Outcome] = []
             for row in rows:
                 try:
-                    await self._retry(lambda row=row: self.res.graph.write_facts(*row))  # type: ignore[misc]
+                    await self._retry(functools.partial(self.res.graph.write_facts, *row))
                     outcomes.append(None)
                 except Exception as exc:
                     outcomes.append(exc)

@@ -20,6 +20,7 @@ from pcm_common.runtime.http import (
     Tenant,
     error_responses,
     refuse_future,
+    state_of,
 )
 from pcm_common.stores.vectors import Filter
 from pcm_ingest.firewall import SecretDetected
@@ -38,11 +39,11 @@ NOT_FOUND = error_responses(404)
 
 
 def service_of(request: Request) -> IngestService:
-    return request.app.state.ingest
+    return state_of(request, "ingest", IngestService)
 
 
 def memories_of(request: Request) -> MemoryEdits:
-    return request.app.state.memories
+    return state_of(request, "memories", MemoryEdits)
 
 
 Svc = Annotated[IngestService, Depends(service_of)]

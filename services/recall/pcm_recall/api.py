@@ -5,7 +5,7 @@ from typing import Annotated
 from fastapi import APIRouter, BackgroundTasks, Depends, Request
 
 from pcm_common.runtime.foreground import FOREGROUND
-from pcm_common.runtime.http import JSON_BODY, KEYED, Tenant, refuse_future
+from pcm_common.runtime.http import JSON_BODY, KEYED, Tenant, refuse_future, state_of
 from pcm_recall.schemas import RecallIn, RecallOut
 from pcm_recall.service import RecallService
 
@@ -13,7 +13,7 @@ router = APIRouter(prefix="/v1", tags=["recall"], responses=KEYED)
 
 
 def service_of(request: Request) -> RecallService:
-    return request.app.state.recall
+    return state_of(request, "recall", RecallService)
 
 
 @router.post("/recall", response_model=RecallOut, responses=JSON_BODY)

@@ -17,6 +17,7 @@ from pcm_common.runtime.http import (
     Tenant,
     error_responses,
     refuse_future,
+    state_of,
 )
 from pcm_sweeper.jobs import Jobs
 
@@ -33,7 +34,7 @@ class JobIn(BaseModel):
 
 
 def jobs_of(request: Request) -> Jobs:
-    return request.app.state.jobs
+    return state_of(request, "jobs", Jobs)
 
 
 @router.get("/jobs")

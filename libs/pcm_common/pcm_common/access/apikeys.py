@@ -20,12 +20,12 @@ import secrets
 from collections.abc import Mapping
 from dataclasses import asdict, dataclass
 from datetime import datetime, timedelta
-from typing import Any, Literal, cast
+from typing import Any, Literal
 
 from redis.asyncio import Redis
 
 from pcm_common.domain.clock import utcnow
-from pcm_common.stores.redis import keys
+from pcm_common.stores.redis import Fields, keys
 
 Role = Literal["admin", "data"]
 ROLES: tuple[Role, ...] = ("admin", "data")
@@ -64,7 +64,7 @@ class KeyRecord:
         """Everything about the key but the digest (what `list` and the admin API show)."""
         return {**asdict(self), "state": self.state()}
 
-    def to_redis(self, key_digest: str) -> dict[Any, Any]:
+    def to_redis(self, key_digest: str) -> Fields:
         return {
             "id": self.id,
             "digest": key_digest,
@@ -85,7 +85,7 @@ class KeyRecord:
         return cls(
             id=f["id"],
             tenant=f["tenant"],
-            role=cast(Role, role if role in ROLES else "data"),
+            role=role if role in ROLES else "data",
             created_at=datetime.fromisoformat(f["created_at"]),
             expires_at=_time(f.get("expires_at", "")),
             revoked=f.get("revoked") == "1",
@@ -173,7 +173,7 @@ class KeyStore:
         if record is None or record.revoked:
             return record  # revoking twice keeps the first time
         d = await self._digest(key_id)
-        revoked: dict[Any, Any] = {"revoked": "1", "revoked_at": utcnow().isoformat()}
+        revoked: Fields = {"revoked": "1", "revoked_at": utcnow().isoformat()}
         await self.redis.hset(keys.apikey_record(d), mapping=revoked)
         return await self.get(key_id)
 
@@ -196,7 +196,7 @@ class KeyStore:
         ends = utcnow() + overlap
         if old.expires_at is not None:
             ends = min(ends, old.expires_at)
-        ending: dict[Any, Any] = {"expires_at": ends.isoformat(), "rotated_to": fresh.record.id}
+        ending: Fields = {"expires_at": ends.isoformat(), "rotated_to": fresh.record.id}
         await self.redis.hset(keys.apikey_record(await self._digest(key_id)), mapping=ending)
         updated = await self.get(key_id)
         assert updated is not None

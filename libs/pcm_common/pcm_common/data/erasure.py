@@ -33,7 +33,7 @@ from pcm_common.messaging.events import MemoryChanged
 from pcm_common.messaging.outbox import owe, pay_or_leave_owed
 from pcm_common.runtime.resources import Resources
 from pcm_common.runtime.telemetry import get_logger
-from pcm_common.stores.redis import keys
+from pcm_common.stores.redis import fields, keys
 from pcm_common.stores.redis.tombstones import record as tombstone
 from pcm_common.stores.vectors import Filter
 
@@ -102,7 +102,7 @@ class Erasure:
             if job.get("status") != "running":  # a new job (or this target again, later)
                 job = {"id": uuid.uuid4().hex, "status": "running", "started_at": str(time.time())}
                 await redis.delete(key)
-                await redis.hset(key, mapping=job)  # type: ignore[arg-type]
+                await redis.hset(key, mapping=fields(job))
                 await redis.persist(key)
             await self._erase(tenant, target, key)
             await redis.hset(key, mapping={"status": "done", "finished_at": str(time.time())})

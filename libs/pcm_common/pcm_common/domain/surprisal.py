@@ -19,7 +19,7 @@ import re
 import statistics
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from typing import NamedTuple
+from typing import NamedTuple, cast
 
 from pcm_common.domain.quantities import (
     UNIT_WORDS,
@@ -320,7 +320,8 @@ TokRow = tuple[str, str, str, int, bool, bool, bool, bool, str, str]
 
 
 def tok_rows(toks: Iterable[Tok]) -> tuple[TokRow, ...]:
-    return tuple(tuple(t) for t in toks)  # type: ignore[misc]
+    # `tuple(t)` holds a Tok's fields in order; mypy types it as a variadic tuple only.
+    return cast(tuple[TokRow, ...], tuple(tuple(t) for t in toks))
 
 
 def from_rows(rows: Iterable[TokRow]) -> list[Tok]:

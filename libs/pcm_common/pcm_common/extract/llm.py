@@ -17,17 +17,15 @@ from __future__ import annotations
 
 import asyncio
 import json
-import os
 import re
 import secrets
-from typing import Any
+from typing import Any, get_args
 
-os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
-
-import litellm
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from pcm_common.extract import Extractor
+from pcm_common.models import gateway
+from pcm_common.models.gateway import ChatMessage
 from pcm_common.runtime.telemetry import get_logger
 from pcm_common.stores.graph.port import Entity, Extraction, Relation
 from pcm_common.stores.graph.schema import (
@@ -89,8 +87,8 @@ class LlmExtraction(BaseModel):
 
 
 # The closed sets in the prompt come from stores.graph.schema, so prompt and validation agree.
-assert set(EntityType.__args__) == ENTITY_TYPES  # type: ignore[attr-defined]
-assert set(RelationType.__args__) == RELATION_TYPES  # type: ignore[attr-defined]
+assert set(get_args(EntityType)) == ENTITY_TYPES
+assert set(get_args(RelationType)) == RELATION_TYPES
 
 SYSTEM_PROMPT = """You extract a knowledge graph from one memory of a personal/work assistant.
 
@@ -161,7 +159,7 @@ class LlmExtractor(Extractor):
         self._sem = asyncio.Semaphore(concurrency)
         self._schema = LlmExtraction.model_json_schema()
 
-    def _messages(self, text: str) -> list[dict[str, str]]:
+    def _messages(self, text: str) -> list[ChatMessage]:
         nonce = secrets.token_hex(8)
         system = SYSTEM_PROMPT.format(
             nonce=nonce,
@@ -183,14 +181,12 @@ class LlmExtractor(Extractor):
             "json_schema": {"name": "pcm_extraction", "schema": self._schema},
         }
 
-    async def _complete(self, messages: list[dict[str, str]]) -> str:
+    async def _complete(self, messages: list[ChatMessage]) -> str:
         kwargs: dict[str, Any] = {"temperature": 0.0, "timeout": self.timeout_s, **self._kwargs}
         fmt = self._response_format()
         if fmt is not None:
             kwargs["response_format"] = fmt
-        resp = await litellm.acompletion(model=self.model, messages=messages, **kwargs)
-        content = resp.choices[0].message.content
-        return content if isinstance(content, str) else ""
+        return await gateway.complete(self.model, messages, **kwargs)
 
     @staticmethod
     def parse(content: str) -> LlmExtraction:

@@ -117,7 +117,7 @@ class Judge(ABC):
         of them. Optional; the verdicts must not depend on it."""
 
 
-def make_judge(kind: str = "local", **kwargs: object) -> Judge:
+def make_judge(kind: str = "local", **kwargs: Any) -> Judge:
     """`local` (default) or `llm` (kwargs go to `LlmJudge`)."""
     if kind == "local":
         from pcm_common.judge.local import LocalJudge
@@ -126,7 +126,7 @@ def make_judge(kind: str = "local", **kwargs: object) -> Judge:
     if kind == "llm":
         from pcm_common.judge.llm import LlmJudge
 
-        return LlmJudge(**kwargs)  # type: ignore[arg-type]
+        return LlmJudge(**kwargs)
     raise ValueError(f"unknown judge {kind!r}: local or llm")
 
 

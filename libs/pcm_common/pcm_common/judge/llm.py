@@ -11,18 +11,16 @@ sweeper's supersession follows the model instead of the rules (`domain.supersess
 from __future__ import annotations
 
 import json
-import os
 import re
 from collections.abc import Sequence
 from typing import Any
 
-os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
-
-import litellm
 from pydantic import BaseModel, ConfigDict, Field
 
 from pcm_common.domain.memory import MemoryRecord
 from pcm_common.judge import Earlier, Judge, Verdict
+from pcm_common.models import gateway
+from pcm_common.models.gateway import ChatMessage
 
 SYSTEM = """You judge whether a new personal memory departs from the pattern of earlier, \
 similar memories. Departures: an unusual value (amount, duration, count, time of day), a \
@@ -74,7 +72,7 @@ def shown_order(family: Sequence[Earlier]) -> list[int]:
     return sorted(range(len(family)), key=lambda i: family[i].created_at)
 
 
-def build_messages(memory: MemoryRecord, family: Sequence[Earlier]) -> list[dict[str, str]]:
+def build_messages(memory: MemoryRecord, family: Sequence[Earlier]) -> list[ChatMessage]:
     lines = ["Earlier similar memories (oldest first):"]
     for n, i in enumerate(shown_order(family), start=1):
         r = family[i]
@@ -138,12 +136,11 @@ class LlmJudge(Judge):
                 "type": "json_schema",
                 "json_schema": {"name": "verdict", "schema": JSON_SCHEMA},
             }
-        response = await litellm.acompletion(
-            model=self.model,
-            messages=build_messages(memory, family),
+        content = await gateway.complete(
+            self.model,
+            build_messages(memory, family),
             temperature=self.temperature,
             timeout=self.timeout_s,
             **extra,
         )
-        content = response.choices[0].message.content or ""
         return parse_verdict(content, family)

@@ -1,1 +1,1 @@
-"""Model gateway: every model call goes through litellm."""
+"""Model gateway: every model call goes through litellm, imported by `gateway` alone."""

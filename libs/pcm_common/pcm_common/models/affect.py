@@ -8,7 +8,8 @@ from functools import cache
 
 from vaderSentiment.vaderSentiment import SentimentIntensityAnalyzer
 
-from pcm_common.domain.affect import Affect, tag
+from pcm_common.domain.affect import tag
+from pcm_common.domain.memory import Affect
 
 # VADER looks at the opening of a long text only: its cost grows with the length.
 MAX_CHARS = 2_000

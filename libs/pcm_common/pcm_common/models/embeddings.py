@@ -1,4 +1,4 @@
-"""Embedding gateway (DESIGN §8): every embedding goes through ``litellm.aembedding``.
+"""Embeddings (DESIGN §8): every one goes through ``litellm.aembedding`` (`models.gateway`).
 
 The embedded default ``pcm-local/minilm-q8s`` is a litellm custom provider backed by the
 local ONNX MiniLM (:mod:`pcm_common.models.local_minilm`; memories by a smoothed int8 graph,
@@ -9,21 +9,10 @@ only.
 
 from __future__ import annotations
 
-import asyncio
-import os
-import threading
-from collections.abc import Callable, Sequence
-from contextlib import AbstractContextManager, nullcontext
+from collections.abc import Sequence
 from typing import Any
 
-# litellm fetches its model cost map from the network at import unless told otherwise.
-os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
-
-import litellm
-from litellm.llms.custom_llm import CustomLLM
-from litellm.types.utils import EmbeddingResponse, Usage
-
-from pcm_common.models import local_minilm
+from pcm_common.models import gateway, local_minilm
 
 LOCAL_PROVIDER = "pcm-local"
 DEFAULT_MODEL = f"{LOCAL_PROVIDER}/minilm-q8s"
@@ -77,133 +66,18 @@ def local_models() -> list[str]:
     return [f"{LOCAL_PROVIDER}/{name}" for name in _LOCAL_MODELS]
 
 
-def _local_name(model: str) -> str:
-    # litellm passes the model without the provider prefix; accept either form.
-    name = model.split("/", 1)[1] if model.startswith(f"{LOCAL_PROVIDER}/") else model
+def _embed_local(name: str, texts: list[str]) -> list[list[float]]:
+    """The local provider's embeddings (`name` without the `pcm-local/` prefix)."""
     if name not in _LOCAL_MODELS:
         known = sorted(_LOCAL_MODELS)
-        raise ValueError(f"unknown {LOCAL_PROVIDER} model {model!r}; known: {known}")
-    return name
-
-
-def _fill(model: str, texts: list[str], response: EmbeddingResponse) -> EmbeddingResponse:
-    vecs = local_minilm.embed(texts, variant=_LOCAL_MODELS[model])
-    response.model = f"{LOCAL_PROVIDER}/{model}"
-    response.data = [
-        {"object": "embedding", "index": i, "embedding": v} for i, v in enumerate(vecs.tolist())
-    ]
-    response.usage = Usage(prompt_tokens=0, completion_tokens=0, total_tokens=0)
-    # A stamped cost is used as is: litellm otherwise priced each local call again
-    # (~0.9 ms of CPU per query embedding on the session-8 machine).
-    response._hidden_params["response_cost"] = 0.0
-    return response
-
-
-def _as_texts(input: list[Any]) -> list[str]:
-    # The OpenAI embedding API also allows token-id lists; the local model only takes text.
-    if not all(isinstance(t, str) for t in input):
-        raise ValueError(f"{LOCAL_PROVIDER} embeddings take a list of strings")
-    return list(input)
-
-
-class LocalEmbeddingProvider(CustomLLM):
-    """litellm custom provider serving the local MiniLM; CPU work runs off the event loop."""
-
-    def embedding(
-        self,
-        model: str,
-        input: list[Any],
-        model_response: EmbeddingResponse,
-        print_verbose: Callable[..., Any],
-        logging_obj: Any,
-        optional_params: dict[str, Any],
-        api_key: str | None = None,
-        api_base: str | None = None,
-        timeout: Any = None,
-        litellm_params: Any = None,
-    ) -> EmbeddingResponse:
-        name = _local_name(model)
-        return _fill(name, _as_texts(input), model_response)
-
-    async def aembedding(
-        self,
-        model: str,
-        input: list[Any],
-        model_response: EmbeddingResponse,
-        print_verbose: Callable[..., Any],
-        logging_obj: Any,
-        optional_params: dict[str, Any],
-        api_key: str | None = None,
-        api_base: str | None = None,
-        timeout: Any = None,  # noqa: ASYNC109 - litellm's signature; the call is local
-        litellm_params: Any = None,
-    ) -> EmbeddingResponse:
-        name = _local_name(model)
-        texts = _as_texts(input)
-        return await asyncio.to_thread(_fill, name, texts, model_response)
-
-
-_register_lock = threading.Lock()
+        raise ValueError(f"unknown {LOCAL_PROVIDER} model {name!r}; known: {known}")
+    vecs: list[list[float]] = local_minilm.embed(texts, variant=_LOCAL_MODELS[name]).tolist()
+    return vecs
 
 
 def register_local_provider() -> None:
-    """Register ``pcm-local`` in ``litellm.custom_provider_map``; idempotent and thread-safe."""
-    with _register_lock:
-        if any(item.get("provider") == LOCAL_PROVIDER for item in litellm.custom_provider_map):
-            return
-        litellm.custom_provider_map = [
-            *litellm.custom_provider_map,
-            {"provider": LOCAL_PROVIDER, "custom_handler": LocalEmbeddingProvider()},
-        ]
-        # Priced at zero in litellm's cost map: each call prices its response, and for a
-        # model missing from the map that meant trying every name generalisation first
-        # (~0.3 ms of a recall's ~2.5 ms of litellm CPU on the session-7 machine).
-        litellm.register_model(
-            {
-                f"{LOCAL_PROVIDER}/{name}": {
-                    "litellm_provider": LOCAL_PROVIDER,
-                    "mode": "embedding",
-                    "input_cost_per_token": 0.0,
-                    "output_cost_per_token": 0.0,
-                    "cache_creation_input_token_cost": 0.0,
-                    "cache_read_input_token_cost": 0.0,
-                }
-                for name in _LOCAL_MODELS
-            }
-        )
-
-
-def _listened() -> bool:
-    """Whether anything is registered with litellm to hear about calls (callbacks, loggers)."""
-    return any(
-        getattr(litellm, name, None)
-        for name in (
-            "callbacks",
-            "input_callback",
-            "success_callback",
-            "failure_callback",
-            "_async_success_callback",
-            "_async_failure_callback",
-            "service_callback",
-        )
-    )
-
-
-def _unlogged(model: str) -> AbstractContextManager[Any]:
-    """A local model's call without litellm's success logging when nothing listens for it.
-
-    litellm builds a full logging payload after every call even with no callback
-    registered: ~1.3 ms of a query embedding's ~3 ms of litellm CPU here (stubbed model,
-    300 calls alternating), on the recall path. Its context for nested sub-calls skips
-    that; it is litellm's internal module, so a litellm without it, a hosted model, or any
-    registered callback keeps the ordinary path."""
-    if not model.startswith(f"{LOCAL_PROVIDER}/") or _listened():
-        return nullcontext()
-    try:
-        from litellm._internal_context import internal_sub_call
-    except ImportError:
-        return nullcontext()
-    return internal_sub_call()
+    """Register ``pcm-local`` with litellm (through the gateway); idempotent, thread-safe."""
+    gateway.register_embedding_provider(LOCAL_PROVIDER, _LOCAL_MODELS, _embed_local)
 
 
 def _ensure_provider(model: str) -> None:
@@ -218,19 +92,6 @@ def known_dim(model: str) -> int | None:
         return local_minilm.DIM if name in _LOCAL_MODELS else None
     base = model.rsplit("/", 1)[-1].split(":", 1)[0]  # "ollama/nomic-embed-text:latest"
     return _KNOWN_DIMS.get(base)
-
-
-def _vectors(response: Any) -> list[list[float]]:
-    # Providers return dicts or Embedding objects; order by index to be safe.
-    items = sorted(
-        response.data,
-        key=lambda d: d["index"] if isinstance(d, dict) else getattr(d, "index", 0),
-    )
-    out: list[list[float]] = []
-    for d in items:
-        vec = d["embedding"] if isinstance(d, dict) else d.embedding
-        out.append([float(x) for x in vec])
-    return out
 
 
 class Embedder:
@@ -288,11 +149,12 @@ class Embedder:
         step = len(order) if self.is_local else self.batch_size
         for start in range(0, len(order), step):
             idx = order[start : start + step]
-            with _unlogged(self.model):
-                resp = await litellm.aembedding(
-                    model=self.model, input=[prepared[i] for i in idx], **self._litellm_kwargs
-                )
-            vecs = _vectors(resp)
+            vecs = await gateway.embed(
+                self.model,
+                [prepared[i] for i in idx],
+                local=self.is_local,
+                **self._litellm_kwargs,
+            )
             if len(vecs) != len(idx):
                 raise RuntimeError(
                     f"{self.model} returned {len(vecs)} embeddings for {len(idx)} inputs"

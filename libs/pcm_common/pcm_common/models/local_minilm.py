@@ -21,6 +21,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+from pcm_common.models.onnx_session import OnnxSession
 from pcm_common.models.token_head import head
 
 MODEL_NAME = "all-MiniLM-L6-v2-onnx-int8"
@@ -78,7 +79,7 @@ def _positive_env(name: str) -> int | None:
 
 @dataclass
 class _Model:
-    session: object  # onnxruntime.InferenceSession
+    session: OnnxSession
     input_names: frozenset[str]
 
 
@@ -255,10 +256,10 @@ def feeds(
 
 def _run(m: _Model, texts: list[str]) -> npt.NDArray[np.float32]:
     inputs, mask = feeds(texts, m.input_names)
-    (hidden,) = m.session.run(["last_hidden_state"], inputs)  # type: ignore[attr-defined]
+    (hidden,) = m.session.run(["last_hidden_state"], inputs)
     maskf = mask[:, :, None].astype(np.float32)
     summed = (np.asarray(hidden, dtype=np.float32) * maskf).sum(axis=1)
     counts = np.clip(maskf.sum(axis=1), 1e-9, None)
     pooled = summed / counts
     norms = np.clip(np.linalg.norm(pooled, axis=1, keepdims=True), 1e-12, None)
-    return (pooled / norms).astype(np.float32)
+    return np.asarray(pooled / norms, dtype=np.float32)  # numpy types `.sum(axis)` as Any

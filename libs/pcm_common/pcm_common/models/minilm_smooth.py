@@ -33,6 +33,7 @@ import numpy as np
 import numpy.typing as npt
 
 from pcm_common.models import calibration, minilm_q8
+from pcm_common.models.onnx_session import OnnxSession
 
 RECIPE = "dyn-q8-smooth-v1"
 ALPHA = 0.65  # migration strength: 0.5 and 0.8 both kept less of the float vectors
@@ -138,7 +139,7 @@ def _activation_maxima(
     opts = ort.SessionOptions()
     # No optimisation: fusions could remove the tensors asked for.
     opts.graph_optimization_level = ort.GraphOptimizationLevel.ORT_DISABLE_ALL
-    session = ort.InferenceSession(
+    session: OnnxSession = ort.InferenceSession(
         probe.SerializeToString(), sess_options=opts, providers=["CPUExecutionProvider"]
     )
     inputs = {i.name for i in session.get_inputs()}

@@ -22,16 +22,18 @@ import threading
 from abc import ABC, abstractmethod
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 import numpy as np
 import numpy.typing as npt
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from pcm_common.domain.scoring import RELEVANCE_FLOOR
+from pcm_common.models.onnx_session import OnnxSession
 from pcm_common.models.token_head import head
 
-os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+if TYPE_CHECKING:
+    from tokenizers import Tokenizer
 
 # Gating (*start*): the vector candidates are decisive when the best is a clear winner.
 GATE_MIN_TOP = 0.85
@@ -112,24 +114,14 @@ class LiteLLMReranker(Reranker):
     async def rerank(self, query: str, docs: Sequence[str]) -> list[float]:
         if not docs:
             return []
-        import litellm
+        from pcm_common.models import gateway  # imports litellm: only once a call is made
 
         # Hosted APIs bill and limit by size; the head of a memory carries its gist.
-        documents: list[str | dict[str, object]] = [d[: self.max_doc_chars] for d in docs]
-        resp: Any = await litellm.arerank(
-            model=self.model,
-            query=query,
-            documents=documents,
-            top_n=len(documents),
-            return_documents=False,
-            **self._kwargs,
-        )
+        documents = [d[: self.max_doc_chars] for d in docs]
+        results = await gateway.rerank(self.model, query, documents, **self._kwargs)
         scores = [0.0] * len(docs)  # a document the provider left out counts as irrelevant
-        for result in resp.results or []:
-            item = result if isinstance(result, dict) else dict(result)
-            idx = int(item["index"])
+        for idx, raw in results:
             if 0 <= idx < len(scores):
-                raw = float(item["relevance_score"])
                 scores[idx] = sigmoid(raw) if self.logits else _clip01(raw)
         return scores
 
@@ -180,8 +172,8 @@ class LocalCrossEncoder(Reranker):
         self.floor = floor
         self.name = f"onnx:{self.model_path}"
         self._lock = threading.Lock()
-        self._session: Any = None
-        self._tokenizer: Any = None
+        self._session: OnnxSession | None = None
+        self._tokenizer: Tokenizer | None = None
 
     @staticmethod
     def _locate(path: Path) -> tuple[Path, Path]:
@@ -202,10 +194,10 @@ class LocalCrossEncoder(Reranker):
             raise FileNotFoundError(f"{tokenizer} is missing (the model's tokenizer)")
         return model, tokenizer
 
-    def _load(self) -> tuple[Any, Any]:
+    def _load(self) -> tuple[OnnxSession, Tokenizer]:
         # Loaded on first use, once, even when several recalls arrive together.
         with self._lock:
-            if self._session is None:
+            if self._session is None or self._tokenizer is None:
                 import onnxruntime as ort
                 from tokenizers import Tokenizer
 

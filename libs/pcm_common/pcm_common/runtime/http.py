@@ -6,7 +6,7 @@ import contextlib
 import time
 from collections.abc import Awaitable, Callable
 from datetime import datetime, timedelta
-from typing import Annotated, Any
+from typing import Annotated, Any, TypeVar
 
 from fastapi import APIRouter, Depends, FastAPI, HTTPException, Request, Response
 from fastapi.exceptions import RequestValidationError
@@ -28,6 +28,7 @@ from pcm_common.runtime.resources import Resources
 from pcm_common.runtime.telemetry import REQUEST_LATENCY, get_logger
 
 log = get_logger("http")
+_T = TypeVar("_T")
 
 MAX_BODY_BYTES = 8 * 1024 * 1024  # a full 1,000-item batch of ordinary memories fits
 
@@ -91,8 +92,17 @@ def refuse_future(at: datetime | None, ahead_s: float, what: str) -> None:
         raise ApiError(422, "invalid_request", f"{what} is later than {latest:%Y-%m-%dT%H:%M}Z")
 
 
+def state_of(request: Request, name: str, kind: type[_T]) -> _T:
+    """The `kind` object a component put on the app's state as `name` (Starlette's state
+    is untyped, so its type is checked here)."""
+    value = getattr(request.app.state, name)
+    if not isinstance(value, kind):
+        raise TypeError(f"app.state.{name} is a {type(value).__name__}, not {kind.__name__}")
+    return value
+
+
 def resources_of(request: Request) -> Resources:
-    return request.app.state.resources
+    return state_of(request, "resources", Resources)
 
 
 async def tenant_of(

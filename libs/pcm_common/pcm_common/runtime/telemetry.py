@@ -8,6 +8,7 @@ from contextvars import ContextVar
 
 import structlog
 from prometheus_client import Counter, Gauge, Histogram
+from structlog.typing import FilteringBoundLogger
 
 REQUEST_LATENCY = Histogram(
     "pcm_http_request_seconds",
@@ -148,5 +149,8 @@ def quiet_broker_loggers(level: str) -> None:
             logging.getLogger(name).setLevel(logging.WARNING)
 
 
-def get_logger(service: str) -> structlog.stdlib.BoundLogger:
-    return structlog.get_logger(service=service)
+def get_logger(service: str) -> FilteringBoundLogger:
+    # The wrapper class `configure_logging` sets (and structlog's default) is a filtering
+    # bound logger; structlog's `get_logger` is typed Any for any configuration.
+    logger: FilteringBoundLogger = structlog.get_logger(service=service)
+    return logger

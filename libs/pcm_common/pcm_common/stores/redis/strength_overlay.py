@@ -36,7 +36,7 @@ from redis.asyncio import Redis
 
 from pcm_common.runtime.telemetry import get_logger
 from pcm_common.stores.qdrant.common import canonical_id
-from pcm_common.stores.redis import keys, scripts
+from pcm_common.stores.redis import Fields, keys, scripts
 from pcm_common.stores.vectors import (
     Filter,
     ScoredPoint,
@@ -211,13 +211,13 @@ class StrengthOverlayStore(VectorStore):
                 value = patch[FIELD]
                 entries[canonical_id(pid)] = None if value is None else json.dumps(value)
         dropped = [i for i, v in entries.items() if v is None]
-        kept = {i: v for i, v in entries.items() if v is not None}
+        kept: Fields = {i: v for i, v in entries.items() if v is not None}
         if dropped or kept:
             async with self.redis.pipeline(transaction=True) as pipe:
                 if dropped:
                     pipe.hdel(self._key(tenant), *dropped)
                 if kept:
-                    pipe.hset(self._key(tenant), mapping=kept)  # type: ignore[arg-type]
+                    pipe.hset(self._key(tenant), mapping=kept)
                 await pipe.execute()
         return [done[n] for n in range(len(patches))]
 

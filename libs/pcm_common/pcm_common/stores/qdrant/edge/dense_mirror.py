@@ -23,9 +23,10 @@ import math
 import threading
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeVar
 
 import numpy as np
+import numpy.typing as npt
 
 from pcm_common.domain.figures import FIGURES_KEY
 from pcm_common.stores.vectors import Filter, SearchQuery
@@ -37,6 +38,13 @@ RANGES = ("created_ts",)
 MIRRORED = frozenset(KEYWORDS + RANGES)
 _EMPTY = 0  # the code of a missing (or null) keyword value
 _GROW = 1024
+
+Vectors = npt.NDArray[np.float32]  # one row per point (or query)
+Codes = npt.NDArray[np.int32]  # a keyword column: each row's value code
+Floats = npt.NDArray[np.float64]  # a range column (NaN: missing)
+Mask = npt.NDArray[np.bool_]  # rows admitted
+Rows = npt.NDArray[np.intp]  # row numbers
+_Item = TypeVar("_Item", bound=np.generic)
 
 
 class Unrepresentable(ValueError):
@@ -54,7 +62,7 @@ def _keyword_key(flt: Filter | None) -> str:
     return repr((sorted(flt.must.items()), sorted(flt.must_not.items()), flt.should))
 
 
-def _in_ranges(flt: Filter, floats: dict[str, np.ndarray], size: int) -> np.ndarray:
+def _in_ranges(flt: Filter, floats: dict[str, Floats], size: int) -> Mask:
     """Rows within `flt`'s ranges (a missing value, kept as NaN, is in none)."""
     mask = np.ones(size, bool)
     for k, (lo, hi) in flt.ranges.items():
@@ -78,10 +86,10 @@ class _Table:
     rows: dict[str, int] = field(default_factory=dict)
     free: list[int] = field(default_factory=list)
     pending: list[int] = field(default_factory=list)
-    vectors: np.ndarray = field(init=False)
-    codes: dict[str, np.ndarray] = field(init=False)
-    floats: dict[str, np.ndarray] = field(init=False)
-    alive: np.ndarray = field(init=False)
+    vectors: Vectors = field(init=False)
+    codes: dict[str, Codes] = field(init=False)
+    floats: dict[str, Floats] = field(init=False)
+    alive: Mask = field(init=False)
 
     def __post_init__(self) -> None:
         self.vectors = np.zeros((0, self.dim), np.float32)
@@ -94,7 +102,7 @@ class _Table:
         cap = max(_GROW, 2 * len(self.alive))
         n = len(self.alive)
 
-        def bigger(a: np.ndarray) -> np.ndarray:
+        def bigger(a: npt.NDArray[_Item]) -> npt.NDArray[_Item]:
             out = np.zeros((cap, *a.shape[1:]), a.dtype)
             out[:n] = a
             return out
@@ -367,10 +375,10 @@ GATHER_BELOW = 0.5
 
 def _pick(
     queries: Sequence[SearchQuery],
-    vectors: np.ndarray,
-    alive: np.ndarray,
-    codes: dict[str, np.ndarray],
-    floats: dict[str, np.ndarray],
+    vectors: Vectors,
+    alive: Mask,
+    codes: dict[str, Codes],
+    floats: dict[str, Floats],
     known: dict[str, dict[Any, int]],
 ) -> list[list[tuple[int, float]]]:
     """(row, score) of each query's hits over one tenant's snapshot (`known`: the keyword
@@ -394,8 +402,8 @@ def _pick(
         admitted = int(np.count_nonzero(base))
         if not admitted:
             continue
-        rows: np.ndarray | None = None
-        mask: np.ndarray | None = base
+        rows: Rows | None = None
+        mask: Mask | None = base
         cols = floats
         if admitted < GATHER_BELOW * size:  # a few rows: score those alone
             rows, mask = np.flatnonzero(base), None
@@ -410,10 +418,10 @@ def _pick(
 
 def _best(
     query: SearchQuery,
-    s: np.ndarray,
-    floats: dict[str, np.ndarray],
-    mask: np.ndarray | None,
-    rows: np.ndarray | None,
+    s: Vectors,
+    floats: dict[str, Floats],
+    mask: Mask | None,
+    rows: Rows | None,
 ) -> list[tuple[int, float]]:
     """The query's hits, best first, ties by row. `s`, `floats` and `mask` (the rows its
     keywords admit; None: all) are aligned with `rows` (the table rows they stand for;
@@ -433,10 +441,10 @@ def _best(
 
 def _keywords(
     flt: Filter | None,
-    codes: dict[str, np.ndarray],
+    codes: dict[str, Codes],
     known: dict[str, dict[Any, int]],
     size: int,
-) -> np.ndarray:
+) -> Mask:
     """Rows matching `flt`'s keyword conditions (must, must_not, should)."""
     mask = np.ones(size, bool)
     if flt is None:
@@ -456,15 +464,15 @@ def _keywords(
     return mask
 
 
-def _matches(col: np.ndarray, known: dict[Any, int], value: Any) -> np.ndarray:
+def _matches(col: Codes, known: dict[Any, int], value: Any) -> Mask:
     """Rows of a keyword column equal to `value` (any of a list; None, alone or in the
     list: empty)."""
     if value is None:
-        return col == _EMPTY
+        return np.equal(col, _EMPTY)  # `==` on an array is typed Any, np.equal a bool array
     values = list(value) if isinstance(value, list | tuple | set | frozenset) else [value]
     # None in a list: "empty" is one of the values admitted (a user's own or no user's).
     codes = [_EMPTY if v is None else known.get(_code_key(v)) for v in values]
     wanted = [c for c in codes if c is not None]
     if not wanted:
         return np.zeros(len(col), bool)
-    return np.isin(col, wanted) if len(wanted) > 1 else col == wanted[0]
+    return np.isin(col, wanted) if len(wanted) > 1 else np.equal(col, wanted[0])

@@ -19,7 +19,8 @@ def _match(key: str, value: Any) -> Any:
     if value is None:
         return qe.FieldCondition(key=key, is_empty=True)
     if isinstance(value, bool):
-        # Python bools reach the engine as integers; numpy.bool_ reaches it as a bool.
+        # Python bools reach the engine as integers; numpy.bool_ reaches it as a bool (the
+        # stub allows bool only).
         return qe.FieldCondition(key=key, match=qe.MatchValue(np.bool_(value)))  # type: ignore[arg-type]
     if isinstance(value, float):
         return qe.FieldCondition(key=key, range=qe.RangeFloat(gte=value, lte=value))

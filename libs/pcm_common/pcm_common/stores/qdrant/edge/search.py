@@ -4,6 +4,7 @@ mirror in NumPy (`dense_mirror`) with the hits' payloads read after."""
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Iterator, Sequence
 from typing import Any
 
@@ -186,7 +187,7 @@ class EdgeSearch(EdgeReads):
             and DenseMirror.answers(q.flt)
         ]
         for tenant in {queries[n].tenant for n in fit} - self._mirror.tenants():
-            await self._run(lambda tenant=tenant: self._load_mirror(tenant))  # type: ignore[misc]
+            await self._run(functools.partial(self._load_mirror, tenant))
         covered = self._mirror.tenants()
         MIRROR_POINTS.set(len(self._mirror))
         return {n for n in fit if queries[n].tenant in covered}

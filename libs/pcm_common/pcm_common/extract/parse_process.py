@@ -24,6 +24,7 @@ from collections.abc import Sequence
 from concurrent.futures import ProcessPoolExecutor
 from typing import Any
 
+from pcm_common.runtime.priority import lower_worker_priority
 from pcm_common.runtime.telemetry import get_logger
 
 log = get_logger("parse")
@@ -68,7 +69,9 @@ def _drop(pool: ProcessPoolExecutor) -> None:
 
 def _watch_parent(parent: int) -> None:
     """Runs in the child: exit once the parent is gone. A parent killed outright (SIGKILL,
-    an OOM kill) left its child waiting on the call queue for ever, holding its ~150 MB."""
+    an OOM kill) left its child waiting on the call queue for ever, holding its ~150 MB.
+    Its priority is lowered: parses are background work (`runtime.priority`)."""
+    lower_worker_priority()
 
     def watch() -> None:
         while os.getppid() == parent:

@@ -19,6 +19,7 @@ import os
 from concurrent.futures import ProcessPoolExecutor
 from typing import Any
 
+from pcm_common.runtime.priority import lower_worker_priority
 from pcm_ingest.derive import Derived, derive
 from pcm_ingest.firewall import Finding, Screened, ScreenedMetadata, WriteFirewall
 
@@ -31,8 +32,9 @@ class FirewallBusy(Exception):
 
 
 def _warm() -> None:
-    """A worker's first screen loads libphonenumber's region data (~50 ms), its first
-    derivation the stemmer: do both at start."""
+    """At a worker's start: its priority lowered (`runtime.priority`); its first screen
+    (libphonenumber's region data, ~50 ms) and derivation (the stemmer) done."""
+    lower_worker_priority()
     text = "warm up: (415) 555-2671, 020 7946 0958, ann@example.org, 12 km on Monday"
     WriteFirewall().screen(text)
     derive([0], [text], [True])

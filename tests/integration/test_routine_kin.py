@@ -109,3 +109,35 @@ async def test_a_usual_terse_entry_is_judged_and_not_flagged(res: Resources) -> 
     (last,) = await res.vectors.get(tenant, [ids[-1]])
     verdict = last.payload["surprisal"]
     assert verdict["score"] is not None and verdict["score"] < 0.7
+
+
+def weekly_then(days_after_last: float) -> list[tuple[str, list[float], datetime]]:
+    """Six weekly entries close to one another, then one with no family (cosine 0.40 to
+    each: under the family threshold, over the near one) `days_after_last` days later."""
+    out = [
+        (
+            f"Weekly call with Mom: {m} minutes.",
+            unit((0, 1), (10 + i, 0.2)),
+            T0 + timedelta(days=7 * i),
+        )
+        for i, m in enumerate([42, 45, 40, 47, 44, 43])
+    ]
+    at = out[-1][2] + timedelta(days=days_after_last)
+    out.append(("Phoned Dad, 44 minutes.", unit((0, 0.45), (50, 1)), at))
+    return out
+
+
+@pytest.mark.parametrize(("days", "lent"), [(7, True), (6, True), (2, False), (12, False)])
+async def test_a_familyless_entry_due_in_a_routine_is_judged_against_it(
+    res: Resources, days: float, lent: bool
+) -> None:
+    tenant = f"kin-{uuid.uuid4().hex[:8]}"
+    ids = await judge_in_order(res, tenant, weekly_then(days), kin=True)
+    (last,) = await res.vectors.get(tenant, [ids[-1]])
+    verdict = last.payload["surprisal"]
+    assert verdict["family_ids"] == []
+    if lent:  # the routine expected an entry then: its entries are the comparison
+        assert set(verdict["kin_ids"]) == set(ids[:6])
+        assert verdict["score"] is not None and "6 earlier entries" in verdict["usual"]
+    else:  # off the routine's schedule: nothing to judge it against
+        assert verdict["kin_ids"] == [] and verdict["score"] is None

@@ -1,5 +1,7 @@
 """Routine kin of memories about to be judged (`pcm_common.domain.kin`): read from the
-routine index and the vector store in a few round trips per tenant for a whole batch."""
+routine index and the vector store in a few round trips per tenant for a whole batch. A
+memory without a family gets its routine's entries only where the routine expects it now
+(`near_kin`)."""
 
 from __future__ import annotations
 
@@ -9,8 +11,9 @@ from dataclasses import dataclass, field
 from pcm_common.domain import kin as kin_rules
 from pcm_common.domain import surprisal as sp
 from pcm_common.domain import visibility
+from pcm_common.models.sparse import tokenize
 from pcm_common.runtime.resources import Resources
-from pcm_common.stores.vectors import ScoredPoint
+from pcm_common.stores.vectors import Filter, ScoredPoint, SearchQuery
 
 
 @dataclass(frozen=True)
@@ -38,11 +41,15 @@ async def routine_kin(
     routine."""
     out: list[Kinship] = [Kinship() for _ in items]
     by_tenant: dict[str, list[int]] = {}
+    alone: dict[str, list[int]] = {}  # no family at all
     for n, (tenant, point, family, _) in enumerate(items):
-        if family and point.vector is not None and len(family) < max_size:
-            by_tenant.setdefault(tenant, []).append(n)
+        if point.vector is None or len(family) >= max_size:
+            continue
+        (by_tenant if family else alone).setdefault(tenant, []).append(n)
     for tenant, ns in by_tenant.items():
         await _tenant_kin(res, tenant, items, ns, out, fields=fields, max_size=max_size)
+    for tenant, ns in alone.items():
+        await near_kin(res, tenant, items, ns, out, fields=fields, max_size=max_size)
     return out
 
 
@@ -143,4 +150,78 @@ def _eligible(point: ScoredPoint, other: ScoredPoint, cut: float) -> bool:
         and ts < cut - sp.SIMULTANEOUS_S
         and pl.get("state") != "superseded"
         and pl.get("source") != "consolidation"
+    )
+
+
+async def near_kin(
+    res: Resources,
+    tenant: str,
+    items: Sequence[_Item],
+    ns: list[int],
+    out: list[Kinship],
+    *,
+    fields: Sequence[str],
+    max_size: int,
+) -> None:
+    """`out[n]` for the family-less items `ns` of one tenant: the entries of the routine
+    their nearer neighbours point to (`kin_rules.near_routine`), where that routine is
+    regular and due when the item was written (`kin_rules.on_schedule`)."""
+    found = await res.vectors.search_many(
+        [_near_query(tenant, items[n][1], items[n][3]) for n in ns], fields=fields
+    )
+    hit_ids = list(dict.fromkeys(h.id for hits in found for h in hits))
+    if not hit_ids:
+        return
+    routine_of = await res.routines.routine_of(tenant, hit_ids)
+    chosen: dict[int, str] = {}
+    for n, hits in zip(ns, found, strict=True):
+        words = _words(items[n][1])
+        near = [(h.id, h.score) for h in hits if words & _words(h)]
+        if r := kin_rules.near_routine(near, routine_of):
+            chosen[n] = r
+    if not chosen:
+        return
+    seeds = {r: next(m for m, rr in routine_of.items() if rr == r) for r in chosen.values()}
+    routines = await res.routines.routines(
+        tenant,
+        list(seeds.values()),
+        max(items[n][3] for n in chosen),
+        latest=4 * max_size,
+        known=routine_of,
+    )
+    entries = {rt.id: rt.entries for rt in routines}
+    wanted: dict[int, list[str]] = {}
+    for n, r in chosen.items():
+        cut = items[n][3] - sp.SIMULTANEOUS_S
+        before = [(m, ts) for m, ts in entries.get(r, []) if ts < cut]
+        if kin_rules.on_schedule([ts for _, ts in before], items[n][3]):
+            wanted[n] = [m for m, _ in reversed(before)]
+    ids = list(dict.fromkeys(m for got in wanted.values() for m in got))
+    if not ids:
+        return
+    points = {p.id: p for p in await res.vectors.get(tenant, ids, with_vectors=True, fields=fields)}
+    for n, got in wanted.items():
+        _, point, _, cut = items[n]
+        out[n] = Kinship(_nearest(point, [points[m] for m in got if m in points], cut)[:max_size])
+
+
+def _words(point: ScoredPoint) -> set[str]:
+    """The stemmed words of a point's text, without figures: a routine's next entry that
+    names a new place, person or provider still names the event ("rent", "call", "pages");
+    a bill that only shares a dollar sign with it does not."""
+    return {t for t in tokenize(str(point.payload.get("text") or "")) if t.isalpha()}
+
+
+def _near_query(tenant: str, point: ScoredPoint, cut: float) -> SearchQuery:
+    """The memories of `point`'s group written before it, down to `NEAR_MIN_COS`."""
+    return SearchQuery(
+        tenant,
+        point.vector or [],
+        limit=2 * kin_rules.NEAR_MIN_HITS + 2,
+        flt=Filter(
+            must=visibility.peers(point.payload),
+            ranges={"created_ts": (None, cut - sp.SIMULTANEOUS_S)},
+            must_not={"state": "superseded", "source": "consolidation"},
+        ),
+        min_score=kin_rules.NEAR_MIN_COS,
     )

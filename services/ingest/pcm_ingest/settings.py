@@ -31,7 +31,7 @@ class IngestSettings(PcmSettings):
     firewall_deadline_s: float = 10.0
     # Such large requests of one tenant run at most this many at a time in a replica (0: no
     # limit); one that waits `large_write_wait_s` for its turn answers 429 (tenant_gates).
-    large_writes_per_tenant: int = 1
+    large_writes_per_tenant: int = 2
     large_write_wait_s: float = 10.0
     # A write without `episode` joins its stream's current episode when saved within this
     # many minutes of it, else opens a new one (pcm_ingest.episodes); off: no episode.

@@ -1,12 +1,12 @@
 """Large writes of one tenant take turns in each replica, so one tenant's bulk cannot take
-every core from the others.
+every worker from the others.
 
 A 100 kB request costs 100-300 ms of CPU (screen, embedding, derivation) in worker threads
-and processes; three from one tenant at once on two cores left nothing for another
-tenant's recall (p95 220-300 ms against 30 ms). One at a time, the same three end together
-no later than on a machine with one core fewer, and the other tenants keep a core. A
-request that waits longer than `wait_s` for its turn is refused (429 with Retry-After),
-nothing stored.
+and processes. A tenant sending fifty at once would queue them all for the two firewall
+workers, ahead of every other tenant's large write; at most `per_tenant` of its requests
+are in progress at a time (default 2: one tenant may still use both workers), the rest
+wait their turn here. A request that waits longer than `wait_s` is refused (429 with
+Retry-After), nothing stored.
 """
 
 from __future__ import annotations

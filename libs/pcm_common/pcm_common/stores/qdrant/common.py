@@ -13,11 +13,6 @@ from pcm_common.stores.vectors import ScoredPoint
 DENSE = "dense"  # named dense vector (cosine)
 SPARSE = "lexical"  # named sparse vector (IDF modifier)
 
-RRF_K = 60  # default fusion constant (recall passes its own, tuned: 10)
-# Hybrid prefetch depth per vector: enough candidates that a lexical-only hit survives.
-PREFETCH_MIN = 40
-PREFETCH_FACTOR = 4
-
 
 def dense_of(vector: Any) -> list[float] | None:
     """The dense part of a point's named vectors, if it was returned."""

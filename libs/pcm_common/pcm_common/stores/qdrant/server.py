@@ -19,14 +19,12 @@ from qdrant_client.http.exceptions import UnexpectedResponse
 
 from pcm_common.stores.qdrant.common import (
     DENSE,
-    PREFETCH_FACTOR,
-    PREFETCH_MIN,
-    RRF_K,
     SPARSE,
     dense_of,
     is_uuid,
     keep_fused_report_cosine,
 )
+from pcm_common.stores.qdrant.query import RRF_K, build, plan_search
 from pcm_common.stores.vectors import (
     BOOL_INDEXES,
     FLOAT_INDEXES,
@@ -93,6 +91,45 @@ def to_qdrant_filter(tenant: str, flt: Filter | None) -> models.Filter:
             ]
             must.append(models.Filter(should=groups))
     return models.Filter(must=must, must_not=must_not or None)
+
+
+class _Dialect:
+    """qdrant-client's spelling of a search (`query.Dialect`): the keyword arguments of
+    `query_points`, a scoring query being its `query` and `using`."""
+
+    def nearest(self, vector: list[float] | SparseVec, using: str) -> dict[str, Any]:
+        if isinstance(vector, SparseVec):
+            sparse = models.SparseVector(indices=list(vector.indices), values=list(vector.values))
+            return {"query": sparse, "using": using}
+        return {"query": vector, "using": using}
+
+    def fused(self, k: int) -> dict[str, Any]:
+        return {"query": models.RrfQuery(rrf=models.Rrf(k=k))}
+
+    def prefetch(self, query: dict[str, Any], *, limit: int, flt: models.Filter) -> models.Prefetch:
+        return models.Prefetch(**query, limit=limit, filter=flt)
+
+    def request(
+        self,
+        query: dict[str, Any],
+        *,
+        prefetches: list[models.Prefetch] | None,
+        flt: models.Filter,
+        limit: int,
+        payload: Any,
+        vectors: Any,
+    ) -> dict[str, Any]:
+        return {
+            **query,
+            "prefetch": prefetches,
+            "query_filter": flt,
+            "limit": limit,
+            "with_payload": payload,
+            "with_vectors": vectors,
+        }
+
+
+DIALECT = _Dialect()
 
 
 class ServerVectorStore(VectorStore):
@@ -293,32 +330,13 @@ class ServerVectorStore(VectorStore):
     ) -> list[ScoredPoint]:
         if limit <= 0:
             return []
-        qfilter = to_qdrant_filter(tenant, flt)
-        payload = _selector(fields)
-        dense_q = [float(x) for x in vector]
-        hybrid = sparse is not None and bool(sparse.indices)
-        if hybrid:
-            assert sparse is not None
-            depth = prefetch or max(PREFETCH_MIN, PREFETCH_FACTOR * limit)
-            resp = await self._hybrid_query(
-                dense_q,
-                sparse,
-                qfilter,
-                limit=limit,
-                depth=depth,
-                fusion_k=fusion_k,
-                payload=payload,
-            )
-        else:
-            resp = await self._client.query_points(
-                self.collection,
-                query=dense_q,
-                using=DENSE,
-                query_filter=qfilter,
-                limit=limit,
-                with_payload=payload,
-                with_vectors=[DENSE] if with_vectors else False,
-            )
+        plan = plan_search(vector, sparse, limit=limit, fusion_k=fusion_k, prefetch=prefetch)
+        # Fused scores are rank-based: a hybrid search's dense vectors give back the cosine.
+        vectors = [DENSE] if with_vectors or plan.hybrid else False
+        request = build(
+            plan, DIALECT, to_qdrant_filter(tenant, flt), payload=_selector(fields), vectors=vectors
+        )
+        resp = await self._client.query_points(self.collection, **request)
         out = [
             ScoredPoint(
                 id=str(h.id),
@@ -328,45 +346,12 @@ class ServerVectorStore(VectorStore):
             )
             for h in resp.points
         ]
-        if hybrid:
-            keep_fused_report_cosine(out, dense_q)
+        if plan.hybrid:
+            keep_fused_report_cosine(out, plan.dense)
             if not with_vectors:
                 for p in out:
                     p.vector = None
         return out
-
-    async def _hybrid_query(
-        self,
-        dense_q: list[float],
-        sparse: SparseVec,
-        qfilter: models.Filter,
-        *,
-        limit: int,
-        depth: int,
-        fusion_k: int,
-        payload: bool | list[str],
-    ) -> models.QueryResponse:
-        """Dense and sparse prefetches of `depth` each, fused by RRF inside Qdrant."""
-        return await self._client.query_points(
-            self.collection,
-            prefetch=[
-                models.Prefetch(query=dense_q, using=DENSE, limit=depth, filter=qfilter),
-                models.Prefetch(
-                    query=models.SparseVector(
-                        indices=list(sparse.indices), values=list(sparse.values)
-                    ),
-                    using=SPARSE,
-                    limit=depth,
-                    filter=qfilter,
-                ),
-            ],
-            query=models.RrfQuery(rrf=models.Rrf(k=fusion_k)),
-            query_filter=qfilter,
-            limit=limit,
-            with_payload=payload,
-            # Fused scores are rank-based; the dense vectors give back the cosine.
-            with_vectors=[DENSE],
-        )
 
     async def scroll(
         self,

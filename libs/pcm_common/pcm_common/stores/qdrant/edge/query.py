@@ -1,6 +1,7 @@
-"""Query planning for Qdrant Edge: the port's filters as the engine's, payload selectors,
-the search requests (dense, or hybrid: dense and sparse prefetches fused by RRF), and the
-exact cosines of a fused search's hits."""
+"""Qdrant Edge's side of query planning: the port's filters as the engine's, payload
+selectors, the engine's spelling of a search (`DIALECT`; its shape is `qdrant.query`'s),
+the batch of dense searches for one `query_batch`, and the exact cosines of a fused
+search's hits."""
 
 from __future__ import annotations
 
@@ -10,7 +11,7 @@ from typing import Any
 import numpy as np
 import qdrant_edge as qe
 
-from pcm_common.stores.qdrant.common import DENSE, PREFETCH_FACTOR, PREFETCH_MIN, SPARSE
+from pcm_common.stores.qdrant.common import DENSE
 from pcm_common.stores.vectors import Filter, SearchQuery, SparseVec
 
 
@@ -81,51 +82,43 @@ def hit_cosines(shard: qe.EdgeShard, query: list[float], hits: Sequence[Any]) ->
     return {h.id: float(h.score) for h in shard.query(request)}
 
 
-def search_request(
-    dense_q: list[float],
-    sparse: SparseVec | None,
-    edge_filter: qe.Filter,
-    *,
-    limit: int,
-    payload: Any,
-    with_vectors: bool,
-    fusion_k: int,
-    prefetch: int | None,
-) -> qe.QueryRequest:
-    """One search: nearest by the dense vector, or (with `sparse`) hybrid: a dense and a
-    sparse prefetch of `prefetch` points each (default: `PREFETCH_FACTOR` x `limit`, at
-    least `PREFETCH_MIN`) fused by RRF with constant `fusion_k`."""
-    if sparse is not None:
-        depth = prefetch or max(PREFETCH_MIN, PREFETCH_FACTOR * limit)
+class _Dialect:
+    """Qdrant Edge's spelling of a search (`qdrant.query.Dialect`)."""
+
+    def nearest(self, vector: list[float] | SparseVec, using: str) -> Any:
+        if isinstance(vector, SparseVec):
+            return qe.Query.Nearest(
+                qe.SparseVector(list(vector.indices), list(vector.values)), using=using
+            )
+        return qe.Query.Nearest(vector, using=using)
+
+    def fused(self, k: int) -> Any:
+        return qe.Fusion.Rrf(k=k)
+
+    def prefetch(self, query: Any, *, limit: int, flt: qe.Filter) -> qe.Prefetch:
+        return qe.Prefetch(limit=limit, query=query, filter=flt)
+
+    def request(
+        self,
+        query: Any,
+        *,
+        prefetches: list[qe.Prefetch] | None,
+        flt: qe.Filter,
+        limit: int,
+        payload: Any,
+        vectors: Any,
+    ) -> qe.QueryRequest:
         return qe.QueryRequest(
             limit=limit,
-            prefetches=[
-                qe.Prefetch(
-                    limit=depth,
-                    query=qe.Query.Nearest(dense_q, using=DENSE),
-                    filter=edge_filter,
-                ),
-                qe.Prefetch(
-                    limit=depth,
-                    query=qe.Query.Nearest(
-                        qe.SparseVector(list(sparse.indices), list(sparse.values)),
-                        using=SPARSE,
-                    ),
-                    filter=edge_filter,
-                ),
-            ],
-            query=qe.Fusion.Rrf(k=fusion_k),  # type: ignore[arg-type]  # stub omits Rrf
-            filter=edge_filter,
+            prefetches=prefetches,
+            query=query,
+            filter=flt,
             with_payload=payload,
-            with_vector=[DENSE] if with_vectors else False,
+            with_vector=vectors,
         )
-    return qe.QueryRequest(
-        limit=limit,
-        query=qe.Query.Nearest(dense_q, using=DENSE),
-        filter=edge_filter,
-        with_payload=payload,
-        with_vector=[DENSE] if with_vectors else False,
-    )
+
+
+DIALECT = _Dialect()
 
 
 def batch_request(queries: Sequence[SearchQuery], payload: Any) -> qe.QueryBatchRequest:

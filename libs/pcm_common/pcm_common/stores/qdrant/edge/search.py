@@ -12,21 +12,18 @@ import qdrant_edge as qe
 import structlog
 
 from pcm_common.runtime.telemetry import MIRROR_POINTS
-from pcm_common.stores.qdrant.common import (
-    DENSE,
-    RRF_K,
-    dense_of,
-)
+from pcm_common.stores.qdrant.common import DENSE, dense_of
 from pcm_common.stores.qdrant.edge.dense_mirror import MIRRORED, DenseMirror
 from pcm_common.stores.qdrant.edge.query import (
+    DIALECT,
     batch_request,
     hit_cosines,
-    search_request,
     selector,
     to_edge_filter,
 )
 from pcm_common.stores.qdrant.edge.reads import EdgeReads
 from pcm_common.stores.qdrant.edge.shard import timed
+from pcm_common.stores.qdrant.query import RRF_K, build, plan_search
 from pcm_common.stores.vectors import (
     Filter,
     ScoredPoint,
@@ -87,23 +84,18 @@ class EdgeSearch(EdgeReads):
     ) -> list[ScoredPoint]:
         if limit <= 0:
             return []
-        edge_filter = to_edge_filter(tenant, flt)
+        plan = plan_search(vector, sparse, limit=limit, fusion_k=fusion_k, prefetch=prefetch)
         # With the cache on, payloads come from `_payloads` after the query (most are
         # cached); without it, from the query itself.
         cached = self._cache.enabled
-        payload = False if cached else selector(fields)
-        dense_q = [float(x) for x in vector]
-        hybrid = sparse is not None and bool(sparse.indices)
-        request = search_request(
-            dense_q,
-            sparse if hybrid else None,
-            edge_filter,
-            limit=limit,
-            payload=payload,
-            with_vectors=with_vectors,
-            fusion_k=fusion_k,
-            prefetch=prefetch,
+        request = build(
+            plan,
+            DIALECT,
+            to_edge_filter(tenant, flt),
+            payload=False if cached else selector(fields),
+            vectors=[DENSE] if with_vectors else False,
         )
+        dense_q, hybrid = plan.dense, plan.hybrid
 
         Found = tuple[list[Any], dict[Any, float], dict[str, dict[str, Any]] | None]
 

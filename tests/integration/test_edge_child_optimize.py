@@ -47,15 +47,15 @@ async def test_writes_during_the_child_build_reach_the_new_shard(
             during["deleted"] = await store.delete("A", [p.id for p in old[10:15]])
             during["count"] = await store.count("A")
 
-        during["indexing"] = store.indexing
+        during["indexing"] = store.capabilities().indexing
         asyncio.run_coroutine_threadsafe(meanwhile(), loop).result(60)
         real(copy, *args)
 
     monkeypatch.setattr(edge_optimize, "optimize_copy", build)
     try:
-        assert not store.indexing
+        assert not store.capabilities().indexing
         assert await store.optimize() is True
-        assert during["indexing"] and not store.indexing
+        assert during["indexing"] and not store.capabilities().indexing
         assert during["deleted"] == 5 and during["count"] == 600 + 40 - 5
         assert await store.count("A") == 600 + 40 - 5
         got = {p.id: p.payload for p in await store.get("A", [p.id for p in old[:15]])}

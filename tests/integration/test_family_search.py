@@ -16,6 +16,7 @@ from pcm_common.domain import surprisal as sp
 from pcm_common.domain.memory import MemoryRecord
 from pcm_common.runtime.config import PcmSettings
 from pcm_common.runtime.resources import Resources
+from pcm_common.stores import created_until
 from pcm_common.stores.vectors import ScoredPoint, VectorPoint
 from pcm_sweeper.judging import Judging
 from tests.conftest import TEST_REDIS
@@ -39,8 +40,9 @@ async def res(tmp_path: Path, request: pytest.FixtureRequest) -> AsyncIterator[R
 async def exact_family(judging: Judging, tenant: str, point: ScoredPoint) -> list[str]:
     """The family as the range search alone finds it."""
     at = MemoryRecord.from_payload(point.payload).created_at
+    # With its cut as an explicit range, the query is searched as it is.
     (hits,) = await judging.res.vectors.search_many(
-        [judging._family_query((tenant, point), judging.config.family_max, at)]
+        [created_until.ranged(judging._family_query((tenant, point), at))]
     )
     return sp.select_family(
         (
@@ -95,12 +97,12 @@ async def test_keyed_family_search_matches_the_range(res: Resources) -> None:
     points = await res.vectors.get(tenant, ids, with_vectors=True)
     keyed0, ranged0 = searches("keyed"), searches("ranged")
     families = await judging.families([(tenant, p) for p in points])
-    if res.vectors.cheap_ranges(tenant):  # the mirror: the exact search only
+    if res.vectors.capabilities(tenant).cheap_ranges:  # the mirror: the exact search only
         assert searches("keyed") - keyed0 == 0
         assert searches("ranged") - ranged0 == len(points)
     else:
         assert searches("keyed") - keyed0 == len(points)
-        # The burst's first memories have more than FAMILY_SLACK later neighbours in their
+        # The burst's first memories have more than KEYED_SLACK later neighbours in their
         # own hour: those searches could not prove their family and were asked again. The
         # keys did the work for the rest.
         assert 1 <= searches("ranged") - ranged0 <= len(burst) + 1

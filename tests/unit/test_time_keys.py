@@ -1,5 +1,5 @@
-"""Calendar keys for "created before" (pcm_common.domain.time_keys) and the family search's
-completeness rule (pcm_common.domain.surprisal.family_complete)."""
+"""Calendar keys for "created before" (pcm_common.domain.time_keys); the searches that use
+them: tests/unit/test_created_until.py."""
 
 from __future__ import annotations
 
@@ -8,7 +8,6 @@ from datetime import UTC, datetime, timedelta, timezone
 from hypothesis import given
 from hypothesis import strategies as st
 
-from pcm_common.domain import surprisal as sp
 from pcm_common.domain import time_keys
 
 UNTIL = 2101
@@ -54,15 +53,3 @@ def test_keys_and_later_keys_at_a_month_end() -> None:
     assert time_keys.keys(eve)[0] == "y9999"
     berlin = datetime(2025, 1, 1, 0, 30, tzinfo=timezone(timedelta(hours=1)))
     assert time_keys.keys(berlin)[3] == "h2024-12-31T23"
-
-
-def test_family_complete() -> None:
-    # Enough eligible hits, whatever else came back.
-    assert sp.family_complete([0.9] * 20, 12, limit=20)
-    # Fewer hits than asked: nothing else matched the search.
-    assert sp.family_complete([0.9] * 7, 3, limit=20)
-    # The last hit is below the threshold: no nearer memory was left out.
-    assert sp.family_complete([0.9] * 19 + [0.3], 5, limit=20)
-    # A full page of near hits, too few of them earlier: it could miss family members.
-    assert not sp.family_complete([0.9] * 20, 11, limit=20)
-    assert not sp.family_complete([0.9] * 20, 0, limit=20, min_cos=0.45)

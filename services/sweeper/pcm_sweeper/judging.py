@@ -17,7 +17,7 @@ from collections.abc import AsyncIterator, Sequence
 from datetime import datetime, timedelta
 from typing import Any
 
-from pcm_common.domain import supersession, time_keys, visibility
+from pcm_common.domain import supersession, visibility
 from pcm_common.domain import surprisal as sp
 from pcm_common.domain.clock import utcnow
 from pcm_common.domain.memory import MemoryRecord
@@ -25,7 +25,7 @@ from pcm_common.judge import MEMBER_FIELDS, FamilyMember, Judge, Verdict, make_j
 from pcm_common.messaging import outbox
 from pcm_common.messaging.events import MemoryChanged, MemoryWritten
 from pcm_common.runtime.resources import Resources
-from pcm_common.runtime.telemetry import FAMILY_SEARCHES, get_logger
+from pcm_common.runtime.telemetry import get_logger
 from pcm_common.stores.vectors import Filter, ScoredPoint, SearchQuery
 from pcm_sweeper.judgement import (
     Judgement,
@@ -107,7 +107,6 @@ class Judging:
         cannot be read gets its error instead, and fails alone. `memories`: the points'
         `memories`, when the caller read them already (they go on to `plan`: validating
         a whole payload twice was a fifth of the sweeper's own work per memory)."""
-        c = self.config
         if memories is None:
             memories = self.memories([point for _, point in items])
         out: list[list[ScoredPoint] | Exception] = [[] for _ in items]
@@ -120,77 +119,40 @@ class Judging:
                 out[n] = memory
             else:
                 todo.append((n, memory.created_at))
-        # First with "created before" as calendar keys, not as a range on `created_ts`:
-        # on the unindexed segment that holds a store's newest ~13k memories, the range
-        # made the search check every point's time (~1.8 against ~0.9 ms a search at
-        # 8-10k memories in the pipeline, `time_keys`). Hits of the memory's own hour
-        # that are not earlier are dropped here; a search whose hits cannot prove the
-        # family complete is asked again with the exact range.
-        # A store whose ranges cost no more than the keys (`cheap_ranges`) is asked the
-        # exact search only.
-        cheap = [self.res.vectors.cheap_ranges(items[n][0]) for n, _ in todo]
-        again = [t for t, c in zip(todo, cheap, strict=True) if c]
-        todo = [t for t, c in zip(todo, cheap, strict=True) if not c]
-        limit = c.family_max + sp.FAMILY_SLACK
-        until = utcnow().year + 1
+        # Of the memories created before each: the store plans that search by what its
+        # ranges cost (`pcm_common.stores.created_until`).
         found = await self.res.vectors.search_many(
-            [self._family_query(items[n], limit, at, until) for n, at in todo],
-            fields=FAMILY_FIELDS,
+            [self._family_query(items[n], at) for n, at in todo], fields=FAMILY_FIELDS
         )
         for (n, at), hits in zip(todo, found, strict=True):
-            family, eligible = self._select(items[n][1], hits, at)
-            scores = [h.score for h in hits]
-            if sp.family_complete(
-                scores, eligible, limit=limit, min_cos=c.family_min_cos, max_size=c.family_max
-            ):
-                out[n] = family
-            else:
-                again.append((n, at))
-        found = await self.res.vectors.search_many(
-            [self._family_query(items[n], c.family_max, at) for n, at in again],
-            fields=FAMILY_FIELDS,
-        )
-        for (n, at), hits in zip(again, found, strict=True):
-            out[n] = self._select(items[n][1], hits, at)[0]
-        FAMILY_SEARCHES.labels(search="keyed").inc(len(todo))
-        FAMILY_SEARCHES.labels(search="ranged").inc(len(again))
+            out[n] = self._select(items[n][1], hits, at)
         return out
 
-    def _family_query(
-        self,
-        item: tuple[str, ScoredPoint],
-        limit: int,
-        at: datetime,
-        until_year: int | None = None,
-    ) -> SearchQuery:
-        """The family search of `item`, created `at`: with `until_year`, of memories
-        created before `at`'s hour (by their `time_keys`), else of those created at least
-        `SIMULTANEOUS_S` before `at` (the exact search)."""
+    def _family_query(self, item: tuple[str, ScoredPoint], at: datetime) -> SearchQuery:
+        """The family search of `item`, created `at`: of memories of its group created at
+        least `SIMULTANEOUS_S` before `at`."""
         tenant, point = item
-        # Consolidated episode records summarise other memories: not events.
-        must_not: dict[str, Any] = {"state": "superseded", "source": "consolidation"}
-        ranges: dict[str, tuple[float | None, float | None]] = {}
-        if until_year is not None:
-            must_not[time_keys.FIELD] = time_keys.later_than(at, until_year)
-        else:
-            ranges["created_ts"] = (None, at.timestamp() - sp.SIMULTANEOUS_S)
         return SearchQuery(
             tenant,
             point.vector or [],
-            limit=limit,
-            flt=Filter(must=visibility.peers(point.payload), ranges=ranges, must_not=must_not),
+            limit=self.config.family_max,
+            # Consolidated episode records summarise other memories: not events.
+            flt=Filter(
+                must=visibility.peers(point.payload),
+                must_not={"state": "superseded", "source": "consolidation"},
+            ),
             # Hits below the family threshold are never family: their payloads (most of a
             # search's cost after the scan, ~10 us each) are not read.
             min_score=self.config.family_min_cos,
+            created_until=at.timestamp() - sp.SIMULTANEOUS_S,
         )
 
     def _select(
         self, point: ScoredPoint, hits: Sequence[ScoredPoint], at: datetime
-    ) -> tuple[list[ScoredPoint], int]:
+    ) -> list[ScoredPoint]:
         """The family among `hits` (nearest first): those created at least
-        `SIMULTANEOUS_S` before `at`, as the exact search's range says it; and how many
-        hits were eligible. A hit without a creation time is never family (a range
-        condition does not match a missing field either)."""
+        `SIMULTANEOUS_S` before `at`, as the search's cut says it. A hit without a creation
+        time is never family (the store's cut leaves it out too)."""
         c = self.config
         by_id = {h.id: h for h in hits}
         ids = sp.select_family(
@@ -205,7 +167,7 @@ class Judging:
             min_cos=c.family_min_cos,
             max_size=len(hits),
         )
-        return [by_id[i] for i in ids[: c.family_max]], len(ids)
+        return [by_id[i] for i in ids[: c.family_max]]
 
     def plan(
         self,

@@ -72,26 +72,6 @@ def select_family(
 # family. Times read back from the store can be one unit in the last place off.
 SIMULTANEOUS_S = 1e-3
 
-# Extra hits asked of a family search that leaves the later memories of the same hour to
-# the caller: room for the memory itself and for the rest of its episode.
-FAMILY_SLACK = 8
-
-
-def family_complete(
-    cos: Sequence[float],
-    earlier: int,
-    *,
-    limit: int,
-    min_cos: float = FAMILY_MIN_COS,
-    max_size: int = FAMILY_MAX,
-) -> bool:
-    """Whether a nearest-first search that could return later memories too (those of the
-    same hour, `time_keys`) proves that its `earlier` eligible hits (strictly earlier,
-    cos >= `min_cos`) hold the family: there are `max_size` of them, or the search
-    returned fewer than `limit` hits (nothing else matched), or its last hit is below
-    `min_cos` (nothing nearer was left out). `cos`: the hits' scores, nearest first."""
-    return earlier >= max_size or len(cos) < limit or cos[-1] < min_cos
-
 
 # ---- quantities -----------------------------------------------------------------------
 

@@ -155,7 +155,7 @@ class Resources:
     def indexing(self) -> bool:
         """Whether this process's vector store is building an index (False when it has
         not opened one: asking must not open it)."""
-        return "vectors" in self._opened and self.vectors.indexing
+        return "vectors" in self._opened and self.vectors.capabilities().indexing
 
     @cached_property
     def graph(self) -> GraphStore:

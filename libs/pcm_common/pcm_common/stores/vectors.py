@@ -17,6 +17,7 @@ from typing import Any
 # Re-exported: the filter type every adapter takes, and its in-process evaluation.
 from pcm_common.domain.filters import Filter as Filter
 from pcm_common.domain.filters import payload_matches as payload_matches
+from pcm_common.stores import created_until
 
 # Payload fields that filters use; adapters create a payload index on each.
 KEYWORD_INDEXES = (
@@ -73,10 +74,25 @@ class SearchQuery:
     # Only hits with cosine >= this (None: any): a store that can leaves the others out
     # before reading their payloads.
     min_score: float | None = None
+    # Only points with `created_ts` <= this (epoch seconds; None: any): the store plans how
+    # by its capabilities (`created_until`).
+    created_until: float | None = None
 
     def keeps(self, score: float) -> bool:
         """Whether a hit of this `score` is one of the query's (`min_score`)."""
         return self.min_score is None or score >= self.min_score
+
+
+@dataclass(frozen=True)
+class Capabilities:
+    """What a store does cheaply, and is doing now (`VectorStore.capabilities`)."""
+
+    # A range condition costs a batch search no more than keyword conditions: searches of
+    # points created up to a time ask the range alone (`created_until`).
+    cheap_ranges: bool = False
+    # An index build this process started is running (`/v1/pipeline` reports it; a server
+    # indexes on its own and says False).
+    indexing: bool = False
 
 
 def reject_tenant_moves(tenant: str, patches: Sequence[tuple[str, dict[str, Any]]]) -> None:
@@ -138,16 +154,10 @@ class VectorStore(ABC):
         """The adapter that holds the points (what `/readyz` reports)."""
         return type(self).__name__
 
-    @property
-    def indexing(self) -> bool:
-        """Whether an index build this process started is running (the embedded shard's;
-        a server indexes on its own and answers False)."""
-        return False
-
-    def cheap_ranges(self, tenant: str) -> bool:
-        """Whether a range condition costs `tenant`'s batch searches no more than equality
-        ones (the judge then asks for its families' "earlier" exactly, in one search)."""
-        return False
+    def capabilities(self, tenant: str | None = None) -> Capabilities:
+        """What this store does cheaply for `tenant`'s searches (None: for a tenant it
+        knows nothing of), and whether it is indexing. Reading them opens nothing."""
+        return Capabilities()
 
     @abstractmethod
     async def upsert(self, points: Sequence[VectorPoint]) -> None:
@@ -210,8 +220,20 @@ class VectorStore(ABC):
     ) -> list[list[ScoredPoint]]:
         """Dense searches (as `search` without `sparse`), one result list per query, in
         order. `fields`: the top-level payload fields to return (None: all; empty: none).
-        An adapter that can runs them as one batch; this default runs up to `concurrency`
-        at once."""
+        A query's `created_until` is planned by `capabilities` (`created_until`), the
+        searches run by `_search_batch`."""
+        return await created_until.search_many(
+            queries,
+            fields,
+            cheap_ranges=lambda tenant: self.capabilities(tenant).cheap_ranges,
+            run=lambda batch, asked: self._search_batch(batch, asked, concurrency),
+        )
+
+    async def _search_batch(
+        self, queries: Sequence[SearchQuery], fields: Sequence[str] | None, concurrency: int
+    ) -> list[list[ScoredPoint]]:
+        """Plain dense searches for `search_many` (no `created_until`). An adapter that can
+        runs them as one batch; this default runs up to `concurrency` at once."""
         gate = asyncio.Semaphore(max(1, concurrency))
 
         async def one(q: SearchQuery) -> list[ScoredPoint]:

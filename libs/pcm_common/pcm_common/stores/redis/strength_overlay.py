@@ -38,6 +38,7 @@ from pcm_common.runtime.telemetry import get_logger
 from pcm_common.stores.qdrant.common import canonical_id
 from pcm_common.stores.redis import Fields, keys, scripts
 from pcm_common.stores.vectors import (
+    Capabilities,
     Filter,
     ScoredPoint,
     SearchQuery,
@@ -280,12 +281,8 @@ class StrengthOverlayStore(VectorStore):
     def backend(self) -> str:
         return self.inner.backend
 
-    @property
-    def indexing(self) -> bool:
-        return self.inner.indexing
-
-    def cheap_ranges(self, tenant: str) -> bool:
-        return self.inner.cheap_ranges(tenant)
+    def capabilities(self, tenant: str | None = None) -> Capabilities:
+        return self.inner.capabilities(tenant)
 
     async def close(self) -> None:
         await self.inner.close()

@@ -22,8 +22,8 @@ log = structlog.get_logger("vectors")
 class EdgeOptimizer(EdgeBase):
     """The HNSW build (module docstring)."""
 
-    @property
-    def indexing(self) -> bool:
+    def _indexing(self) -> bool:
+        """Whether a build is running (`capabilities`)."""
         return self._optimize_lock.locked()
 
     async def optimize(self) -> bool:

@@ -111,12 +111,8 @@ class EdgeSearch(EdgeReads):
         hits, cosines, payloads = await self._run(lambda: self._read(run, "search"))
         return _scored(hits, cosines if hybrid else None, payloads, with_vectors)
 
-    async def search_many(
-        self,
-        queries: Sequence[SearchQuery],
-        *,
-        fields: Sequence[str] | None = None,
-        concurrency: int = 4,
+    async def _search_batch(
+        self, queries: Sequence[SearchQuery], fields: Sequence[str] | None, concurrency: int
     ) -> list[list[ScoredPoint]]:
         """One `query_batch` for all `queries` (one pass over the segments, one worker
         thread hop); `fields` go to the engine as a payload selector: turning unread
@@ -161,9 +157,10 @@ class EdgeSearch(EdgeReads):
 
     # ---- the dense mirror (`dense_mirror`) -------------------------------------------
 
-    def cheap_ranges(self, tenant: str) -> bool:
-        """A range on `created_ts` costs the mirror a column comparison; the engine checks
-        it on every point of an unindexed segment."""
+    def _mirror_takes(self, tenant: str | None) -> bool:
+        """Whether the mirror answers `tenant`'s batch searches (None: a tenant not yet
+        seen): a range on `created_ts` costs it a column comparison, where the engine
+        checks it on every point of an unindexed segment."""
         return self._mirror.enabled and tenant not in self._unmirrored
 
     async def _mirrored(self, queries: Sequence[SearchQuery]) -> set[int]:
@@ -175,7 +172,7 @@ class EdgeSearch(EdgeReads):
             for n, q in enumerate(queries)
             if q.limit > 0
             and not q.with_vectors
-            and self.cheap_ranges(q.tenant)
+            and self._mirror_takes(q.tenant)
             and DenseMirror.answers(q.flt)
         ]
         for tenant in {queries[n].tenant for n in fit} - self._mirror.tenants():

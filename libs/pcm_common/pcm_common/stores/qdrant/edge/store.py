@@ -41,6 +41,7 @@ from pcm_common.stores.qdrant.edge.pagination import EdgePagination
 from pcm_common.stores.qdrant.edge.search import EdgeSearch
 from pcm_common.stores.qdrant.edge.shard import STORE_META
 from pcm_common.stores.qdrant.edge.writes import EdgeWrites
+from pcm_common.stores.vectors import Capabilities
 
 
 class EdgeVectorStore(EdgeWrites, EdgeSearch, EdgePagination):
@@ -53,6 +54,11 @@ class EdgeVectorStore(EdgeWrites, EdgeSearch, EdgePagination):
     """
 
     # ---- port -----------------------------------------------------------------------
+
+    def capabilities(self, tenant: str | None = None) -> Capabilities:
+        """Ranges are cheap where the dense mirror answers the tenant; indexing while an
+        HNSW build runs."""
+        return Capabilities(cheap_ranges=self._mirror_takes(tenant), indexing=self._indexing())
 
     async def ensure_collection(self) -> None:
         await self._run(self._open)

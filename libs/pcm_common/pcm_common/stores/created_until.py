@@ -85,10 +85,10 @@ def earlier(hits: Hits, cut: float) -> Hits:
     ]
 
 
-def plan(q: SearchQuery, cheap_ranges: bool) -> Plan:
+def plan(q: SearchQuery, cheap_ranges: Callable[[str], bool]) -> Plan:
     if q.created_until is None or q.limit <= 0:
         return Plan.PLAIN
-    return Plan.RANGED if cheap_ranges else Plan.KEYED
+    return Plan.RANGED if cheap_ranges(q.tenant) else Plan.KEYED
 
 
 async def search_many(
@@ -100,7 +100,7 @@ async def search_many(
 ) -> list[Hits]:
     """`queries` answered by `run` (the adapter's batch of plain searches, `fields` of the
     payloads), each with a `created_until` planned by `cheap_ranges` of its tenant."""
-    plans = [plan(q, cheap_ranges(q.tenant)) for q in queries]
+    plans = [plan(q, cheap_ranges) for q in queries]
     if all(p is Plan.PLAIN for p in plans):
         return await run(list(queries), fields)
     until_year = utcnow().year + 1

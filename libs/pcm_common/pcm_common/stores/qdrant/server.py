@@ -3,7 +3,8 @@
 Production runs this against a Qdrant server; tests use qdrant-client's embedded local
 mode (`location=":memory:"` or `path=`), which serves the same API (it ignores payload
 indexes and searches by brute force). Same named vectors, indexes, filters and fusion as
-the Edge adapter, so the two are interchangeable behind `VectorStore`.
+the Edge adapter (the search shaped for both by `qdrant.query`), so the two are
+interchangeable behind `VectorStore`.
 """
 
 from __future__ import annotations

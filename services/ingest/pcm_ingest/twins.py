@@ -38,10 +38,10 @@ class TwinFinder:
         `min_cos`, all looked up as one batch of searches.
 
         The search filters on the figures' keyword (`figures_key`), so it scores only the
-        memories that could be the same event (docs/benchmarks.md, session 20). Memories
-        stored before the keyword existed have none and stay candidates; when all the hits
-        are such memories with other figures, the search is asked again of keyed memories
-        alone."""
+        memories that could be the same event
+        (docs/decisions/0009-near-duplicate-figures-key.md). Memories stored before the
+        keyword existed have none and stay candidates; when all the hits are such memories
+        with other figures, the search is asked again of keyed memories alone."""
         order = list(owners)
 
         def query(i: int, legacy: bool) -> SearchQuery:

@@ -1,13 +1,13 @@
 """Calendar keys of a memory's creation time, for "created before t" as keyword conditions.
 
 Why: a range condition on `created_ts` made a search over Qdrant Edge's unindexed segment
-(where a store's newest ~13k memories live) check every point's time: 1.0-3.9 ms for a
-family search at 10k memories, against 0.3 ms with keyword conditions only
-(docs/benchmarks.md, session 19). A memory stores the UTC year, month, day and hour it was
-created in (`keys`); `later_than(t)` lists the keys that only memories created after the
-hour of `t` can have. Excluding any of them leaves every memory created before `t`, plus
-the later ones of `t`'s own hour, which the caller drops by their exact time. The vector
-store plans such searches where its ranges are dear (`pcm_common.stores.created_until`).
+(where a store's newest ~13k memories live) check every point's time
+(docs/decisions/0008-family-search-time-keys.md). A memory stores the UTC year, month,
+day and hour it was created in (`keys`); `later_than(t)` lists the keys that only memories
+created after the hour of `t` can have. Excluding any of them leaves every memory created
+before `t`, plus the later ones of `t`'s own hour, which the caller drops by their exact
+time. The vector store plans such searches where its ranges are dear
+(`pcm_common.stores.created_until`).
 
 Both work on datetimes, not epoch floats: a float rounds, and a time a microsecond before a
 new hour (or the year 10000) must not land in the next one.

@@ -38,51 +38,31 @@ class PcmSettings(BaseSettings):
     )
     qdrant_path: Path = Path("var/qdrant-edge")
     # Largest Qdrant Edge segment the optimizer builds, in KB of vectors (0: Qdrant's own
-    # default, which keeps merging into one segment). A build holds the interpreter lock
-    # (`stores.qdrant.edge`), so it stalls the whole process: uncapped, each re-index of the
-    # grown segment took 8, 24, 27, 44, 52 s at 10-50k memories (the adapter's indexes,
-    # real payloads), capped at 20,000 KB (~13k memories a segment) 8-10 s each time. The
-    # price is more segments to search: recall p50 at 100k 91.8 / 123.5 ms (k=10 / 50)
-    # against 71.6 / 118.6 uncapped, and more CPU per ingested memory (docs/benchmarks.md,
-    # session 9).
+    # default, one ever-growing segment): a build holds the interpreter lock, so its
+    # stalls stay bounded. Why 20,000: docs/decisions/0001-edge-segment-cap.md.
     qdrant_max_segment_kb: int = 20_000
     # Smallest Qdrant Edge segment given an HNSW index, in KB of vectors (0: Qdrant Edge's
-    # own, under which a segment of 9,000 384-d vectors was indexed). At the segment cap
-    # above, each segment is built once, at its final size (~13k memories), instead of
-    # first at the optimizer call after it passes Edge's own threshold (the one at 10k
-    # writes) and again as it grows: a build of 9k points cost ~2.5 s of the process (4 s
-    # CPU, interpreter lock held), while a query over 13k unindexed vectors costs ~0.4 ms
-    # (docs/benchmarks.md, session 15).
+    # own): at the segment cap, each segment is indexed once, at its final size.
+    # Why: docs/decisions/0002-edge-indexing-threshold.md.
     qdrant_indexing_threshold_kb: int = 20_000
-    # Build Qdrant Edge's index in a child process on a copy of the shard (its in-process
-    # build holds the interpreter lock for seconds, stopping every request);
-    # `pcm_common.stores.qdrant.edge.optimize`. Off by default: on the 2-core development machine
-    # recall and ingest measured slower with it, side by side (docs/benchmarks.md).
+    # Build Qdrant Edge's index in a child process on a copy of the shard (the in-process
+    # build holds the interpreter lock for seconds); `pcm_common.stores.qdrant.edge.optimize`.
+    # Why off: docs/decisions/0003-edge-index-build-in-process.md.
     qdrant_optimize_in_child: bool = False
     # Payloads Qdrant Edge's adapter keeps in memory, least recently used dropped first
-    # (`pcm_common.stores.qdrant.edge.payload_cache`; 0: none). Turning stored payloads into Python
-    # objects is most of a search's store time (~40 us a point whatever fields are
-    # selected). Session 13 measured no gain: the recalls' strength writes dropped the
-    # entries they were about to be read from. With the strength overlay they no longer
-    # touch the payloads, and side by side on one 10k store k=50 recall took 47.3 / 44.1
-    # ms with 10,000 against 50.6 / 52.8 without (spaced 38.4 / 36.3 against 45.8 / 47.0;
-    # docs/benchmarks.md, session 14). ~8 KB per synthetic memory's payload (~80 MB).
-    # Ignored with a Qdrant server.
+    # (`pcm_common.stores.qdrant.edge.payload_cache`; 0: none): decoding payloads is most of
+    # a search's store time. Ignored with a Qdrant server.
+    # Why 10,000: docs/decisions/0004-edge-payload-cache.md.
     qdrant_payload_cache: int = 10_000
     # Points whose dense vectors (and the few fields batch searches filter on) Qdrant
-    # Edge's adapter keeps in memory, over all tenants, for batch searches in NumPy
-    # (`pcm_common.stores.qdrant.edge.dense_mirror`; 0: none). The engine's searches hold the
-    # interpreter lock: at 10k memories the judge's family searches held it ~40 ms per
-    # batch of ~58, against ~5 ms of mostly lock-free NumPy; ingest to 10k 227.6 / 246.2
-    # against 204.2 / 201.2 memories / s side by side (docs/benchmarks.md, session 22).
-    # ~1.6 KB a point (~160 MB at 100k); a tenant that does not fit is searched by the
-    # engine. A tenant is copied from the engine on its first batch search after a start
-    # (0.7 s for 20k points here, writes held). Ignored with a Qdrant server.
+    # Edge's adapter keeps in memory, over all tenants, for batch searches in NumPy off the
+    # interpreter lock (`pcm_common.stores.qdrant.edge.dense_mirror`; 0: none); a tenant that
+    # does not fit is searched by the engine. Ignored with a Qdrant server.
+    # Why: docs/decisions/0005-edge-dense-mirror.md.
     qdrant_dense_mirror: int = 200_000
     # Strength updates (recall side effects, repeats) kept in Redis and folded into the
-    # payloads by the sweeper's `strength_fold` job (`pcm_common.stores.redis.strength_overlay`):
-    # a payload write moves a Qdrant Edge point out of its indexed segment, and searches
-    # slowed with every recall (docs/benchmarks.md, session 14). false: written directly.
+    # payloads by the sweeper's `strength_fold` job (`pcm_common.stores.redis.strength_overlay`);
+    # false: written directly. Why: docs/decisions/0006-strength-overlay.md.
     strength_overlay: bool = True
     collection: str = "pcm_memories"
 

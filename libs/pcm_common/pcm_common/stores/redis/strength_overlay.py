@@ -3,10 +3,9 @@ updates in Redis and folds them into the payloads later.
 
 Why: a recall's side effects update the strength of ~115 memories (k=50: the recalled
 ones and their associates). In Qdrant Edge each payload write of a point still in an
-indexed segment copies it into the plain appendable one (~120 us, holding the interpreter
-lock), and searches then scan those points without the index: after 5,000 such writes on
-the 10k synthetic store a fused search took 6.4 ms against 0.8 ms (docs/benchmarks.md,
-session 14). Here a strength update is one Redis HSET per call instead, and the vector
+indexed segment copies it into the plain appendable one, holding the interpreter lock, and
+searches then scan those points without the index (docs/decisions/0006-strength-overlay.md).
+Here a strength update is one Redis HSET per call instead, and the vector
 store keeps its indexed layout.
 
 How it stays exact: every write of strength passes through this object, and every read

@@ -1,12 +1,11 @@
 """An exact in-memory copy of an embedded shard's dense vectors, searched with NumPy.
 
 Qdrant Edge's calls hold the interpreter lock for their whole duration, its searches
-included: in the all-in-one server the judge's family searches alone held it for a quarter
-of the time it was held at all, while Edge's own threads scanned the newest (unindexed)
-segment and checked every point against the filter (docs/benchmarks.md, session 22). A
-matrix product over the same vectors releases the lock, and the filters the pipeline's
-batch searches use (equality on a few keyword fields, a range on `created_ts`) are
-column comparisons.
+included, while Edge's own threads scan the newest (unindexed) segment and check every point
+against the filter; the judge's family searches then stop the whole process
+(docs/decisions/0005-edge-dense-mirror.md). A matrix product over the same vectors
+releases the lock, and the filters the pipeline's batch searches use (equality on a few
+keyword fields, a range on `created_ts`) are column comparisons.
 
 The copy is exact because every write of the shard passes through its adapter (one
 process holds the shard's WAL lock): the adapter applies each upsert, payload write and
@@ -367,9 +366,8 @@ class DenseMirror:
 
 
 # Below this share of a tenant's rows, a keyword filter's rows are scored alone (a gather
-# and a smaller product) instead of scoring every row: the near-duplicate lookup's figures
-# keyword admits a few rows, and the product over all of them grew with the tenant (~15% of
-# the server's samples at 36k memories, session 24).
+# and a smaller product): the near-duplicate lookup's figures keyword admits few rows.
+# Why: docs/decisions/0005-edge-dense-mirror.md.
 GATHER_BELOW = 0.5
 
 

@@ -1,12 +1,12 @@
 """Qdrant Edge's HNSW build in a child process, on a copy of the shard.
 
-`EdgeShard.optimize()` holds the interpreter lock for the whole build (5-8 s at 10k points
-here; a thread counting meanwhile ran at 0.3% of its speed), so in the embedded server every
-request, stream read and health probe waited for it. The adapter (`EdgeVectorStore`)
-therefore copies the flushed shard next to itself, lets this module's `main` build the
-index on the copy in another process, and swaps the copy in, with the writes made meanwhile
-applied to it first (`swap`). Reads never stop except for the swap (~0.3 s at 10k); writes
-stop while the shard is copied.
+`EdgeShard.optimize()` holds the interpreter lock for the whole build (seconds), so in the
+embedded server every request, stream read and health probe waited for it. The adapter
+(`EdgeVectorStore`) therefore copies the flushed shard next to itself, lets this module's
+`main` build the index on the copy in another process, and swaps the copy in, with the
+writes made meanwhile applied to it first (`swap`). Reads never stop except for the swap;
+writes stop while the shard is copied. Measurements, and why it is off by default:
+docs/decisions/0003-edge-index-build-in-process.md.
 
 A crash at any point leaves either the original shard or the finished copy in place:
 `recover` (run before every open) puts the original back if the swap was cut between its

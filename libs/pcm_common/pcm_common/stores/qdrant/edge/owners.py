@@ -3,10 +3,9 @@ the shard, so that the ownership check before a payload write or a delete needs 
 call.
 
 Why: that check was a filtered scroll (the tenant and the ids), which the engine answers
-by checking the filter on every point of a segment it has not indexed yet: 0.4-0.75 ms a
-write call on average over a 10k ingest, 1.3-1.6 s of interpreter-locked time per 10k
-memories (the judge's verdict and the extraction mark of each memory are such writes;
-docs/benchmarks.md, session 21).
+by checking the filter on every point of a segment it has not indexed yet, and the judge's
+verdict and the extraction mark of each memory are such writes
+(docs/decisions/0007-edge-ownership-record.md).
 
 How it stays exact: an Edge shard is opened by one process only, and every write passes
 through its adapter, which records here, under its write lock, what it wrote (an upsert

@@ -1,10 +1,9 @@
 """Payloads of recently read points, kept in process for the Qdrant Edge adapter.
 
-Why: turning a stored payload into Python objects is most of what a read costs the engine
-(a fused search of 100 hits at 10k memories: 8.7 ms with payloads, 1.4 ms without), and a
-recall reads 100-250 payloads. An Edge shard is opened by one process only (its WAL is
-file-locked), so every write passes through the adapter that owns this cache: it can
-be kept exact with no expiry.
+Why: turning a stored payload into Python objects is most of what a read costs the engine,
+and a recall reads 100-250 payloads (docs/decisions/0004-edge-payload-cache.md). An Edge
+shard is opened by one process only (its WAL is file-locked), so every write passes through
+the adapter that owns this cache: it can be kept exact with no expiry.
 
 How it stays exact:
 - only what the engine returned is kept: a written point is dropped (`drop`, under the

@@ -68,8 +68,8 @@ class EdgeWrites(EdgeReads, EdgeOptimizer):
         one worker-thread call: the consumers mark every memory of a batch, and a thread
         hop plus a read per memory was most of what a mark cost. Longer lists take one
         call per chunk: Qdrant Edge's calls hold the interpreter lock for their whole
-        duration, and one call writing a k=50 recall's ~115 strengths stalled the event
-        loop, and the recalls it served (p50 35.6 -> 51.7 ms; 8 patches hold it ~1.4 ms)."""
+        duration, and one long call stalls the recalls being served
+        (docs/decisions/0010-edge-write-chunks.md)."""
         reject_tenant_moves(tenant, patches)
         out: list[bool] = []
         for start in range(0, len(patches), WRITE_CHUNK):

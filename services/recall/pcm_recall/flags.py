@@ -38,8 +38,8 @@ MAX_FLAGS = 5
 # first then the pool under the relevance floor: a stopped routine is rare and worth a flag
 # whenever the request came near it, and an everyday request ("a meal plan") rarely lands
 # among the routine's entries (the weigh-ins) themselves. Flags are ordered by the best
-# rank of a routine member, so the nearest routines come first. Dev absence set: 40 seeds
-# flag 24/24 stopped routines (25 seeds: 22/24) at a third of the cost of 100.
+# rank of a routine member, so the nearest routines come first.
+# Why 40: docs/decisions/0023-stopped-routine-flag-reach.md.
 ROUTINE_SEEDS = 40
 # Entries read per routine, the latest up to the recall's `now`: the current run decides
 # (routine_state), and 64 entries of it are plenty to judge its regularity.

@@ -5,13 +5,13 @@ query text -> candidate entity keys (the query's word n-grams and their base for
 round trip to the graph, which keeps the keys it has, bounded by a timeout ->
 {memory_id: ℓ ∈ [0, 1]}. The tenant's memory count N (for the weights below) comes from
 the memory store (``count``, the system of record), at most once a minute per tenant and
-alongside the lookup: counting in the graph scanned every memory node (24 ms at 10k on
-ArcadeDB) and was a second graph query.
+alongside the lookup: counting in the graph scanned every memory node and was a second
+graph query.
 
 The n-gram path is the default: it costs microseconds, where the extractor's parse costs
 tens of milliseconds and, in an all-in-one process, waits behind the extractor's own
-batches for the one spaCy pipeline (recalls then ran into the timeout under ingest load).
-On LoCoMo dev its links are as good as the parse's (offline, k=50 multi-hop 0.725 vs 0.712).
+batches for the one spaCy pipeline; its links are as good as the parse's. Why both:
+docs/decisions/0021-graph-query-ngram-keys.md.
 
 Meant to run in parallel with the query embedding::
 

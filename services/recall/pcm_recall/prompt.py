@@ -14,8 +14,8 @@ EMPTY = "No relevant memories found"
 
 
 # A flagged memory that the context below quotes in full is named by its opening words
-# only (on LoCoMo, k=50, flags took ~430 of ~2,700 prompt tokens, mostly repeated memories);
-# one it does not quote is shown up to `FLAG_CHARS` (a memory may hold 100,000 characters).
+# only (docs/decisions/0025-flags-quote-opening-words.md); one it does not quote is shown
+# up to `FLAG_CHARS` (a memory may hold 100,000 characters).
 BRIEF_CHARS = 80
 FLAG_CHARS = 600
 DETAIL_CHARS = 200  # what differs, what is usual: a few words normally

@@ -12,50 +12,40 @@ class RecallSettings(PcmSettings, RerankerSettings):
     # Dense + lexical (BM25-style sparse) candidates fused by reciprocal rank inside Qdrant.
     hybrid: bool = True
     # RRF constant: 10 rather than the customary 60, because the head of each list matters
-    # most here (LoCoMo dev, k=50: 0.898 evidence recall at 10 vs 0.884 at 60).
+    # most here. Why 10: docs/decisions/0011-rrf-fusion-k.md.
     fusion_k: int = 10
     # Cosine floor: candidates less similar than this are dropped even when fused in by
     # a lexical match, so an unrelated query returns "No relevant memories found".
     relevance_floor: float = 0.30
     # Cue-dependent reactivation of demoted memories: an archived memory this close to the
-    # query (cosine) is recalled without include_archived. 0.4 keeps it well above the
-    # floor for active memories (0.30); lifecycle sim, conv-26: 0.892 held-out at 0.4 vs
-    # 0.872 at 0.5 in one run.
+    # query (cosine) is recalled without include_archived, well above the active floor.
     archived_recall_min_cos: float = 0.4
     # ... or this relevance: the fused rank score, 1.0 near the top of both the dense and
     # the lexical list, 0.55 first of one list: the best match in the whole store for this
-    # query; above 1 turns it off. Lifecycle sim, 4 conversations: see configuration.md.
-    # Both stay (session 4): what they cost the lifecycle sim was memories used again since
-    # their demotion, which are now active again (strength.reactivates); looser gates
-    # (cosine 0.35, relevance 0.40, top-N dense, relative to the best active cosine) gained
-    # no more than that and some admit the weak cue a vague query gives a memory nobody used
-    # (tests/integration/test_lifecycle.py: cosine ~0.38, no shared word, 2nd dense place).
+    # query; above 1 turns it off. Why both: docs/decisions/0012-archived-recall-gates.md.
     archived_recall_min_rel: float = 0.55
     # Archived memories next to a recalled seed (same episode, within the window) come back
     # in its episode context; false: only active ones (include_archived always admits them).
     archived_episode_neighbours: bool = True
     # Where the cue starts restoring strength in the score (S*), and over what span it
     # restores it fully, for the fused rank relevance (a reranker's probability uses
-    # DESIGN §3's 0.5 and 0.3). On the fused scale 0.8 needs the top few of both lists, so
-    # memories recalled before outranked equally relevant ones they had never met; here
-    # strength is fully restored at 0.55, the cue that also reactivates an archived memory
-    # (the best match of one list). Lifecycle sim, 4 conversations: see benchmarks.md.
+    # DESIGN §3's 0.5 and 0.3): fully at 0.55, the cue that reactivates an archived memory.
+    # Why: docs/decisions/0013-fused-cue-reactivation.md.
     fused_cue_start: float = 0.35
     fused_cue_span: float = 0.2
     # State-dependent recall (pcm_common.domain.affect): a query whose arousal or
     # complexity is above `affect_min_charge` adds up to `affect_weight` x its state match to
-    # each candidate's score; a neutral query is ranked as without it (0 of the 584 LoCoMo
-    # dev questions pass 0.5; the highest is 0.42). 0: off.
+    # each candidate's score; a neutral query is ranked as without it. 0: off.
+    # Why gated: docs/decisions/0014-affect-gate.md.
     affect_weight: float = 0.2
     affect_min_charge: float = 0.5
     episode_window_min: int = 60
-    # ±2 around more seeds beats ±3 around fewer at the same prompt size (LoCoMo dev, k=50:
-    # evidence next to a seed is mostly one or two turns away).
+    # ±2 around more seeds beats ±3 around fewer at the same prompt size: evidence next to a
+    # seed is mostly one or two turns away (docs/decisions/0015-episode-neighbours.md).
     episode_neighbours: int = 2
     # Of the best-ranked memories, those asking a question bring the next memory of their
-    # episode (the answer often names nothing the query does); 0: off. LoCoMo dev, k=50,
-    # one run each (session 4): 0 -> 0.901 at 2,680 tokens, 10 -> 0.905 at 2,709, 20 ->
-    # 0.908 at 2,788 (too close to the 2,800-token budget).
+    # episode (the answer often names nothing the query does); 0: off.
+    # Why 10: docs/decisions/0016-answer-after-question.md.
     episode_answer_seeds: int = 10
     # A query that names a time ("in April 2022", "last week": `domain.time_cues`) is also
     # searched among the memories written then, and each of those ranks by the higher of
@@ -80,29 +70,23 @@ class RecallSettings(PcmSettings, RerankerSettings):
     graph_typed_links: bool = True
     graph_typed_max_df: int = 500
     # Cosine floor for graph-linked memories: sharing a rare entity with the query is
-    # evidence of topicality the cosine floor exists to demand (LoCoMo dev, k=50: +1 point).
+    # evidence of topicality the cosine floor exists to demand.
+    # Why 0.20: docs/decisions/0017-graph-link-floor.md.
     graph_link_floor: float = 0.20
     # Episode-context seeds beyond `scoring.episode_seeds(k)`: the best-ranked linked
     # memories, or the next-ranked memories when nothing is linked (equal prompt size).
-    # LoCoMo dev, k=50, side by side once chat lines stopped raising flags: 3 -> 0.893 at
-    # 2,436 tokens, 6 -> 0.898 at 2,713 (±3 neighbours instead: 0.897 at 2,778); but with
-    # 6 the graph-off variant gets as many extra seeds and the graph's multi-hop lift
-    # shrank from +2.1 to +0.5 points, so 3 stays (docs/benchmarks.md).
+    # Why 3: docs/decisions/0018-graph-seeds.md.
     graph_seeds: int = 3
     # Neighbours on each side of a graph-linked seed (other seeds: episode_neighbours); the
-    # design's ±3. LoCoMo dev, k=50, side by side with 2 and with the graph off: 0.900 at
-    # 2,667 tokens vs 0.896 at 2,435 and 0.874 at 2,382; multi-hop 0.734 vs 0.728 and 0.708.
-    # Open-domain was 0.583 with 2 and 3 vs 0.600 off: one evidence turn at rank 41 of 50
-    # without the graph and 47 with it, a tie-level tail (docs/benchmarks.md).
+    # design's ±3. Why: docs/decisions/0020-graph-seed-neighbours.md.
     graph_seed_neighbours: int = 3
-    # Weight of the link strength ℓ in the score (DESIGN §3's start value). LoCoMo dev,
-    # k=50, side by side in session 3: 0.05 -> 0.893, 0.10 -> 0.898, 0.15 -> 0.896 (spread
-    # ±0.3); open-domain 0.583 / 0.592 / 0.583 vs 0.600 with the graph off.
+    # Weight of the link strength ℓ in the score (DESIGN §3's start value; the values
+    # tried were within run-to-run spread: docs/decisions/0019-graph-link-weight.md).
     graph_link_weight: float = 0.15
     flags_enabled: bool = True
     # Flags may also come from candidates just under the relevance floor (ranked after
     # everything recalled): an everyday request often reaches its routine only there
-    # (dev routines: median question-to-routine cosine 0.30).
+    # (docs/decisions/0023-stopped-routine-flag-reach.md).
     flags_use_pool: bool = True
     # A seed's consolidated episode record replaces its neighbour expansion when it is at
     # most this long (a whole short episode costs about what six neighbours cost).
@@ -112,8 +96,7 @@ class RecallSettings(PcmSettings, RerankerSettings):
     # delivered memory's own cosine floor, the knee on the scores (within
     # `precise_score_ratio` of the best, no drop between neighbours larger than
     # `precise_max_gap` of it), the seeds strong enough for episode neighbours and how many
-    # on each side. Chosen on the LoCoMo dev conversations with leave-one-conversation-out
-    # (docs/configuration.md, docs/benchmarks.md "Precise recall").
+    # on each side. How they were chosen: docs/decisions/0024-precise-recall-rule.md.
     precise_k: int = Field(10, ge=1, le=200)
     precise_min_top_cosine: float = Field(0.5, ge=0.0, le=1.0)
     precise_min_cosine: float = Field(0.25, ge=0.0, le=1.0)

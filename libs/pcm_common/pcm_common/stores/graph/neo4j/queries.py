@@ -153,8 +153,8 @@ LIMIT $limit
 # too broad, the memories that mention it, with the other asked entities those memories
 # mention too. One row per asked key (a key the tenant lacks gives a null entity). The keys
 # are UNWOUND into an equality pattern rather than filtered with `e.key IN $keys`: on
-# ArcadeDB the IN form plans the MENTIONS expansion badly (LoCoMo conversation, ~20 n-gram
-# keys: 28 ms vs 0.7 ms; Neo4j is indifferent).
+# ArcadeDB the IN form plans the MENTIONS expansion badly (Neo4j is indifferent).
+# Why: docs/decisions/0022-graph-lookup-query-shape.md.
 ENTITY_MENTIONS = f"""
 UNWIND $keys AS k
 OPTIONAL MATCH (e:{ENTITY_LABEL} {{tenant: $tenant, key: k}})
@@ -163,7 +163,7 @@ WITH e, collect(m.id) AS mids
 """
 # The walks below start from `w`, null for an entity too broad to walk: an OPTIONAL MATCH
 # from null expands nothing, where a size test in its WHERE ran after the whole expansion
-# (ArcadeDB, an entity in 500 of 10k memories: 8.4 vs 4.6 ms for the lookup).
+# (docs/decisions/0022-graph-lookup-query-shape.md).
 CO_MENTIONS = f"""
 WITH e, mids, CASE WHEN size(mids) <= $max_df THEN e END AS w
 OPTIONAL MATCH (w)<-[:{MENTIONS}]-(c:{MEMORY_LABEL})-[:{MENTIONS}]->(o:{ENTITY_LABEL})

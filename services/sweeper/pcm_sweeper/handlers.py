@@ -73,8 +73,7 @@ class SweeperHandlers:
         process also runs the local extractor (one `nlp.pipe` serves both the judge and
         the extractor); then the families are searched in one batch, the judge prepares all
         the verdicts at once (the local judge parses the family members it has not seen
-        in one batch: ~a third of them are stored but not yet reached by either consumer,
-        and parsing them a few at a time cost twice as much per text), and the batch is
+        in one batch: docs/decisions/0030-parse-once-in-batches.md), and the batch is
         judged and stored together (`Judging.judge_many`)."""
         await asyncio.to_thread(SHARED_DOCS.prime, [ev.text for ev in events])
         # The batch's memories in one read per tenant instead of one read per event.

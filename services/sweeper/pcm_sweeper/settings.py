@@ -59,9 +59,8 @@ class SweeperSettings(PcmSettings):
     surprisal_judge_api_base: str = ""
     surprisal_judge_timeout_s: float = 30.0
     # Family (DESIGN §3): up to 12 earlier memories with cos >= 0.45, at least 3 events
-    # (4 for a category or content change: surprisal.CHANGE_FAMILY_MIN). 0.45 is
-    # where MiniLM separates routines on the dev data (same-routine pairs 0.5th pct 0.46,
-    # other-routine pairs 99.9th pct 0.46); see pcm_common.domain.surprisal.
+    # (4 for a category or content change: surprisal.CHANGE_FAMILY_MIN).
+    # Why: docs/decisions/0026-surprisal-family-threshold.md.
     surprisal_family_min_cos: float = 0.45
     surprisal_family_max: int = 12
     surprisal_family_min: int = 3

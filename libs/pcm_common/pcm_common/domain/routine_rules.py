@@ -15,11 +15,7 @@ ROUTINE_MIN_N = 5
 ROUTINE_MAX_CV = 1.0
 # Quiet for more than ROUTINE_GAP_FACTOR median intervals (two entries missed and the third
 # half an interval overdue), and longer than any break the current run already had plus one
-# interval: a routine that skipped a week before needs three quiet weeks, one that never
-# skipped needs two and a half. DESIGN §3 starts at 3·g̃; with jittered entries the observed
-# median interval often exceeds the nominal one, and "stopped three intervals ago" then
-# measures 2.8-3.2 g̃ (dev set: stopped routines 2.8-7.0 g̃, continuing ones at most 1.5 g̃
-# when asked), so 3.0 sat on the edge of the stopped cases and 2.5 sits between the two.
+# interval. Why 2.5, not DESIGN §3's 3: docs/decisions/0027-stopped-routine-gap.md.
 ROUTINE_GAP_FACTOR = 2.5
 # Entries whose median interval is shorter than this are a burst (notes of one sitting),
 # not a routine: six notes a few seconds apart were flagged "stopped" ten seconds later.

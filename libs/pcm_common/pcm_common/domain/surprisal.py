@@ -32,11 +32,8 @@ __all__ = ["UNIT_WORDS", "Quantity", "parse_quantities"]
 
 # ---- families -------------------------------------------------------------------------
 
-# Calibrated on the dev routines with the local MiniLM (all-MiniLM-L6-v2, cosine):
-# same-routine pairs have a 0.5th percentile of 0.46, pairs from different routines a
-# 99.9th percentile of 0.46. At 0.45 every planted outlier still has >= 4 earlier family
-# members (content outliers drift lowest) and 1.7% of family members come from another
-# routine; at 0.50 four outliers lose their family, at 0.40 impurity rises to 7.6%.
+# Family members: at least this cosine, where the local MiniLM separates one routine's
+# entries from another's. Why 0.45: docs/decisions/0026-surprisal-family-threshold.md.
 FAMILY_MIN_COS = 0.45
 FAMILY_MAX = 12
 # Three earlier events are enough to judge a figure: the Student-t threshold for two
@@ -292,10 +289,8 @@ class Tok(NamedTuple):
     head: str = ""  # for a noun: the lemma of its phrase's head
 
 
-# A token's fields as a plain tuple. The garbage collector stops tracking a plain tuple of
-# strings, ints and bools after its first collection, but never a `Tok` (a subclass): the
-# judge's ~15 cached tokens per memory text made most of what each ingested memory added
-# to the heap that every full collection walks.
+# A token's fields as a plain tuple: the garbage collector stops tracking a plain tuple of
+# strings, ints and bools, never a `Tok` (docs/decisions/0029-judge-tokens-as-tuples.md).
 TokRow = tuple[str, str, str, int, bool, bool, bool, bool, str, str]
 
 

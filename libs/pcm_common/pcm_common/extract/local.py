@@ -24,8 +24,8 @@ from pcm_common.stores.graph.port import Entity, Extraction
 class LocalExtractor(Extractor):
     """Entities and relations from spaCy NER, a tech lexicon and dependency patterns."""
 
-    # nlp.pipe batch: CPU per short text falls with its size (2.57 ms at 16, 2.40 at 32,
-    # 2.29 at 64, 2.19 at 256 on synthetic memories); 256 holds a consumer's whole batch.
+    # nlp.pipe batch: CPU per short text falls with its size, and 256 holds a consumer's
+    # whole batch (docs/decisions/0030-parse-once-in-batches.md).
     def __init__(
         self, max_chars: int = 20000, batch_size: int = 256, *, concepts: bool = True
     ) -> None:

@@ -1,16 +1,15 @@
 """spaCy parses of memory texts in a child process, handed back as `Doc`s.
 
 Everything in one PCM process shares one interpreter lock, and in the all-in-one server the
-lock, not the cores, capped ingest: a spaCy parse (~2.1 ms CPU per short memory: tok2vec
-0.7, NER with its own embedding 1.1, parser 0.3, attribute ruler 0.2) runs mostly in Python
-and NumPy holding it, while the other core waited. Parsing in a child process lets it run
-next to the embedding, the vector store and the event loop; the docs come back as a
-`DocBin` (~0.03 ms per short doc to pack there, ~0.04 ms to unpack here) with every token
-attribute the judge and the extractor read (same text, lemmas, tags, morphology, heads,
-dependencies, entities: checked equal to an in-process parse).
+lock, not the cores, capped ingest: a spaCy parse runs mostly in Python and NumPy holding
+it, while the other core waited. Parsing in a child process lets it run next to the
+embedding, the vector store and the event loop; the docs come back as a `DocBin` with every
+token attribute the judge and the extractor read (same text, lemmas, tags, morphology,
+heads, dependencies, entities: checked equal to an in-process parse). Costs:
+docs/decisions/0032-spacy-parse-process.md.
 
 `PCM_PARSE_PROCESS=false` parses in the calling process instead (one process per core
-already, or no room for the child's ~150 MB). A child that dies is replaced on the next
+already, or no room for the child's memory). A child that dies is replaced on the next
 call; the call that saw it die parses in process.
 """
 

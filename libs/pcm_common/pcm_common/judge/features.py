@@ -2,7 +2,7 @@
 
 Every judgement compares a memory with up to 12 earlier ones, which may lie anywhere in the
 tenant. The judge caches its parses (32k texts), but past that size family members were
-parsed again and again: 27-30% of all CPU samples at 54-70k memories. A judged memory
+parsed again and again (docs/decisions/0028-judge-token-features.md). A judged memory
 therefore stores the tokens the rules read; a later judgement takes its family members'
 tokens from their payloads and parses only those that have none (judged before this
 field existed, or not judged yet).

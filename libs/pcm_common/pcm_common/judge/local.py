@@ -154,8 +154,8 @@ def _derive(text: str, rows: tuple[sp.TokRow, ...]) -> _Derived:
 
 @dataclass(slots=True)
 class _Entry:
-    # The tokens as plain tuples: tens of thousands of cached texts' tokens as `Tok`s were
-    # a fifth of the objects each full garbage collection walked.
+    # The tokens as plain tuples, which the garbage collector stops walking
+    # (docs/decisions/0029-judge-tokens-as-tuples.md).
     rows: tuple[sp.TokRow, ...]
     derived: _Derived | None = None  # on first use: most parsed texts are never compared
 
@@ -201,8 +201,8 @@ class _Parser:
 
     def warm(self, texts: Sequence[str]) -> int:
         """Parse, as one batch, those of `texts` not cached yet; returns how many. A batch
-        of judgements warmed together parses its unseen family members in one `nlp.pipe`
-        (~2.4 ms per short text) instead of a few at a time per judgement (~4.6 ms)."""
+        of judgements warmed together parses its unseen family members in one `nlp.pipe`,
+        at half the cost per text (docs/decisions/0030-parse-once-in-batches.md)."""
         from pcm_common.extract import parse_process
         from pcm_common.extract.parsing import SHARED_DOCS, load_pipeline, parsing_lock
 
@@ -213,7 +213,7 @@ class _Parser:
         nlp = load_pipeline()
         # Under the pipeline lock: a batch this process's extractor is parsing right now
         # is waited for and heard (it offers its parses before letting go) instead of
-        # being parsed a second time here (~8% of all parses were).
+        # being parsed a second time here (docs/decisions/0030-parse-once-in-batches.md).
         lemmatizer = nlp.get_pipe("lemmatizer") if "lemmatizer" in nlp.pipe_names else None
         with parsing_lock():
             with self._lock:
@@ -222,8 +222,7 @@ class _Parser:
             for text, doc in zip(missing, docs, strict=True):
                 SHARED_DOCS.put(text[:2000], doc)  # done with it: the extractor may take it
             # Cached before the lock is let go: a second batch of judgements (the sweeper
-            # reads two at once) waiting on it then finds these instead of parsing them
-            # again, as it did for 1-6% of all parses in ingest runs.
+            # reads two at once) waiting on it then finds these instead of parsing them again.
             parsed = [sp.tok_rows(_toks(doc, lemmatizer)) for doc in docs]
             with self._lock:
                 for text, rows in zip(missing, parsed, strict=True):

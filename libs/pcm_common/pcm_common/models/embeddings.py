@@ -18,10 +18,9 @@ LOCAL_PROVIDER = "pcm-local"
 DEFAULT_MODEL = f"{LOCAL_PROVIDER}/minilm-q8s"
 
 # Local model names the provider serves -> the `local_minilm` variant computing them. The
-# int8 ones are the same model: "minilm-q8" one activation scale per tensor (cos ~0.993 to
-# "minilm"), "minilm-q8t" one per token (cos ~0.997, batched: about twice as fast on CPU),
-# "minilm-q8s" one per token after smoothing, the down projections in float (cos ~0.999,
-# ~1.4x as fast).
+# int8 ones are the same model: "minilm-q8" one activation scale per tensor, "minilm-q8t"
+# one per token (batched), "minilm-q8s" one per token after smoothing, the down projections
+# in float. How close and how fast: docs/decisions/0033-embedding-model-minilm-q8s.md.
 _LOCAL_MODELS: dict[str, str] = {
     "minilm": "float",
     "minilm-q8": "q8",
@@ -31,8 +30,8 @@ _LOCAL_MODELS: dict[str, str] = {
 
 # Local models whose queries are embedded by another local model: the same network, so the
 # vectors compare. "minilm-q8s" embeds stored memories in int8 (many texts, throughput) and
-# queries in float (one text a recall, accuracy): LoCoMo dev evidence recall at k=50 0.905,
-# as float throughout, against 0.901 with int8 queries as well (docs/benchmarks.md).
+# queries in float (one text a recall, accuracy).
+# Why: docs/decisions/0033-embedding-model-minilm-q8s.md.
 _QUERY_MODELS: dict[str, str] = {"minilm-q8s": "minilm"}
 
 
@@ -144,8 +143,8 @@ class Embedder:
         order = sorted(range(len(prepared)), key=lambda i: len(prepared[i]))
         out: list[list[float] | None] = [None] * len(prepared)
         # The local model takes the whole sorted list in one call (it runs it `RUN_TEXTS`
-        # at a time itself): litellm's own work per call (~4 ms: logging, cost lookup) was
-        # ~0.05 ms per ingested memory at 64 texts a call. `batch_size` is for hosted APIs.
+        # at a time itself), sparing litellm's own work per call
+        # (docs/decisions/0037-litellm-local-call-overhead.md). `batch_size` is for hosted APIs.
         step = len(order) if self.is_local else self.batch_size
         for start in range(0, len(order), step):
             idx = order[start : start + step]

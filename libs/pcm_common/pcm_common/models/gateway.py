@@ -114,8 +114,8 @@ def _unlogged() -> AbstractContextManager[None]:
     """A local model's call without litellm's success logging when nothing listens for it.
 
     litellm builds a full logging payload after every call even with no callback
-    registered: ~1.3 ms of a query embedding's ~3 ms of litellm CPU here (stubbed model,
-    300 calls alternating), on the recall path. Its context for nested sub-calls skips
+    registered, on the recall path too (docs/decisions/0037-litellm-local-call-overhead.md).
+    Its context for nested sub-calls skips
     that; it is litellm's internal module, so a litellm without it or any registered
     callback keeps the ordinary path."""
     if _listened():
@@ -154,7 +154,7 @@ class _LocalEmbeddings(CustomLLM):
         ]
         response.usage = Usage(prompt_tokens=0, completion_tokens=0, total_tokens=0)
         # A stamped cost is used as is: litellm otherwise priced each local call again
-        # (~0.9 ms of CPU per query embedding on the session-8 machine).
+        # (docs/decisions/0037-litellm-local-call-overhead.md).
         response._hidden_params["response_cost"] = 0.0
         return response
 
@@ -206,7 +206,7 @@ def register_embedding_provider(provider: str, models: Iterable[str], embed: Emb
         ]
         # Priced at zero in litellm's cost map: each call prices its response, and for a
         # model missing from the map that meant trying every name generalisation first
-        # (~0.3 ms of a recall's ~2.5 ms of litellm CPU on the session-7 machine).
+        # (docs/decisions/0037-litellm-local-call-overhead.md).
         litellm.register_model(
             {
                 f"{provider}/{name}": {

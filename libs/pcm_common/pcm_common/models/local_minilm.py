@@ -61,9 +61,8 @@ def _intra_op_threads() -> int:
 def _batch_threads() -> int:
     """Threads for a batch (ingest): one, unless PCM_EMBED_THREADS says otherwise. A batch
     is throughput work in a process whose other cores are busy with the rest of the
-    pipeline; splitting each op over two threads cost ~1 ms more CPU per short text
-    (3.1 -> ~4.1 ms, 4,000 synthetic memories through the whole pipeline on 2 cores) for
-    no gain in memories per second. Outputs are identical either way."""
+    pipeline; splitting each op over two threads cost more CPU for no gain in memories per
+    second (docs/decisions/0036-minilm-threads.md). Outputs are identical either way."""
     return _threads_from_env() or 1
 
 
@@ -157,8 +156,8 @@ def _load(threads: int, variant: str = "float") -> _Model:
             else ort.GraphOptimizationLevel.ORT_ENABLE_ALL
         )
         # Idle intra-op threads would spin waiting for the next op, burning a core that
-        # spaCy and the event loop need in the same process: 7.2 -> 4.4 ms CPU per short
-        # text on 2 cores (2,000 synthetic memories, batches of 64), and faster wall time.
+        # spaCy and the event loop need in the same process
+        # (docs/decisions/0036-minilm-threads.md).
         opts.add_session_config_entry("session.intra_op.allow_spinning", "0")
         session = ort.InferenceSession(
             str(_graph(variant)), sess_options=opts, providers=["CPUExecutionProvider"]
@@ -178,9 +177,8 @@ def warmup(variant: str = "float") -> None:
     embed(["warmup", "warmup"], variant=variant)
 
 
-# Texts per ONNX run. Activations of 16 short texts stay in the core's cache: 2.67 ms CPU
-# per synthetic memory (~16 tokens) at 16, 2.89 at 64, 3.13 at 4 (one thread, medians of
-# 4 runs of 1,024 texts sorted by length). The output does not depend on the split.
+# Texts per ONNX run: the activations of 16 short texts stay in the core's cache (why 16:
+# docs/decisions/0035-minilm-run-size.md). The output does not depend on the split.
 RUN_TEXTS = 16
 
 
@@ -220,8 +218,7 @@ def _batch_workers() -> int:
     where there are two cores). Unlike a second intra-op thread per run (which cost CPU,
     `_batch_threads`), a second run at once costs nothing more, and the other core takes
     it whenever the rest of the pipeline leaves it free: an ingest batch's embedding then
-    ends sooner (10k synthetic memories through the whole pipeline, 2 cores, int8 graph:
-    182-205 against 174 memories/s settled, medians of 2k segments, docs/benchmarks.md)."""
+    ends sooner (docs/decisions/0036-minilm-threads.md)."""
     return _positive_env("PCM_EMBED_WORKERS") or min(2, os.cpu_count() or 1)
 
 

@@ -1,7 +1,7 @@
 """Int8 copies of the packaged MiniLM graph, made on this machine at first use.
 
 The packaged "int8" graph stores its weights as int8 but turns them back into float32
-(Cast, Mul) before every MatMul, so it computes in float32 (~3 ms of CPU per short text).
+(Cast, Mul) before every MatMul, so it computes in float32.
 Here the stored weights are folded into float32 once (onnxruntime's basic graph
 optimisation, saved to a file) and the result is quantized dynamically
 (`onnxruntime.quantization.quantize_dynamic`: int8 weights per output channel, uint8
@@ -9,18 +9,16 @@ activations scaled per run): MatMulInteger runs about twice as fast. Nothing is
 downloaded; the copy is derived from the installed package's file.
 
 Dynamic quantization scales each activation tensor by its range over the whole run, so
-texts embedded in one run would shift each other's vectors (cos ~0.98 between a text
-embedded alone and in a batch of 16). Callers therefore run this graph one text at a time:
-a text then always gets the same vector, whatever else is being embedded.
+texts embedded in one run would shift each other's vectors. Callers therefore run this graph
+one text at a time: a text then always gets the same vector, whatever else is being
+embedded.
 
 The per-token copy (`per_token_path`, the `minilm-q8t` model) quantizes each token's
 activations by its own range instead (symmetric, uint8 around 128: MatMulInteger takes one
 zero point per tensor, and per-row scales multiply its int32 output). One token's scale no
 longer depends on the rest of the run, so texts are batched (16 a run, the same vectors as
-alone), and an outlier token no longer coarsens every other token's values: cos to the
-float graph 0.996 min / 0.997 mean against 0.987 / 0.993 per tensor (1,000 synthetic
-memories), at ~2.0 ms of CPU per short text against ~3.9 in float (one thread, AVX-512
-machine, runs of 16).
+alone), and an outlier token no longer coarsens every other token's values.
+Measurements of both copies: docs/decisions/0034-minilm-int8-graphs.md.
 """
 
 from __future__ import annotations
@@ -110,9 +108,8 @@ class _NoPreprocessAdvice(logging.Filter):
 
 def quantize(src: Path, out: Path, exclude: Sequence[str] = ()) -> None:
     """Dynamic int8 quantization of `src`'s MatMuls but the nodes named in `exclude`:
-    int8 weights per output channel (per-tensor scales cost far more accuracy: mean cos
-    to the float graph 0.962 against 0.993, 1,024 synthetic memories), activations
-    scaled at run time."""
+    int8 weights per output channel (per-tensor scales cost far more accuracy:
+    docs/decisions/0034-minilm-int8-graphs.md), activations scaled at run time."""
     from onnxruntime.quantization import QuantType, quantize_dynamic
 
     quiet = _NoPreprocessAdvice()

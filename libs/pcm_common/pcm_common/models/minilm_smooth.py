@@ -14,12 +14,8 @@ float kernels differ slightly between CPUs, so two machines' copies may differ i
 weights' last int8 step, as their float vectors differ in the last bits).
 
 The feed-forward down projections stay in float: their inputs (GELU outputs, 1,536 wide)
-lose the most to int8 even smoothed. Cos to the float graph over 3,504 dev texts: mean
-0.9992, min 0.998 (all projections in int8: 0.9987 / 0.995; unsmoothed per-token int8:
-0.9971 / 0.986), at ~2.7 ms of CPU per short text against ~3.7 in float. LoCoMo dev
-evidence recall at k=50 / 10: 0.901 / 0.801 with this graph for queries too, 0.905 / 0.806
-with float queries (the `minilm-q8s` model's), 0.905 / 0.808 float throughout; in an
-experiment calibrated on dev texts, int8 down projections cost k=50 0.006 more.
+lose the most to int8 even smoothed. Measurements (closeness to the float graph, CPU,
+LoCoMo): docs/decisions/0034-minilm-int8-graphs.md.
 """
 
 from __future__ import annotations

@@ -82,11 +82,9 @@ class PcmSettings(BaseSettings):
     max_future_s: int = 86_400
 
     # litellm model names; "pcm-local/..." are the in-package ONNX MiniLM: "minilm-q8s"
-    # (the default: memories by a smoothed int8 graph with the down projections in float,
-    # ~0.7x the CPU of float per text; queries by the float graph; LoCoMo dev as float),
-    # "minilm" (float), "minilm-q8t" (int8, one activation scale per token: half the CPU
-    # per text, but 14 of the outlier set's 16 category outliers flagged against 16) and
-    # "minilm-q8" (int8, one scale per tensor); docs/benchmarks.md.
+    # (the default: memories by a smoothed int8 graph, queries by the float graph),
+    # "minilm" (float), "minilm-q8t" (int8, one activation scale per token) and "minilm-q8"
+    # (int8, one scale per tensor). Why q8s: docs/decisions/0033-embedding-model-minilm-q8s.md.
     embedding_model: str = "pcm-local/minilm-q8s"
     embedding_dim: int = 384
     embedding_batch: int = 64

@@ -26,11 +26,13 @@ class IngestSettings(PcmSettings):
     # (`firewall_workers` of them), smaller ones in a thread (pcm_ingest.firewall.runner);
     # 0 or no workers: always a thread. A screen past `firewall_deadline_s` answers 503.
     # Such requests also derive figures, importance tiers and sparse vectors there.
+    # Why: docs/decisions/0039-firewall-worker-processes.md.
     firewall_process_chars: int = 20_000
     firewall_workers: int = 2
     firewall_deadline_s: float = 10.0
     # Such large requests of one tenant run at most this many at a time in a replica (0: no
     # limit); one that waits `large_write_wait_s` for its turn answers 429 (tenant_gates).
+    # Why 2: docs/decisions/0040-large-writes-per-tenant.md.
     large_writes_per_tenant: int = 2
     large_write_wait_s: float = 10.0
     # A write without `episode` joins its stream's current episode when saved within this

@@ -1,12 +1,12 @@
 """Large writes of one tenant take turns in each replica, so one tenant's bulk cannot take
 every worker from the others.
 
-A 100 kB request costs 100-300 ms of CPU (screen, embedding, derivation) in worker threads
-and processes. A tenant sending fifty at once would queue them all for the two firewall
-workers, ahead of every other tenant's large write; at most `per_tenant` of its requests
-are in progress at a time (default 2: one tenant may still use both workers), the rest
-wait their turn here. A request that waits longer than `wait_s` is refused (429 with
-Retry-After), nothing stored.
+A large request costs a few hundred ms of CPU (screen, embedding, derivation) in worker
+threads and processes. A tenant sending fifty at once would queue them all for the two
+firewall workers, ahead of every other tenant's large write; at most `per_tenant` of its
+requests are in progress at a time (default 2: one tenant may still use both workers; why:
+docs/decisions/0040-large-writes-per-tenant.md), the rest wait their turn here. A request
+that waits longer than `wait_s` is refused (429 with Retry-After), nothing stored.
 """
 
 from __future__ import annotations

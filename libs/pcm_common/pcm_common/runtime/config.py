@@ -136,6 +136,7 @@ class PcmSettings(BaseSettings):
 
     # Garbage collector (`pcm_common.runtime.gc_tuning`): freeze what start-up loaded, and collect
     # the young generation every this many net allocations (0: Python's default, 700).
+    # Why: docs/decisions/0042-gc-tuning.md.
     gc_freeze: bool = True
     gc_gen0_threshold: int = 50_000
 

@@ -3,10 +3,9 @@
 CPython's defaults (a young collection every 700 net container allocations, a full one when
 the survivors since the last grew by a quarter) are made for short scripts. A PCM process
 holds ~500k long-lived objects from its imports (spaCy's vocabulary, litellm's model map,
-pydantic's schemas) plus its parse caches, and every full collection walked them all
-(~0.4 s each on this machine), while the stream handlers allocate fast enough for thousands
-of young collections per 10k memories: ~0.5 ms of interpreter-locked CPU per ingested
-memory in the all-in-one server, all of it finding no garbage worth the walk.
+pydantic's schemas) plus its parse caches, and every full collection walked them all, while
+the stream handlers allocate fast enough for thousands of young collections per 10k
+memories, all of it finding no garbage worth the walk (docs/decisions/0042-gc-tuning.md).
 
 `tune` moves what exists after start-up into the permanent generation (`gc.freeze`, never
 walked again) and raises the young threshold. Cycles still get collected, just in fewer,

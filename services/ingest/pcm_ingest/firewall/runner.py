@@ -2,10 +2,9 @@
 the event loop, and the screen within a deadline.
 
 A request of a few notes takes well under a millisecond to screen: a worker thread runs
-it, with no copying. A large one (100 kB of text takes 50-150 ms, whatever its shape)
-runs in a worker process: in a thread its Python work would hold this process's
-interpreter lock, and another tenant's recall on the event loop would wait its turn
-(recall p95 rose from 33 ms to over 500 ms while three such writes were screened). A screen
+it, with no copying. A large one runs in a worker process: in a thread its Python work
+would hold this process's interpreter lock, and another tenant's recall on the event loop
+would wait its turn (docs/decisions/0039-firewall-worker-processes.md). A screen
 that misses the deadline answers 503 `firewall_busy` with Retry-After; nothing is stored.
 A large request's derivation (`pcm_ingest.derive`: figures, importance, sparse vector) runs
 in the same workers for the same reason.
@@ -33,7 +32,7 @@ class FirewallBusy(Exception):
 
 def _warm() -> None:
     """At a worker's start: its priority lowered (`runtime.priority`); its first screen
-    (libphonenumber's region data, ~50 ms) and derivation (the stemmer) done."""
+    (libphonenumber's region data) and derivation (the stemmer) done."""
     lower_worker_priority()
     text = "warm up: (415) 555-2671, 020 7946 0958, ann@example.org, 12 km on Monday"
     WriteFirewall().screen(text)

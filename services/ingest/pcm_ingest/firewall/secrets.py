@@ -4,8 +4,8 @@
   of GitHub, GitLab, Slack, Stripe, npm, PyPI, private key headers, JWTs, passwords in
   URLs, ...): their own patterns, run by RE2. A few use lookarounds, which RE2 lacks; those
   get the neighbouring character consumed instead (`_for_re2`), which finds the same keys.
-  Its entropy plugins are left out: on prose they flag ordinary words (91,824 hits over
-  2,080 LoCoMo dev turns and 3,000 synthetic memories).
+  Its entropy plugins are left out: on prose they flag ordinary words
+  (docs/decisions/0041-secret-entropy-plugins-off.md).
 - detect-secrets' keyword detector (`password: ...`, `api_key = "..."`, `secret => '...'`)
   in its config-file form (values with or without quotes) and its code form, run anchored
   at each of its keywords that is followed by an assignment, on the rest of that line (at

@@ -350,8 +350,9 @@ class IngestService:
 
     async def _derived(self, items: list[MemoryIn], fresh: list[int]) -> Derived:
         """What the new items' texts imply (`Derived`): for a request with much text in a
-        worker process (~50-100 ms for 100 kB, which in a thread would hold the interpreter
-        lock while other tenants' requests wait), here for a small one."""
+        worker process (in a thread it would hold the interpreter lock while other tenants'
+        requests wait: docs/decisions/0039-firewall-worker-processes.md), here for a small
+        one."""
         texts = [items[i].text for i in fresh]
         infer = [self.settings.infer_importance and items[i].importance is None for i in fresh]
         return await self.screens.derive(fresh, texts, infer)

@@ -76,9 +76,9 @@ class GraphLinks:
 
     def closest(self, cosines: Mapping[str, float]) -> dict[str, float]:
         """The `cap` strongest links, equal strengths going to the memories closer to the
-        query (`cosines`; one the caller cannot see comes last). Memory ids are random, so
-        breaking ties by id linked a different half of equally linked memories in two
-        stores with the same content (28% of the lifecycle's held-out queries)."""
+        query (`cosines`; one the caller cannot see comes last): memory ids are random, so
+        ties broken by id differ between stores with the same content
+        (docs/decisions/0048-graph-link-ties.md)."""
         if not self.cap or len(self.links) <= self.cap:
             return self.links
         ranked = sorted(

@@ -175,8 +175,8 @@ class ScoreView(BaseModel):
 
 class ItemView(BaseModel):
     """The payload fields a recall's context item shows, declared as on `MemoryRecord`: the
-    answer (k items and their episode neighbours, ~80 at k=50) is built from these, a
-    quarter of the cost of validating each whole record (12 against 48 us here)."""
+    answer (k items and their episode neighbours) is built from these, a quarter of the
+    cost of validating each whole record (docs/decisions/0047-context-item-view.md)."""
 
     id: str
     text: str

@@ -95,7 +95,7 @@ class Bus:
     async def publish_many(self, stream: str, events: Sequence[BaseModel]) -> None:
         """One round trip for the whole list: each event is still encoded by the broker
         (same envelope and ids as `publish`), but the XADDs are queued on a pipeline and
-        sent together, in order (a batch of 500 was 500 sequential round trips)."""
+        sent together, in order (docs/decisions/0045-redis-round-trips-per-batch.md)."""
         if not events:
             return
         await self._publish_on(self.redis, stream, events)

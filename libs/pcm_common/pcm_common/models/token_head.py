@@ -1,8 +1,8 @@
 """The head of a long text that a truncating tokenizer would keep, found without tokenising
 the whole text.
 
-A tokenizer truncates after tokenising everything: 100 kB of "sk-sk-..." took 370 ms to
-embed, 256 tokens of which the model saw. Cut at a word boundary, a prefix tokenises to
+A tokenizer truncates after tokenising everything, however little the model then sees
+(docs/decisions/0049-token-head.md). Cut at a word boundary, a prefix tokenises to
 the same first tokens as the whole text (the normalisers used here work per character, and
 pre-tokenisers split at whitespace, BERT's also at punctuation), so a prefix that already
 holds `max_tokens` tokens gives the same truncated input.

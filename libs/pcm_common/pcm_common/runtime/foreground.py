@@ -2,8 +2,7 @@
 
 The embedded default runs every service in one process, and the sweeper's recall side
 effects (store reads and writes that hold the interpreter lock) ran right next to the next
-recall: back-to-back recalls on the 10k store were slower with the batched side effects
-that keep up than with the old ones that fell behind. Background steps therefore wait,
+recall and slowed it (docs/decisions/0050-side-effects-yield.md). Background steps therefore wait,
 each at most a bounded time, while a foreground request is being served; a process that
 serves no requests (a sweeper on its own) never waits.
 """

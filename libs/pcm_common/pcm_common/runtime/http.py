@@ -173,7 +173,7 @@ def install(app: FastAPI, service: str) -> None:
 class LimitAndTime:
     """Body-size limit, request latency metric and the last word on errors, as plain ASGI.
     Starlette's `BaseHTTPMiddleware` ran every request through an extra task and memory
-    streams (~1 ms of CPU per request on the session-8 machine). A body over
+    streams (docs/decisions/0046-plain-asgi-middleware.md). A body over
     `MAX_BODY_BYTES` is refused from its declared length, or, sent without one (chunked),
     once it has grown past it. A NUL in the path or query is refused (422). An unexpected
     error is a JSON 500 (`internal_error`) and one raised after the response was sent (a

@@ -53,7 +53,7 @@ FAMILY_SEARCHES = Counter(
 MEMORIES_WRITTEN = Counter("pcm_memories_written_total", "Ingest results", ["status"])
 # Calls of the embedded vector engine (Qdrant Edge) by operation and by who made them: a
 # consumer group, or `http` for requests. Those calls hold the interpreter lock for their
-# whole duration (docs/benchmarks.md, session 20), so this is time the rest of the
+# whole duration (docs/decisions/0005-edge-dense-mirror.md), so this is time the rest of the
 # process waited: where an ingest's store time goes, per stage, from /metrics alone.
 STORE_SECONDS = Counter(
     "pcm_store_engine_seconds_total",

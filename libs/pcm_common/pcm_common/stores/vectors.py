@@ -118,8 +118,7 @@ class VectorStore(ABC):
     `fields` of the reads (get, search, search_many, scroll, scroll_many): the top-level
     payload fields to return; None returns the whole payload, an empty list none (ids and
     scores only). Adapters ask the engine for just those: reading payloads nobody uses was
-    most of a small search's cost (Edge, 25 hits at 10k memories: 2.0 ms of CPU with
-    payloads, 0.4 ms without).
+    most of a small search's cost (docs/decisions/0043-edge-payload-reads.md).
     """
 
     @abstractmethod
@@ -308,8 +307,8 @@ class VectorStore(ABC):
     ) -> list[list[tuple[str, float]]]:
         """For each filter, the (id, value of `key`) of its first `limit` points in
         ascending order of the numeric payload field `key` (one with a range index), and
-        no payloads: reading a payload cost ~35-50 us per point whatever was selected
-        (Qdrant Edge, 10k memories), ids in order cost next to nothing. This default pages
+        no payloads: reading a payload costs far more than ids in order
+        (docs/decisions/0043-edge-payload-reads.md). This default pages
         through `scroll` and sorts; an adapter that can asks the engine for the order."""
         out: list[list[tuple[str, float]]] = []
         for flt in filters:

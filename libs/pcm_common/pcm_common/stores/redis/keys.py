@@ -140,8 +140,8 @@ def stream_failures(stream: str, group: str) -> str:
 def applied(phase: str, event_id: str) -> str:
     """Hash: memory id -> what the sweeper applied of one phase ("recalled", "spread") of
     one recall event (kept a week). One HMGET reads a phase's markers and one HSET (with
-    its EXPIRE) writes them; a key per memory cost a command each way per memory, ~10 ms
-    of CPU for the ~115 memories a k=10 recall touches on the synthetic 10k store."""
+    its EXPIRE) writes them, not a command per memory
+    (docs/decisions/0045-redis-round-trips-per-batch.md)."""
     return f"pcm:applied:{phase}:{event_id}"
 
 

@@ -87,8 +87,8 @@ class RoutineIndex:
     ) -> list[str | None]:
         """`record` for each (memory id, times, family) of one tenant, applied in order as
         one transaction: the same result as recording them one after the other, in ~3
-        round trips for the whole batch instead of ~3 per memory (one WATCH/HMGET/MULTI
-        cycle per judged memory was a tenth of the process's GIL time while ingesting)."""
+        round trips for the whole batch instead of ~3 per memory
+        (docs/decisions/0045-redis-round-trips-per-batch.md)."""
         if not items:
             return []
         of = keys.routine_of(tenant)

@@ -61,10 +61,9 @@ class EdgePagination(EdgeBase):
         limit: int,
         fields: Sequence[str] | None = None,
     ) -> list[list[ScoredPoint]]:
-        """All the scrolls in one worker-thread hop. A recall's episode reads (up to 9 at
-        k=50) were one hop each, run at once: on two cores their thread hand-offs and GIL
-        contention cost more than the reads (10k memories: ~3 ms for 8 reads in a row,
-        4-6 ms wall for each of them when overlapped)."""
+        """All the scrolls in one worker-thread hop: a recall's episode reads, one hop each,
+        cost more in thread hand-offs and GIL contention than in reading
+        (docs/decisions/0044-recall-store-reads.md)."""
         return await self._scroll_batch(
             tenant, filters, lambda r: stored(r, False), limit=limit, payload=selector(fields)
         )

@@ -66,9 +66,8 @@ def selector(fields: Sequence[str] | None) -> Any:
 
 def hit_cosines(shard: qe.EdgeShard, query: list[float], hits: Sequence[Any]) -> dict[Any, float]:
     """The cosine of `query` to each hit's dense vector, scored by the engine over just
-    those points. Returning the hits' vectors instead cost more: turning 100 vectors of 384
-    floats into Python lists and taking the dots in NumPy was ~2.8 ms per recall at pool
-    100, this second query ~0.9 ms (10k memories, session-7 machine)."""
+    those points. Returning the hits' vectors instead cost more
+    (docs/decisions/0044-recall-store-reads.md)."""
     ids = {h.id for h in hits}
     if not ids:
         return {}

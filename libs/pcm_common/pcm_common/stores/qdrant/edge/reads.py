@@ -58,8 +58,8 @@ class EdgeReads(EdgeBase):
         self, shard: qe.EdgeShard, tenant: str, ids: list[str], writing: bool
     ) -> set[str]:
         """Those of `ids` (canonical) that `tenant` owns: known ones from `_owners`, the
-        rest from the engine, which filters them by tenant without reading a payload (50
-        ids: 0.19 ms against 0.70 reading each one's tenant field); what the engine says
+        rest from the engine, which filters them by tenant without reading a payload
+        (docs/decisions/0043-edge-payload-reads.md); what the engine says
         is remembered when `writing` (a read outside the write lock could race a delete)."""
         live = self._live(shard)
         mine, unknown = self._owners.split(tenant, ids) if live else (set(), ids)

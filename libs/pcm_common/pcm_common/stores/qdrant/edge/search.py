@@ -116,8 +116,8 @@ class EdgeSearch(EdgeReads):
     ) -> list[list[ScoredPoint]]:
         """One `query_batch` for all `queries` (one pass over the segments, one worker
         thread hop); `fields` go to the engine as a payload selector: turning unread
-        payload fields into Python objects was most of a family search's cost (1.9 against
-        0.4 ms for 12 hits at 10k memories)."""
+        payload fields into Python objects was most of a family search's cost
+        (docs/decisions/0043-edge-payload-reads.md)."""
         if not queries:
             return []
         mirrored = await self._mirrored(queries)

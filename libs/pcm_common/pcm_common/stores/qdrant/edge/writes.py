@@ -88,8 +88,8 @@ class EdgeWrites(EdgeReads, EdgeOptimizer):
             }
             mine = [is_uuid(i) and str(uuid.UUID(i)) in owned for i, _ in patches]
             # Written by id: the ownership read above and these writes hold the write lock,
-            # and no other process can open the shard, so nothing moves in between (a
-            # filtered write per point, as before, cost ~60-190 us more per point).
+            # and no other process can open the shard, so nothing moves in between
+            # (docs/decisions/0007-edge-ownership-record.md).
             todo = [(str(uuid.UUID(i)), p) for (i, p), ok in zip(patches, mine, strict=True) if ok]
             groups = _grouped(todo)
             live = self._live(shard)

@@ -2,9 +2,9 @@
 
 The embedded default runs every service in one process, and the sweeper's recall side
 effects (store reads and writes that hold the interpreter lock) ran right next to the next
-recall and slowed it (docs/decisions/0050-side-effects-yield.md). Background steps therefore wait,
-each at most a bounded time, while a foreground request is being served; a process that
-serves no requests (a sweeper on its own) never waits.
+recall and slowed it (docs/decisions/0050-side-effects-yield.md). Background steps therefore
+wait, each at most a bounded time, while a foreground request is being served; a process
+that serves no requests (a sweeper on its own) never waits.
 """
 
 from __future__ import annotations

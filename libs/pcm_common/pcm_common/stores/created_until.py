@@ -3,9 +3,8 @@ the store's capabilities (`Capabilities.cheap_ranges`): the port's `search_many`
 for every adapter.
 
 Why two plans: a range condition on `created_ts` made a search over Qdrant Edge's unindexed
-segment (where a store's newest ~13k memories live) check every point's time: 1.0-3.9 ms
-for the judge's family search at 10k memories, against 0.3 ms with keyword conditions only
-(docs/benchmarks.md, session 19).
+segment (where a store's newest ~13k memories live) check every point's time
+(docs/decisions/0008-family-search-time-keys.md).
 So, where ranges are not cheap, a search first leaves out the later points by their
 calendar keys (`domain.time_keys`): every key of an hour after the cut's. What is left
 is every earlier point plus the later ones of the cut's own hour, dropped here by their

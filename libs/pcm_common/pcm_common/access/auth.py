@@ -3,7 +3,7 @@ route needs, and the caller's rate limit. `pcm_common.runtime.http.tenant_of` ru
 
 Keys come from two places: the configuration (PCM_API_KEYS, PCM_ADMIN_KEYS, the dev key),
 held in memory by digest, and the Redis key store (`pcm_common.access.apikeys`), read through a
-per-process cache of at most `api_key_cache_s` (1 s by default): a key created or rotated
+per-process cache of at most `api_key_cache_s` (0.5 s by default): a key created or rotated
 on one replica works on every replica, and a revoked one stops working, within that time,
 with no restart and no Redis call per request for a busy key.
 """

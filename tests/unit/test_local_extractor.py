@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+from pcm_common.extract import parsing
 from pcm_common.extract.local import LocalExtractor
 from pcm_common.extract.parsing import split_speakers
 from pcm_common.stores.graph.port import Extraction
@@ -113,6 +114,23 @@ async def test_hostile_and_huge_input(ex: LocalExtractor) -> None:
         x = await ex.extract(text)
         assert isinstance(x, Extraction)
         assert all(len(e.name) <= 120 for e in x.entities)
+
+
+def test_long_runs_are_tokenized_in_pieces_with_the_text_unchanged() -> None:
+    """spaCy's tokenizer is quadratic in a whitespace-free run's length (10,000 emoji took
+    16 s): runs over `MAX_RUN` are cut, and everything else is tokenized as before."""
+    nlp = parsing.load_pipeline()
+    plain = nlp.tokenizer.tokenizer  # spaCy's own, under the wrapper
+    run = "😀" * (3 * parsing.MAX_RUN + 5)
+    text = f"Alice texted {run} to Bob."
+    doc = nlp.tokenizer(text)
+    assert doc.text == text
+    assert [t.text for t in doc][:2] == ["Alice", "texted"]
+    assert [t.text for t in doc][-3:] == ["to", "Bob", "."]
+    usual = "Bob Smith works at Microsoft; see https://example.com/a/b?c=1 (2024)."
+    assert [t.text for t in nlp.tokenizer(usual)] == [t.text for t in plain(usual)]
+    pieces = [t.text for t in plain(run[: parsing.MAX_RUN])]
+    assert [t.text for t in doc][2 : 2 + len(pieces)] == pieces
 
 
 async def test_extract_many_matches_single(ex: LocalExtractor) -> None:

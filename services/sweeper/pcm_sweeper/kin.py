@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 from pcm_common.domain import kin as kin_rules
 from pcm_common.domain import surprisal as sp
 from pcm_common.domain import visibility
-from pcm_common.runtime.resources import Resources
+from pcm_common.ports import RoutinePorts
 from pcm_common.stores.vectors import ScoredPoint
 
 
@@ -26,7 +26,7 @@ _Item = tuple[str, ScoredPoint, list[ScoredPoint], float]  # (tenant, point, fam
 
 
 async def routine_kin(
-    res: Resources,
+    res: RoutinePorts,
     items: Sequence[_Item],
     *,
     fields: Sequence[str],
@@ -47,7 +47,7 @@ async def routine_kin(
 
 
 async def _tenant_kin(
-    res: Resources,
+    res: RoutinePorts,
     tenant: str,
     items: Sequence[_Item],
     ns: list[int],
@@ -94,7 +94,7 @@ def _family_routines(
 
 
 async def _missing_entries(
-    res: Resources,
+    res: RoutinePorts,
     tenant: str,
     items: Sequence[_Item],
     chosen: dict[int, str],

@@ -134,6 +134,25 @@ async def test_written_memories_are_judged_once_and_join_their_routine(sweeper: 
     assert sweeper.ports.bus.failures == []
 
 
+async def test_an_update_supersedes_the_same_users_older_statement_only(
+    sweeper: Sweeper,
+) -> None:
+    sweeper.subscribe()
+    t = tenant()
+    earlier = utcnow() - timedelta(days=20)
+    old, bobs = await sweeper.write(
+        t,
+        MemoryIn(text="The team standup is at 9:30 every morning.", created_at=earlier),
+        MemoryIn(text="The team standup is at 9:30 every morning.", user_id="bob"),
+    )
+    [new] = await sweeper.write(t, "The team standup is now at 10:15 every morning.")
+    stale = await sweeper.payload(t, old)
+    assert (stale["state"], stale["superseded_by"]) == ("superseded", new)
+    assert (await sweeper.payload(t, new))["supersedes"] == old
+    assert (await sweeper.payload(t, bobs))["state"] == "active"  # another user's statement
+    assert sweeper.changes("superseded") == [old]
+
+
 async def test_a_deleted_memory_leaves_its_routine(sweeper: Sweeper) -> None:
     sweeper.subscribe()
     t = tenant()

@@ -1,6 +1,6 @@
 """Unit tests run in this process alone: no server, and no spaCy parse process (each
-start costs a process spawn and a pipeline load, ~2-3 s); `test_parse_process` turns it
-on where the child itself is under test."""
+start costs a process spawn and a pipeline load, ~2-3 s; the child itself is tested in
+tests/integration/test_parse_process.py)."""
 
 from __future__ import annotations
 

@@ -1,5 +1,6 @@
 """spaCy parses in the child process are the docs an in-process parse gives, in order, for
-everything the judge and the extractor read; a dead child is replaced."""
+everything the judge and the extractor read; a dead child is replaced. No server, but each
+test starts processes that load spaCy (~2 s each): integration, not the unit suite."""
 
 from __future__ import annotations
 
@@ -17,6 +18,8 @@ from pcm_common.extract import parse_process
 from pcm_common.extract.local import LocalExtractor
 from pcm_common.extract.parsing import load_pipeline
 from pcm_common.judge.local import _toks
+
+pytestmark = pytest.mark.slow
 
 TEXTS = [
     "Alice flew to Berlin on Monday and stays for 3 nights.",

@@ -93,7 +93,9 @@ def scripted(replies: list[Reply | str]) -> Iterator[Script]:
     server = ThreadingHTTPServer(("127.0.0.1", 0), _handler(script))
     server.daemon_threads = True
     script.url = f"http://127.0.0.1:{server.server_address[1]}"
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    # serve_forever checks for shutdown every poll_interval (0.5 s by default): each
+    # scripted server then cost half a second to stop.
+    thread = threading.Thread(target=server.serve_forever, args=(0.01,), daemon=True)
     thread.start()
     try:
         yield script

@@ -4,11 +4,14 @@ from __future__ import annotations
 
 import asyncio
 import json
+from collections.abc import Sequence
 
+from pydantic import BaseModel
 from redis.asyncio import Redis
+from redis.exceptions import ConnectionError as RedisConnectionError
 
 from pcm_common.messaging.bus import Bus, pipeline_status, trim_dead_letters, trim_processed
-from pcm_common.messaging.events import STREAM_DLQ, MemoryWritten
+from pcm_common.messaging.events import STREAM_DLQ, MemoryChanged, MemoryWritten
 from pcm_common.runtime.config import PcmSettings
 from tests.conftest import TEST_REDIS
 
@@ -110,3 +113,27 @@ async def test_dead_letters_are_kept_for_a_while_then_dropped() -> None:
     assert await trim_dead_letters(redis, 14, now_s) == 0
     await redis.flushdb()
     await redis.aclose()
+
+
+async def test_a_failed_publish_is_tried_again_on_a_fresh_connection() -> None:
+    url = f"{TEST_REDIS}/14"
+    bus = Bus(PcmSettings(redis_url=url))
+    first = bus.publish_many
+    calls = 0
+
+    async def dead(stream: str, events: Sequence[BaseModel]) -> None:
+        nonlocal calls
+        calls += 1
+        raise RedisConnectionError("Connection closed by server.")
+
+    bus.publish_many = dead  # type: ignore[method-assign]
+    try:
+        await bus.redis.delete("test.fresh")
+        await bus.publish_fresh(
+            "test.fresh", [MemoryChanged(tenant="t", memory_id="m", change="pinned")]
+        )
+        assert calls == 1 and await bus.redis.xlen("test.fresh") == 1
+    finally:
+        bus.publish_many = first  # type: ignore[method-assign]
+        await bus.redis.delete("test.fresh")
+        await bus.stop()

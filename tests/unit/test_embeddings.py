@@ -161,18 +161,14 @@ async def test_unknown_local_model_rejected() -> None:
         await Embedder(f"{LOCAL_PROVIDER}/nope").embed(["x"])
 
 
-def test_int8_copy_is_made_once_and_stays_close(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    """minilm-q8: an int8 copy of the packaged graph, made into the cache folder once; a
-    text gets the same vector alone or among others, close to the float model's."""
+def test_int8_copy_is_reused_and_stays_close() -> None:
+    """minilm-q8: an int8 copy of the packaged graph in the machine's cache folder (made
+    there once: tests/integration/test_model_copies.py); a text gets the same vector alone
+    or among others, close to the float model's."""
     from pcm_common.models import minilm_q8
 
-    monkeypatch.setenv("PCM_MODEL_CACHE", str(tmp_path))
-    monkeypatch.setattr(local_minilm, "_models", {})
     path = minilm_q8.quantized_path(local_minilm._onnx_path())
-    assert path.parent == tmp_path and path.exists()
-    assert [p.name for p in tmp_path.iterdir()] == [path.name]  # no leftovers
+    assert path.parent == minilm_q8.cache_dir() and path.exists()
     stamp = path.stat().st_mtime_ns
     assert minilm_q8.quantized_path(local_minilm._onnx_path()) == path
     assert path.stat().st_mtime_ns == stamp  # reused, not made again
@@ -248,16 +244,12 @@ def _batched_alike_and_cos_to_float(variant: str, other: str) -> tuple[np.ndarra
     return (batched * exact).sum(axis=1), (theirs * exact).sum(axis=1)
 
 
-def test_per_token_int8_is_batched_alike_and_closer_than_per_tensor(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
+def test_per_token_int8_is_batched_alike_and_closer_than_per_tensor() -> None:
     """minilm-q8t scales each token on its own: a text's vector does not depend on the
     texts run with it (so runs are batched), and it is nearer the float model's than the
     per-tensor copy's."""
     from pcm_common.models import minilm_q8
 
-    monkeypatch.setenv("PCM_MODEL_CACHE", str(tmp_path))
-    monkeypatch.setattr(local_minilm, "_models", {})
     path = minilm_q8.per_token_path(local_minilm._onnx_path())
     assert path.exists() and path.name.startswith(f"minilm-{minilm_q8.PER_TOKEN_RECIPE}-")
     per_token, per_tensor = _batched_alike_and_cos_to_float("q8t", "q8")
@@ -266,21 +258,18 @@ def test_per_token_int8_is_batched_alike_and_closer_than_per_tensor(
     assert known_dim(f"{LOCAL_PROVIDER}/minilm-q8t") == 384
 
 
-def test_smoothed_int8_is_batched_alike_and_nearest_the_float_model(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    """minilm-q8s: smoothed per-token int8 with the down projections in float, made into
-    the cache folder once; batched like q8t, and nearer the float model than q8t."""
+def test_smoothed_int8_is_batched_alike_and_nearest_the_float_model() -> None:
+    """minilm-q8s: smoothed per-token int8 with the down projections in float, reused from
+    the cache folder; batched like q8t, and nearer the float model than q8t."""
     import onnx
 
     from pcm_common.models import minilm_smooth
 
-    monkeypatch.setenv("PCM_MODEL_CACHE", str(tmp_path))
-    monkeypatch.setattr(local_minilm, "_models", {})
     path = minilm_smooth.smooth_path(local_minilm._onnx_path())
-    assert path.exists() and path.name.startswith(f"minilm-{minilm_smooth.RECIPE}-")
+    assert path.name.startswith(f"minilm-{minilm_smooth.RECIPE}-")
+    stamp = path.stat().st_mtime_ns
     assert minilm_smooth.smooth_path(local_minilm._onnx_path()) == path
-    assert [p.name for p in tmp_path.iterdir()] == [path.name]  # no intermediate files left
+    assert path.stat().st_mtime_ns == stamp  # reused, not made again
     graph = onnx.load(str(path)).graph
     ops = [n.op_type for n in graph.node]
     # Per layer: q, k, v, output and up projections in int8, the down projection in float;

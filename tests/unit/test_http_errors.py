@@ -3,11 +3,8 @@ JSON 503 with Retry-After, any other error a JSON 500, never a dropped connectio
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-
 import httpx
 from fastapi import BackgroundTasks, FastAPI
-from pydantic import BaseModel
 from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import TimeoutError as RedisTimeoutError
 
@@ -79,32 +76,3 @@ async def test_nul_in_a_path_or_query_is_refused() -> None:
         for url in ("/v1/thing?user_id=a%00b", "/v1/th%00ing"):
             r = await client.post(url, json={})
             assert r.status_code == 422 and r.json()["error"] == "invalid_request", url
-
-
-async def test_a_failed_publish_is_tried_again_on_a_fresh_connection() -> None:
-    from pcm_common.messaging.bus import Bus
-    from pcm_common.messaging.events import MemoryChanged
-    from pcm_common.runtime.config import PcmSettings
-    from tests.conftest import TEST_REDIS
-
-    url = f"{TEST_REDIS}/14"
-    bus = Bus(PcmSettings(redis_url=url))
-    first = bus.publish_many
-    calls = 0
-
-    async def dead(stream: str, events: Sequence[BaseModel]) -> None:
-        nonlocal calls
-        calls += 1
-        raise RedisConnectionError("Connection closed by server.")
-
-    bus.publish_many = dead  # type: ignore[method-assign]
-    try:
-        await bus.redis.delete("test.fresh")
-        await bus.publish_fresh(
-            "test.fresh", [MemoryChanged(tenant="t", memory_id="m", change="pinned")]
-        )
-        assert calls == 1 and await bus.redis.xlen("test.fresh") == 1
-    finally:
-        bus.publish_many = first  # type: ignore[method-assign]
-        await bus.redis.delete("test.fresh")
-        await bus.stop()

@@ -13,8 +13,11 @@ import pytest
 from redis.exceptions import ConnectionError as RedisConnectionError
 
 from pcm_common.domain.clock import utcnow
+from pcm_common.domain.governance import CaptureMode, Policy, ScopeRef
+from pcm_common.domain.memory import Scope
 from pcm_common.messaging.events import STREAM_CHANGED, STREAM_WRITTEN, MemoryChanged, MemoryWritten
 from pcm_common.ports import Ports
+from pcm_common.stores.redis.governance import GovernanceStore
 from pcm_common.stores.redis.keys import OUTBOX_WRITTEN, TENANTS
 from pcm_common.stores.vectors import Filter
 from pcm_common.testing import HashEmbedder, MemoryVectorStore, TestBus
@@ -22,7 +25,7 @@ from pcm_ingest.firewall import SecretDetected
 from pcm_ingest.idempotency import WritePlan
 from pcm_ingest.memories import MemoryEdits
 from pcm_ingest.schemas import MemoryIn, MemoryPatch
-from pcm_ingest.service import IngestService
+from pcm_ingest.service import CaptureRefused, IngestService
 from pcm_ingest.settings import IngestSettings
 
 A = "Ran 5k in 27:10 this morning along the river."
@@ -193,3 +196,88 @@ async def test_a_tenant_never_sees_or_changes_anothers_memories(world: World) ->
     [(other, status)] = await world.store(t2, A)  # the same text: the other tenant's own
     assert status == "created" and other != mid
     assert (await world.payload(t1, mid))["pinned"] is False
+
+
+async def test_predictable_hook_captures_are_skipped_and_explicit_stores_never_are(
+    world: World,
+) -> None:
+    t = tenant()
+    got = await world.ingest.store(
+        t,
+        [
+            MemoryIn(text="ok go ahead", source="hook"),  # chatter a hook sent: gated
+            MemoryIn(text="The deploy key rotates on Fridays.", source="hook"),
+            MemoryIn(text="ok go ahead"),  # the same words asked for explicitly: kept
+        ],
+    )
+    assert [(r.status, r.reason) for r in got] == [
+        ("skipped", "capture_gate"),
+        ("created", None),
+        ("created", None),
+    ]
+    assert got[0].id is None  # nothing stored, so no id
+    assert sorted(world.written()) == sorted([str(got[1].id), str(got[2].id)])
+    assert await world.vectors.count(t) == 2
+
+
+async def test_a_scopes_capture_mode_skips_captures_or_refuses_stores(world: World) -> None:
+    t = tenant()
+    governance = GovernanceStore(world.redis)
+    manual = ScopeRef(scope=Scope.PROJECT, project="manual")
+    await governance.put(t, manual, Policy(capture_mode=CaptureMode.MANUAL_ONLY))
+    hooks = ScopeRef(scope=Scope.PROJECT, project="hooks")
+    await governance.put(t, hooks, Policy(capture_mode=CaptureMode.HOOKS_ONLY))
+    in_manual = {"scope": "project", "project": "manual"}
+    got = await world.ingest.store(
+        t,
+        [
+            MemoryIn(text="Ran the migration on staging.", source="hook", **in_manual),
+            MemoryIn(text="Staging runs Postgres 16.", **in_manual),
+        ],
+    )
+    assert [(r.status, r.reason) for r in got] == [("skipped", "capture_mode"), ("created", None)]
+    in_hooks = {"scope": "project", "project": "hooks"}
+    with pytest.raises(CaptureRefused) as refused:
+        await world.store(
+            t,
+            MemoryIn(text="A fact captured by a hook.", source="hook", **in_hooks),
+            MemoryIn(text="A fact stored by hand.", **in_hooks),
+        )
+    assert refused.value.items == [{"index": 1, "capture_mode": "hooks_only"}]
+    assert await world.vectors.count(t) == 1  # nothing of the refused request is stored
+
+
+async def test_pii_is_redacted_in_text_and_metadata(world: World) -> None:
+    t = tenant()
+    [(mid, status)] = await world.store(
+        t,
+        MemoryIn(
+            text="Mail Dana at dana.smith@example.com about the lease.",
+            metadata={"from": "call +1 415 555 0134"},
+        ),
+    )
+    assert status == "redacted"
+    stored = await world.payload(t, mid)
+    assert stored["text"] == "Mail Dana at [REDACTED_EMAIL] about the lease."
+    assert stored["metadata"] == {"from": "call [REDACTED_PHONE]"}
+    (event,) = world.bus.events(STREAM_WRITTEN, MemoryWritten)
+    assert "example.com" not in event.text  # downstream sees the redacted text only
+
+
+async def test_a_secret_in_metadata_or_a_name_blocks_the_request_by_its_index(
+    world: World,
+) -> None:
+    t = tenant()
+    with pytest.raises(SecretDetected) as in_metadata:
+        await world.store(
+            t,
+            MemoryIn(text="thanks", source="hook"),  # skipped: the next item stays index 1
+            MemoryIn(text="Rotated the key.", metadata={"key": "AKIAIOSFODNN7EXAMPLE"}),
+        )
+    assert in_metadata.value.items == [
+        {"index": 1, "field": "metadata", "kinds": ["AWS Access Key"]}
+    ]
+    with pytest.raises(SecretDetected) as in_name:
+        await world.store(t, B, MemoryIn(text=A, user_id="AKIAIOSFODNN7EXAMPLE"))
+    assert [(i["index"], i["field"]) for i in in_name.value.items] == [(1, "user_id")]
+    assert await world.vectors.count(t) == 0 and world.written() == []

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+from pcm_common.extract import parsing
 from pcm_common.extract.local import LocalExtractor
 from pcm_common.extract.parsing import split_speakers
 from pcm_common.stores.graph.port import Extraction
@@ -100,7 +101,10 @@ async def test_empty_and_whitespace(ex: LocalExtractor) -> None:
     assert (await ex.extract("")).entities == []
 
 
-async def test_hostile_and_huge_input(ex: LocalExtractor) -> None:
+async def test_hostile_and_huge_input() -> None:
+    # A 2,000-character clip: the clip and the hostile shapes are under test, not spaCy's
+    # speed on 20,000 characters of them (~1 s per such parse).
+    ex = LocalExtractor(max_chars=2_000)
     hostile = [
         "A" * 200_000,
         "x: " * 50_000,
@@ -113,6 +117,25 @@ async def test_hostile_and_huge_input(ex: LocalExtractor) -> None:
         x = await ex.extract(text)
         assert isinstance(x, Extraction)
         assert all(len(e.name) <= 120 for e in x.entities)
+    past_the_clip = await ex.extract("x " * 1_500 + "Bob Smith works at Microsoft.")
+    assert past_the_clip.entities == []  # never read
+
+
+def test_long_runs_are_tokenized_in_pieces_with_the_text_unchanged() -> None:
+    """spaCy's tokenizer is quadratic in a whitespace-free run's length (10,000 emoji took
+    16 s): runs over `MAX_RUN` are cut, and everything else is tokenized as before."""
+    nlp = parsing.load_pipeline()
+    plain = nlp.tokenizer.tokenizer  # spaCy's own, under the wrapper
+    run = "😀" * (3 * parsing.MAX_RUN + 5)
+    text = f"Alice texted {run} to Bob."
+    doc = nlp.tokenizer(text)
+    assert doc.text == text
+    assert [t.text for t in doc][:2] == ["Alice", "texted"]
+    assert [t.text for t in doc][-3:] == ["to", "Bob", "."]
+    usual = "Bob Smith works at Microsoft; see https://example.com/a/b?c=1 (2024)."
+    assert [t.text for t in nlp.tokenizer(usual)] == [t.text for t in plain(usual)]
+    pieces = [t.text for t in plain(run[: parsing.MAX_RUN])]
+    assert [t.text for t in doc][2 : 2 + len(pieces)] == pieces
 
 
 async def test_extract_many_matches_single(ex: LocalExtractor) -> None:

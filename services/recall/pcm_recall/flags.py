@@ -24,6 +24,7 @@ from typing import Any
 
 from pcm_common.domain import routine_rules as rr
 from pcm_common.domain import surprisal as sp
+from pcm_common.ports import RoutinePorts
 from pcm_common.runtime.telemetry import get_logger
 from pcm_common.stores.redis.routines import Routine, RoutineIndex
 from pcm_common.stores.vectors import Filter, ScoredPoint, VectorStore, payload_matches
@@ -231,8 +232,8 @@ class RecallFlags:
     """The flags stage of a recall (`compute`), as the settings ask for it, timed, and never
     failing the recall."""
 
-    def __init__(self, res: Any, settings: RecallSettings) -> None:
-        self.res = res  # its `vectors` and `routines` are read
+    def __init__(self, res: RoutinePorts, settings: RecallSettings) -> None:
+        self.res = res
         self.settings = settings
 
     async def precise(

@@ -15,7 +15,7 @@ from pcm_common.messaging.events import STREAM_RECALLED, MemoryRecalled, Recalle
 from pcm_common.models.affect import classify
 from pcm_common.models.rerank import build_reranker
 from pcm_common.models.sparse import encode_query
-from pcm_common.runtime.resources import Resources
+from pcm_common.ports import RecallPorts
 from pcm_common.runtime.telemetry import get_logger
 from pcm_common.stores.vectors import Filter, ScoredPoint
 from pcm_recall import precise as precise_cut
@@ -35,7 +35,7 @@ log = get_logger("recall")
 
 
 class RecallService:
-    def __init__(self, res: Resources, settings: RecallSettings) -> None:
+    def __init__(self, res: RecallPorts, settings: RecallSettings) -> None:
         self.res = res
         self.settings = settings
         self.pinned = PinnedCache(res.vectors, settings.max_pinned)

@@ -9,22 +9,22 @@ from typing import Literal
 from pcm_common.domain.memory import State
 from pcm_common.messaging.events import MemoryChanged
 from pcm_common.messaging.outbox import owe, pay
-from pcm_common.runtime.resources import Resources
+from pcm_common.ports import StorePorts
 from pcm_common.runtime.telemetry import get_logger
 
 log = get_logger("sweeper.archiving")
 
 
-async def archive(res: Resources, tenant: str, memory_id: str, reason: str) -> None:
+async def archive(res: StorePorts, tenant: str, memory_id: str, reason: str) -> None:
     await _move(res, tenant, memory_id, State.ARCHIVED, "archived", "memory_archived", reason)
 
 
-async def restore(res: Resources, tenant: str, memory_id: str, reason: str) -> None:
+async def restore(res: StorePorts, tenant: str, memory_id: str, reason: str) -> None:
     await _move(res, tenant, memory_id, State.ACTIVE, "reactivated", "memory_restored", reason)
 
 
 async def _move(
-    res: Resources,
+    res: StorePorts,
     tenant: str,
     memory_id: str,
     state: State,

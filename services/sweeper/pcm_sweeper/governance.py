@@ -21,7 +21,7 @@ from pcm_common.domain.governance import (
     scope_key,
 )
 from pcm_common.domain.memory import Source, State, Strength
-from pcm_common.runtime.resources import Resources
+from pcm_common.ports import StorePorts
 from pcm_common.runtime.telemetry import get_logger
 from pcm_common.stores.redis.governance import GovernanceStore
 from pcm_common.stores.vectors import Filter
@@ -46,7 +46,7 @@ ScopeKey = tuple[str, str, str]  # scope, workspace, project
 
 
 class Governance:
-    def __init__(self, res: Resources) -> None:
+    def __init__(self, res: StorePorts) -> None:
         self.res = res
         self.store = GovernanceStore(res.redis)
         self.forgetter = Forgetter(res)

@@ -21,7 +21,7 @@ from datetime import datetime, timedelta
 
 from pcm_common.domain.memory import MemoryRecord, Source
 from pcm_common.messaging.events import STREAM_WRITTEN, MemoryWritten
-from pcm_common.runtime.resources import Resources
+from pcm_common.ports import SweeperPorts
 from pcm_common.runtime.telemetry import get_logger
 from pcm_common.stores.redis import keys
 from pcm_common.stores.redis.tombstones import deleted
@@ -34,7 +34,7 @@ GRAPH_PAGE = 1000
 
 
 async def republish_unextracted(
-    res: Resources,
+    res: SweeperPorts,
     tenant: str,
     now: datetime,
     grace_s: float,
@@ -85,7 +85,7 @@ async def republish_unextracted(
     return published
 
 
-async def remove_orphan_facts(res: Resources, tenant: str) -> int:
+async def remove_orphan_facts(res: SweeperPorts, tenant: str) -> int:
     """Remove the facts of graph memories that were deleted: tombstoned, and absent from
     the vector store when asked right before. Pages through the graph's memory ids
     (ascending); one Redis round trip per page, vector lookups for tombstoned ids only.

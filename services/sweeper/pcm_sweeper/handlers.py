@@ -21,8 +21,8 @@ from pcm_common.messaging.events import (
     MemoryWritten,
 )
 from pcm_common.messaging.stream_batches import Outcome
+from pcm_common.ports import SweeperPorts
 from pcm_common.runtime.foreground import FOREGROUND
-from pcm_common.runtime.resources import Resources
 from pcm_common.runtime.telemetry import get_logger
 from pcm_common.stores.redis import keys
 from pcm_common.stores.vectors import Filter, ScoredPoint, SearchQuery
@@ -59,7 +59,7 @@ def _extracted_patch(event: MemoryExtracted) -> dict[str, Any]:
 
 
 class SweeperHandlers:
-    def __init__(self, res: Resources, settings: SweeperSettings) -> None:
+    def __init__(self, res: SweeperPorts, settings: SweeperSettings) -> None:
         self.res = res
         self.settings = settings
         self.judging = Judging(res, settings)

@@ -34,7 +34,7 @@ from pcm_common.messaging.bus import trim_dead_letters, trim_processed
 from pcm_common.messaging.events import STREAM_WRITTEN, MemoryChanged, MemoryWritten
 from pcm_common.messaging.outbox import owe, pay, publish_owed
 from pcm_common.models.sparse import encode_document
-from pcm_common.runtime.resources import Resources
+from pcm_common.ports import SweeperPorts
 from pcm_common.runtime.telemetry import JOB_RUNS, get_logger
 from pcm_common.stores.redis import keys, scripts, tombstones
 from pcm_common.stores.redis.locks import release
@@ -56,7 +56,7 @@ _IMPORTANCE_ORDER = {Importance.LOW: 0, Importance.NORMAL: 1, Importance.HIGH: 2
 
 
 class Jobs:
-    def __init__(self, res: Resources, settings: SweeperSettings) -> None:
+    def __init__(self, res: SweeperPorts, settings: SweeperSettings) -> None:
         self.res = res
         self.settings = settings
         # name -> (job, scheduled interval in seconds)

@@ -24,7 +24,7 @@ from pcm_common.domain.memory import MemoryRecord
 from pcm_common.judge import MEMBER_FIELDS, FamilyMember, Judge, Verdict, make_judge
 from pcm_common.messaging import outbox
 from pcm_common.messaging.events import MemoryChanged, MemoryWritten
-from pcm_common.runtime.resources import Resources
+from pcm_common.ports import SweeperPorts
 from pcm_common.runtime.telemetry import get_logger
 from pcm_common.stores.vectors import Filter, ScoredPoint, SearchQuery
 from pcm_sweeper.judgement import (
@@ -51,7 +51,9 @@ FAMILY_FIELDS = tuple(
 
 
 class Judging:
-    def __init__(self, res: Resources, settings: Any = None, *, judge: Judge | None = None) -> None:
+    def __init__(
+        self, res: SweeperPorts, settings: Any = None, *, judge: Judge | None = None
+    ) -> None:
         self.res = res
         self.config = JudgingConfig.from_settings(settings)
         self._judge = judge

@@ -12,7 +12,7 @@ from pcm_common.domain import kin as kin_rules
 from pcm_common.domain import surprisal as sp
 from pcm_common.domain import visibility
 from pcm_common.models.sparse import tokenize
-from pcm_common.runtime.resources import Resources
+from pcm_common.ports import RoutinePorts
 from pcm_common.stores.vectors import Filter, ScoredPoint, SearchQuery
 
 
@@ -29,7 +29,7 @@ _Item = tuple[str, ScoredPoint, list[ScoredPoint], float]  # (tenant, point, fam
 
 
 async def routine_kin(
-    res: Resources,
+    res: RoutinePorts,
     items: Sequence[_Item],
     *,
     fields: Sequence[str],
@@ -54,7 +54,7 @@ async def routine_kin(
 
 
 async def _tenant_kin(
-    res: Resources,
+    res: RoutinePorts,
     tenant: str,
     items: Sequence[_Item],
     ns: list[int],
@@ -101,7 +101,7 @@ def _family_routines(
 
 
 async def _missing_entries(
-    res: Resources,
+    res: RoutinePorts,
     tenant: str,
     items: Sequence[_Item],
     chosen: dict[int, str],
@@ -154,7 +154,7 @@ def _eligible(point: ScoredPoint, other: ScoredPoint, cut: float) -> bool:
 
 
 async def near_kin(
-    res: Resources,
+    res: RoutinePorts,
     tenant: str,
     items: Sequence[_Item],
     ns: list[int],

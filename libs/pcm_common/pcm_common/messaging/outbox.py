@@ -28,8 +28,7 @@ from redis.asyncio import Redis
 
 from pcm_common.domain.memory import MemoryRecord
 from pcm_common.messaging.events import STREAM_CHANGED, STREAM_WRITTEN, MemoryChanged, MemoryWritten
-from pcm_common.ports import EventPorts
-from pcm_common.runtime.resources import Resources
+from pcm_common.ports import EventPorts, StorePorts
 from pcm_common.runtime.telemetry import get_logger
 from pcm_common.stores.redis.keys import OUTBOX_CHANGED, OUTBOX_WRITTEN
 
@@ -94,7 +93,7 @@ async def pay_or_leave_owed(res: EventPorts, events: Sequence[MemoryChanged]) ->
     return True
 
 
-async def publish_owed(res: Resources, grace_s: float) -> int:
+async def publish_owed(res: StorePorts, grace_s: float) -> int:
     """Publish the events owed for notes older than `grace_s` (a write still in flight is
     younger) where the store shows the change; returns how many were published. Safe with
     replicas: a note is handled by whoever removes it (ZREM answers 1 once)."""
@@ -103,10 +102,10 @@ async def publish_owed(res: Resources, grace_s: float) -> int:
 
 
 async def _handle_owed(
-    res: Resources,
+    res: StorePorts,
     key: str,
     grace_s: float,
-    republish: Callable[[Resources, bytes], Awaitable[int]],
+    republish: Callable[[StorePorts, bytes], Awaitable[int]],
 ) -> int:
     cutoff = time.time() - grace_s
     raw = cast(list[bytes], await res.redis.zrangebyscore(key, 0, cutoff, start=0, num=SWEEP_BATCH))
@@ -122,7 +121,7 @@ async def _handle_owed(
     return published
 
 
-async def _republish_written(res: Resources, member: bytes) -> int:
+async def _republish_written(res: StorePorts, member: bytes) -> int:
     tenant, memory_id = json.loads(member)
     found = await res.vectors.get(tenant, [memory_id])
     if not found:
@@ -133,7 +132,7 @@ async def _republish_written(res: Resources, member: bytes) -> int:
     return 1
 
 
-async def _republish_change(res: Resources, member: bytes) -> int:
+async def _republish_change(res: StorePorts, member: bytes) -> int:
     event = MemoryChanged.model_validate_json(member)
     found = await res.vectors.get(event.tenant, [event.memory_id], fields=("state",))
     if bool(found) == (event.change == "deleted"):

@@ -1,5 +1,6 @@
 """spaCy parses in the child process are the docs an in-process parse gives, in order, for
-everything the judge and the extractor read; a dead child is replaced."""
+everything the judge and the extractor read; a dead child is replaced. No server, but each
+test starts processes that load spaCy (~2 s each): integration, not the unit suite."""
 
 from __future__ import annotations
 
@@ -17,6 +18,8 @@ from pcm_common.extract import parse_process
 from pcm_common.extract.local import LocalExtractor
 from pcm_common.extract.parsing import load_pipeline
 from pcm_common.judge.local import _toks
+
+pytestmark = pytest.mark.slow
 
 TEXTS = [
     "Alice flew to Berlin on Monday and stays for 3 nights.",
@@ -106,8 +109,11 @@ def test_the_child_exits_when_its_parent_is_killed() -> None:
         "import os, sys\n"
         "os.environ['PCM_PARSE_PROCESS'] = 'true'\n"
         "from pcm_common.extract import parse_process\n"
-        "parse_process.parse(['warm up'])\n"
-        "print(*parse_process._executor()._processes, flush=True)\n"
+        # Starts the child (and its watch on the parent) without loading spaCy on either
+        # side: a parse loaded the pipeline in both, ~2 s each, for nothing tested here.
+        "pool = parse_process._executor()\n"
+        "pool.submit(os.getpid).result()\n"
+        "print(*pool._processes, flush=True)\n"
         "sys.stdin.read()\n"
     )
     parent = subprocess.Popen(

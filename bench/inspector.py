@@ -10,8 +10,9 @@ naming people, places, organisations) into one tenant through `POST /v1/memories
 included), then times on the settled server, client side with HTTP:
 
 - a memory page's data requests as the page makes them: `GET /v1/memories/{id}`, then its
-  strength, graph neighbourhood, history and episode (`GET /v1/memories?episode=`)
-  together; `--sample` memories spread over the listing, each `--runs` times;
+  strength, graph neighbourhood, history (with the supersession chain, a memory at a time)
+  and episode (`GET /v1/memories?episode=`) together; `--sample` memories spread over the
+  listing, each `--runs` times;
 - the memories page's requests (`GET /v1/stats`, then the first 25 of `GET
   /v1/memories`);
 - the whole listing walked through `next_offset`, 500 a page: every id once, none missed
@@ -104,16 +105,21 @@ async def server(env: Mapping[str, str], store: Path | None) -> AsyncIterator[tu
 
 
 async def seed(c: httpx.AsyncClient, args: argparse.Namespace) -> list[dict[str, Any]]:
-    """Store the memories the tenant still lacks (all but a kept store's), settled."""
-    have = int(check(await c.get("/v1/stats"))["memories"])
-    gen = itertools.islice(synthetic.memories(args.size, seed=1), have, None)
-    segments: list[dict[str, Any]] = []
-    while have < args.size:
-        n = min(args.segment, args.size - have)
+    """Store the memories the tenant still lacks (all but a kept store's), settled; the
+    seeding's segments. A kept store notes what was sent, in `seeded.json` beside it: near
+    duplicates are folded, so the tenant's count is not where the generator stopped."""
+    mark = args.store / "seeded.json" if args.store else None
+    done: dict[str, Any] = json.loads(mark.read_text()) if mark and mark.exists() else {}
+    sent, segments = int(done.get("sent", 0)), list(done.get("segments", []))
+    gen = itertools.islice(synthetic.memories(args.size, seed=1), sent, None)
+    while sent < args.size:
+        n = min(args.segment, args.size - sent)
         seg = await ingest_segment(c, gen, n, args.batch)
-        have += n
-        segments.append({"after": have, **{k: seg[k] for k in ("settled_per_s", "statuses")}})
-        log(f"  seeded {have}: {seg['settled_per_s']:.1f} memories/s settled")
+        sent += n
+        segments.append({"after": sent, **{k: seg[k] for k in ("settled_per_s", "statuses")}})
+        if mark:
+            mark.write_text(json.dumps({"sent": sent, "segments": segments}))
+        log(f"  seeded {sent}: {seg['settled_per_s']:.1f} memories/s settled")
     return segments
 
 
@@ -121,6 +127,18 @@ async def timed(c: httpx.AsyncClient, path: str, **params: Any) -> tuple[float, 
     t0 = time.perf_counter()
     body = check(await c.get(path, params=params or None))
     return (time.perf_counter() - t0) * 1000, body
+
+
+async def history_part(c: httpx.AsyncClient, mem: Mapping[str, Any]) -> tuple[float, Any]:
+    """The versions, then the supersession chain one memory at a time, up to five each
+    way (`historyPart` and `chain` of the page)."""
+    t0 = time.perf_counter()
+    await timed(c, f"/v1/memories/{mem['id']}/history")
+    for link in ("supersedes", "superseded_by"):
+        nxt, steps = mem.get(link), 0
+        while nxt and steps < 5:
+            nxt, steps = (await timed(c, f"/v1/memories/{nxt}"))[1].get(link), steps + 1
+    return (time.perf_counter() - t0) * 1000, None
 
 
 async def memory_page(c: httpx.AsyncClient, mid: str) -> dict[str, float]:
@@ -131,7 +149,7 @@ async def memory_page(c: httpx.AsyncClient, mid: str) -> dict[str, float]:
     parts: dict[str, Awaitable[tuple[float, Any]]] = {
         "strength": timed(c, f"/v1/memories/{mid}/strength"),
         "graph": timed(c, f"/v1/memories/{mid}/graph"),
-        "history": timed(c, f"/v1/memories/{mid}/history"),
+        "history": history_part(c, mem),
     }
     if mem.get("episode"):
         parts["episode"] = timed(c, "/v1/memories", episode=mem["episode"], limit=100)

@@ -388,9 +388,10 @@ def inspector_md(d: dict[str, Any]) -> str:
         "",
         f"{res['stats']['memories']:,} synthetic memories in one tenant, settled (graph "
         "extraction and judging done). Client-side ms with HTTP, p50 / p95: a memory page's "
-        "requests as the page makes them (the memory, then strength, graph, history and "
-        f"episode together) for {cfg['sample']} memories spread over the listing, "
-        f"{cfg['runs']} times each; the listing's pages of 25 from cursors along the way.",
+        "requests as the page makes them (the memory, then strength, graph, history with "
+        f"the supersession chain, and episode together) for {cfg['sample']} memories spread "
+        f"over the listing, {cfg['runs']} times each; the listing's pages of 25 from cursors "
+        "along the way.",
         "",
         _row(["request", "p50 / p95 ms"]),
         _row(["---", "---"]),
@@ -400,6 +401,16 @@ def inspector_md(d: dict[str, Any]) -> str:
     memories = res["memories_page"]
     out.append(_row(["memories page (stats, then page 1)", _ms(memories["total"])]))
     out += [_row([f"listing page of 25 at {k}", _ms(v)]) for k, v in res["deep_pages"].items()]
+    seeded = res.get("seeding") or []
+    if seeded:
+        rates = [x["settled_per_s"] for x in seeded]
+        secs = sum(10_000 / r for r in rates) if cfg["segment"] == 10_000 else None
+        out += [
+            "",
+            f"Seeded through `POST /v1/memories:batch`, {cfg['batch']} a request, the pipeline "
+            f"settled every {cfg['segment']:,}: {sorted(rates)[len(rates) // 2]:.1f} memories/s "
+            "(median of the segments)" + (f", {secs / 60:.0f} minutes in all." if secs else "."),
+        ]
     out += [
         "",
         f"Listing walked to the end, 500 a page: {walk['listed']:,} ids in {walk['pages']} "

@@ -8,7 +8,7 @@ export LITELLM_LOCAL_MODEL_COST_MAP := True
 ARCADE_URI ?= bolt://127.0.0.1:7688
 PORT ?= 8080
 
-.PHONY: install run test test-unit lint bench bench-100k servers-test stop clean dist \
+.PHONY: install run test test-unit lint bench bench-100k bench-inspector servers-test stop clean dist \
 	k8s-tools validate-k8s k8s-dev-secrets
 
 $(UV):
@@ -51,7 +51,8 @@ test-unit: install
 # flags; writes bench-results/ and the tables in docs/benchmarks.md (~45 minutes on 2 cores: the
 # outliers part replays the dev routines live in two protocols, the routines part the
 # generated sets).
-# bench-100k: the latency run to 100k memories (15-35 minutes more).
+# bench-100k: the latency run to 100k memories (15-35 minutes more); bench-inspector: the
+# inspector's memory page and listing at 100k memories (~20 minutes, most of it seeding).
 bench: install
 	scripts/redis.sh start
 	scripts/arcadedb.sh start
@@ -61,6 +62,12 @@ bench-100k: install
 	scripts/redis.sh start
 	scripts/arcadedb.sh start
 	$(UV) run python -m bench --only latency-100k
+
+bench-inspector: install
+	scripts/redis.sh start
+	scripts/arcadedb.sh start
+	scripts/chromium.sh
+	$(UV) run python -m bench --only inspector-100k
 
 # Wheels of the client and of the agent tooling (MCP server, hooks, client commands) in
 # dist/, to install on a machine without the repository (docs/agents.md).

@@ -2,9 +2,10 @@
 latency at 10k, the lifecycle simulation, the surprisal and absence flags; JSON into
 bench-results/, tables into docs/benchmarks.md.
 
-Options: ``--only locomo precise latency latency-100k lifecycle outliers routines micro``
-picks parts (latency-100k, the latency run to 100k memories, and micro, the model and vector
-micro-benchmarks, run only when named); ``--quick`` shrinks every part for a smoke run.
+Options: ``--only locomo precise latency latency-100k lifecycle outliers routines micro
+inspector-100k`` picks parts (latency-100k, the latency run to 100k memories, micro, the
+model and vector micro-benchmarks, and inspector-100k, the inspector's pages at 100k
+memories, run only when named); ``--quick`` shrinks every part for a smoke run.
 Anything after ``--`` is passed to every part (e.g. ``-- --variant hybrid:PCM_HYBRID=1``).
 """
 
@@ -16,7 +17,7 @@ import time
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from bench import latency, lifecycle, locomo, micro, outliers, precise, report
+from bench import inspector, latency, lifecycle, locomo, micro, outliers, precise, report
 from bench.common import log
 
 DEFAULT_PARTS = ("locomo", "precise", "latency", "lifecycle", "outliers", "routines")
@@ -61,6 +62,7 @@ QUICK: dict[str, list[str]] = {
     "micro": [],
 }
 QUICK["latency-100k"] = [*QUICK["latency"], "--out", "bench-results/latency-100k.json"]
+QUICK["inspector-100k"] = ["--size", "2000", "--segment", "1000", "--sample", "4", "--runs", "2"]
 # The runs docs/benchmarks.md quotes: the default parts take ~45 minutes on 2 cores;
 # "latency-100k" (~15-35 minutes more) runs only when named.
 DEFAULTS: dict[str, list[str]] = {
@@ -83,6 +85,8 @@ DEFAULTS: dict[str, list[str]] = {
     "outliers": ["--data", "both"],
     "routines": [*ROUTINE_SETS, "--offline", "--out", "bench-results/routines.json"],
     "micro": [],
+    # The memory page and the listing at 100k memories (~15-40 minutes, most of it seeding).
+    "inspector-100k": ["--size", "100000", "--browser"],
 }
 MAINS: dict[str, Callable[..., dict[str, Any]]] = {
     "locomo": locomo.main,
@@ -93,6 +97,7 @@ MAINS: dict[str, Callable[..., dict[str, Any]]] = {
     "outliers": outliers.main,
     "routines": outliers.main,  # the same replay, on the generated sets
     "micro": micro.main,
+    "inspector-100k": inspector.main,
 }
 
 

@@ -375,6 +375,61 @@ def micro_md(d: dict[str, Any]) -> str:
     return "\n".join(out)
 
 
+def _ms(s: dict[str, float] | None) -> str:
+    return "–" if not s else f"{s['p50']:.1f} / {s.get('p95', s['max']):.1f}"
+
+
+def inspector_md(d: dict[str, Any]) -> str:
+    """The inspector's pages at 100k memories (`bench.inspector`)."""
+    res, cfg = d["results"], d["config"]
+    page, walk = res["memory_page"], res["walk"]
+    out = [
+        _meta(d),
+        "",
+        f"{res['stats']['memories']:,} synthetic memories in one tenant, settled (graph "
+        "extraction and judging done). Client-side ms with HTTP, p50 / p95: a memory page's "
+        "requests as the page makes them (the memory, then strength, graph, history with "
+        f"the supersession chain, and episode together) for {cfg['sample']} memories spread "
+        f"over the listing, {cfg['runs']} times each; the listing's pages of 25 from cursors "
+        "along the way.",
+        "",
+        _row(["request", "p50 / p95 ms"]),
+        _row(["---", "---"]),
+        _row(["**memory page, all its data**", _ms(page["total"])]),
+    ]
+    out += [_row([f"· `{k}`", _ms(page[k])]) for k in sorted(page) if k != "total"]
+    memories = res["memories_page"]
+    out.append(_row(["memories page (stats, then page 1)", _ms(memories["total"])]))
+    out += [_row([f"listing page of 25 at {k}", _ms(v)]) for k, v in res["deep_pages"].items()]
+    seeded = res.get("seeding") or []
+    if seeded:
+        rates = [x["settled_per_s"] for x in seeded]
+        secs = sum(10_000 / r for r in rates) if cfg["segment"] == 10_000 else None
+        out += [
+            "",
+            f"Seeded through `POST /v1/memories:batch`, {cfg['batch']} a request, the pipeline "
+            f"settled every {cfg['segment']:,}: {sorted(rates)[len(rates) // 2]:.1f} memories/s "
+            "(median of the segments)" + (f", {secs / 60:.0f} minutes in all." if secs else "."),
+        ]
+    out += [
+        "",
+        f"Listing walked to the end, 500 a page: {walk['listed']:,} ids in {walk['pages']} "
+        f"pages ({walk['seconds']} s, page p50 {walk['page_ms']['p50']} ms, max "
+        f"{walk['page_ms']['max']} ms), {walk['distinct']:,} distinct of {walk['expected']:,} "
+        f"counted: {'every memory once' if walk['complete'] else 'NOT COMPLETE'}.",
+    ]
+    b = res.get("browser")
+    if b:
+        out += [
+            "",
+            f"Headless Chromium, a memory page until every part is drawn ({b['pages']} loads "
+            f"each way, {b['parts_failed']} parts failed): by address (navigation start, "
+            f"scripts cached) {_ms(b['by_address_ms'])} ms; through a link inside the "
+            f"inspector {_ms(b['by_link_ms'])} ms.",
+        ]
+    return "\n".join(out)
+
+
 SECTIONS: dict[str, tuple[str, str, Callable[[dict[str, Any]], str]]] = {
     "locomo": ("LoCoMo retrieval (dev)", "locomo.json", locomo_md),
     "precise": ("Precise recall for agents (dev)", "precise.json", precise_md),
@@ -394,6 +449,11 @@ SECTIONS: dict[str, tuple[str, str, Callable[[dict[str, Any]], str]]] = {
         outliers_md,
     ),
     "micro": ("Model and vector-store micro-benchmarks", "micro.json", micro_md),
+    "inspector-100k": (
+        "The inspector at 100k memories",
+        "inspector-100k.json",
+        inspector_md,
+    ),
 }
 
 

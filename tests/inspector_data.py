@@ -1,6 +1,6 @@
 """Data for the inspector's views, shared by its API and browser tests: for attention, a
 swimming routine that goes on (with one surprising entry) and piano lessons that stopped;
-for the pipeline, a dead letter."""
+for the pipeline, a dead letter and a failed job run."""
 
 from __future__ import annotations
 
@@ -13,6 +13,7 @@ from redis.asyncio import Redis
 
 from pcm_cli.testing import settle
 from pcm_common.messaging.events import STREAM_CHANGED, STREAM_DLQ, DeadLetter, MemoryChanged
+from pcm_common.stores.redis import job_runs
 
 SURPRISE = "Swam 140 lengths at the Eastside pool this morning."
 
@@ -62,3 +63,18 @@ async def seed_dead_letter(redis: Redis, tenant: str) -> tuple[str, dict[str, An
     )
     entry = await redis.xadd(STREAM_DLQ, {"data": letter.model_dump_json()})
     return entry.decode(), letter.body
+
+
+async def seed_failed_run(redis: Redis, tenant: str, job: str) -> None:
+    """A scheduled run of `job` on `tenant` that failed, kept as the sweeper keeps one."""
+    now = datetime.now(UTC)
+    run = job_runs.JobRun(
+        job=job,
+        trigger="schedule",
+        started_at=now - timedelta(seconds=2),
+        finished_at=now,
+        duration_ms=2000.0,
+        outcome="failed",
+        error="ServiceUnavailable: graph store down",
+    )
+    await job_runs.record(redis, tenant, run)

@@ -11,7 +11,7 @@ from redis.asyncio import Redis
 
 from tests.browser.conftest import SEED, Inspector, Seeded, open_page, sign_in
 from tests.conftest import KEYS, TEST_REDIS_URL
-from tests.inspector_data import SURPRISE, seed_dead_letter
+from tests.inspector_data import SURPRISE, seed_dead_letter, seed_failed_run
 
 
 async def test_sign_in_refuses_a_wrong_key_in_words(inspector: Inspector) -> None:
@@ -228,3 +228,45 @@ async def test_a_page_without_a_key_asks_to_sign_in(inspector: Inspector, seeded
     await page.keyboard.press("Enter")
     # Back where the address pointed, once signed in.
     await expect(page.locator(".memtext")).to_have_text(SEED[0])
+
+
+async def test_pipeline_shows_each_jobs_last_run(
+    inspector: Inspector, client_a: httpx.AsyncClient
+) -> None:
+    ran = await client_a.post("/v1/jobs/consolidation")
+    assert ran.status_code == 200, ran.text
+    first = await _last_run(client_a, "consolidation")
+    # A failed run, as the scheduler records one when a store refuses.
+    redis = Redis.from_url(TEST_REDIS_URL)
+    try:
+        await seed_failed_run(redis, KEYS["key-a"], "graph_repair")
+    finally:
+        await redis.aclose()
+    await sign_in(inspector, "key-a")
+    page = inspector.page
+    await page.click("nav >> text=Pipeline")
+    row = page.locator("#jobs .jobs tbody tr", has_text="consolidation")
+    await expect(row.locator(f"time[datetime='{first}']")).to_be_visible()
+    await expect(row).to_contain_text("on request")
+    await expect(row.locator(".badge")).to_have_text("ok")
+    await expect(row).to_contain_text(f"{ran.json()['changed']} changed")
+    failed = page.locator("#jobs .jobs tbody tr", has_text="graph_repair")
+    await expect(failed).to_contain_text("scheduled")
+    await expect(failed.locator(".badge")).to_have_text("failed")
+    await expect(failed).to_contain_text("graph store down")
+    await inspector.shot("pipeline-jobs")
+    # Run now, from the keyboard: the row shows the new run once it is done.
+    await page.get_by_label("Run consolidation now").focus()
+    await page.keyboard.press("Enter")
+    await expect(page.locator("main [role=status]")).to_contain_text("consolidation:")
+    second = await _last_run(client_a, "consolidation")
+    assert second != first
+    await expect(row.locator(f"time[datetime='{second}']")).to_be_visible()
+    await page.locator("#jobs summary").click()
+    await expect(page.locator("#jobs details time")).not_to_have_count(0)
+
+
+async def _last_run(client: httpx.AsyncClient, job: str) -> str:
+    got = await client.get("/v1/jobs/runs", params={"job": job, "limit": 1})
+    assert got.status_code == 200, got.text
+    return str(got.json()["jobs"][0]["runs"][0]["started_at"])

@@ -44,6 +44,7 @@ async def _answers(g: GraphStore, tenant: str) -> dict[str, Any]:
             m: sorted((e.type, e.name) for e in await g.entities_of(tenant, m)) for m in FACTS
         }
         out[f"{when} memories_for"] = await g.memories_for(tenant, ASKED)
+        out[f"{when} neighbours"] = {m: await g.neighbours(tenant, m) for m in FACTS}
         for max_df in (1, 5):
             links = await g.entity_links(
                 tenant, ASKED, max_df=max_df, types=["Organization"], typed_max_df=5

@@ -281,6 +281,23 @@ async def test_memories_for_strength(backend: Backend, tenant: str) -> None:
     assert await g.memories_for(tenant, ["nobody"]) == {}
 
 
+async def test_neighbours_share_the_most_entities_first(backend: Backend, tenant: str) -> None:
+    g = backend.store
+    await g.write_facts(tenant, "m1", Extraction([ALICE, ACME, PYTHON], []))
+    await g.write_facts(tenant, "m2", Extraction([ALICE, ACME], []))
+    await g.write_facts(tenant, "m3", Extraction([PYTHON, BOB], []))
+    await g.write_facts(tenant, "m4", Extraction([BOB], []))
+    # An entity is its type and key: "Acme Corp" the person is another one.
+    await g.write_facts(tenant, "m5", Extraction([Entity("acme corp", "Person")], []))
+    got = await g.neighbours(tenant, "m1")
+    assert got == {"m2": ["acme corp", "alice smith"], "m3": ["python"]}
+    assert next(iter(got)) == "m2"  # sharing the most first; never the memory itself
+    assert await g.neighbours(tenant, "m1", limit=1) == {"m2": ["acme corp", "alice smith"]}
+    assert await g.neighbours(tenant, "m4") == {"m3": ["bob"]}
+    assert await g.neighbours(tenant, "nope") == {}
+    assert await g.neighbours(f"{tenant}-other", "m1") == {}  # tenants apart
+
+
 @pytest.mark.parametrize(
     "bad",
     [

@@ -57,6 +57,8 @@ async def test_the_graph_fake_keeps_the_ports_rules() -> None:
     await g.write_facts("t", "m2", Extraction([Entity("  ana ", "Person")], []))
     assert await g.memories_for("t", ["ANA", "berlin", "Nowhere"]) == {"m1": 1.0, "m2": 0.5}
     assert await g.memories_for("other", ["Ana"]) == {}  # tenants apart
+    assert await g.neighbours("t", "m2") == {"m1": ["ana"]}
+    assert await g.neighbours("t", "m1", limit=0) == {}
     [ana_links, _] = await g.entity_links("t", ["ana", "berlin"], max_df=1)
     assert (ana_links.key, ana_links.df, ana_links.memory_ids) == ("ana", 2, ())
     [_, berlin_links] = await g.entity_links("t", ["ana", "berlin"], max_df=5)

@@ -102,18 +102,16 @@ async def memory_graph(memory_id: str, tenant: Tenant, res: Res) -> dict[str, An
     that mention them (with the entities each shares)."""
     rec = await _record(res, tenant, memory_id)
     graph = res.graph
-    entities, relations = await asyncio.gather(
-        graph.entities_of(tenant, rec.id), graph.relations_of(tenant, rec.id)
+    # One round of graph reads: the neighbours are walked from the memory's own node, so
+    # they need not wait for its entities (docs/benchmarks.md, the inspector at 100k).
+    entities, relations, near = await asyncio.gather(
+        graph.entities_of(tenant, rec.id),
+        graph.relations_of(tenant, rec.id),
+        graph.neighbours(tenant, rec.id, limit=NEIGHBOURS),
     )
-    linked = await graph.memories_for(tenant, [e.name for e in entities], limit=NEIGHBOURS + 1)
-    linked.pop(rec.id, None)
-    ids = sorted(linked, key=lambda i: -linked[i])[:NEIGHBOURS]
-    points, shared = await asyncio.gather(
-        res.vectors.get(tenant, ids, fields=["text", "state"]),
-        asyncio.gather(*(graph.entities_of(tenant, i) for i in ids)),
-    )
+    points = await res.vectors.get(tenant, list(near), fields=["text", "state"])
     texts = {p.id: p.payload for p in points}
-    own = {e.key for e in entities}
+    own = max(1, len({e.key for e in entities}))
     return {
         "id": rec.id,
         "extracted": rec.graph.extracted,
@@ -127,10 +125,10 @@ async def memory_graph(memory_id: str, tenant: Tenant, res: Res) -> dict[str, An
                 "id": i,
                 "text": texts[i].get("text", ""),
                 "state": texts[i].get("state", "active"),
-                "link": round(linked[i], 4),
-                "shares": sorted({e.key for e in ents} & own),
+                "link": round(min(1.0, len(shares) / own), 4),
+                "shares": shares,
             }
-            for i, ents in zip(ids, shared, strict=True)
+            for i, shares in near.items()
             if i in texts  # in the graph but gone from the store: not shown
         ],
     }

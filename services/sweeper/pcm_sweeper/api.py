@@ -6,7 +6,7 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from typing import Annotated, Any
 
-from fastapi import APIRouter, Depends, Request
+from fastapi import APIRouter, Depends, Query, Request
 from pydantic import BaseModel, ConfigDict
 
 from pcm_common.domain.clock import as_utc
@@ -14,11 +14,13 @@ from pcm_common.runtime.http import (
     JSON_BODY,
     KEYED,
     ApiError,
+    Res,
     Tenant,
     error_responses,
     refuse_future,
     state_of,
 )
+from pcm_common.stores.redis.job_runs import KEEP, JobRun, last_runs
 from pcm_sweeper.jobs import Jobs
 
 router = APIRouter(prefix="/v1", tags=["jobs"], responses=KEYED)
@@ -40,6 +42,36 @@ def jobs_of(request: Request) -> Jobs:
 @router.get("/jobs")
 async def list_jobs(_: Tenant, jobs: Annotated[Jobs, Depends(jobs_of)]) -> dict[str, Any]:
     return {"jobs": sorted(jobs.jobs)}
+
+
+class JobRuns(BaseModel):
+    job: str
+    interval_s: float  # the scheduler runs it at most once per this interval per tenant
+    runs: list[JobRun]  # newest first
+
+
+class JobRunsOut(BaseModel):
+    jobs: list[JobRuns]
+
+
+@router.get("/jobs/runs", responses=error_responses(404))
+async def job_runs(
+    tenant: Tenant,
+    jobs: Annotated[Jobs, Depends(jobs_of)],
+    res: Res,
+    job: Annotated[str | None, Query(min_length=1, max_length=100)] = None,
+    limit: Annotated[int, Query(ge=1, le=KEEP)] = 5,
+) -> JobRunsOut:
+    """The caller's tenant's last runs of each lifecycle job (or of `job`), newest first:
+    started and finished, by the scheduler or a request, ok or failed, memories changed.
+    Runs on other tenants are never listed."""
+    if job is not None and job not in jobs.jobs:
+        raise ApiError(404, "unknown_job", f"one of {sorted(jobs.jobs)}")
+    names = [job] if job is not None else sorted(jobs.jobs)
+    found = await last_runs(res.redis, tenant, names, limit)
+    return JobRunsOut(
+        jobs=[JobRuns(job=n, interval_s=jobs.intervals[n], runs=found[n]) for n in names]
+    )
 
 
 # 403: a data key running an admin job (listing them needs no role).

@@ -37,12 +37,14 @@ from pcm_common.models.sparse import encode_document
 from pcm_common.ports import SweeperPorts
 from pcm_common.runtime.telemetry import JOB_RUNS, get_logger
 from pcm_common.stores.redis import keys, scripts, tombstones
+from pcm_common.stores.redis.job_runs import Trigger
 from pcm_common.stores.redis.locks import release
 from pcm_common.stores.vectors import Filter, ScoredPoint, VectorPoint, usable_vector
 from pcm_sweeper.archiving import archive, restore
 from pcm_sweeper.governance import Governance
 from pcm_sweeper.graph_repair import remove_orphan_facts, republish_unextracted
 from pcm_sweeper.judging import Judging
+from pcm_sweeper.run_log import logged
 from pcm_sweeper.settings import SweeperSettings
 
 log = get_logger("sweeper.jobs")
@@ -98,13 +100,20 @@ class Jobs:
         tenant, tenants locked elsewhere are skipped: that run covers them)."""
         at = now or utcnow()
         if tenant is not None:
-            return await self._run_locked(name, tenant, at)
+            return await self._run_locked(name, tenant, at, "request", now)
         done = 0
         for t in await self.tenants():
-            done += await self._run_locked(name, t, at) or 0
+            done += await self._run_locked(name, t, at, "request", now) or 0
         return done
 
-    async def _run_locked(self, name: str, tenant: str, at: datetime) -> int | None:
+    async def _run_locked(
+        self,
+        name: str,
+        tenant: str,
+        at: datetime,
+        trigger: Trigger = "schedule",
+        simulated: datetime | None = None,
+    ) -> int | None:
         token = uuid.uuid4().hex
         key = keys.job_lock(name, tenant)
         if not await self.res.redis.set(key, token, nx=True, ex=self.settings.lock_ttl_s):
@@ -114,7 +123,8 @@ class Jobs:
         # starts the same job alongside; a replica that dies stops extending it.
         keeper = asyncio.create_task(self._keep_lock(key, token))
         try:
-            changed = await self.jobs[name](tenant, at)
+            job = self.jobs[name](tenant, at)
+            changed = await logged(self.res.redis, tenant, name, trigger, simulated, job)
             log.info("job_done", job=name, tenant=tenant, changed=changed, now=at.isoformat())
             return changed
         finally:

@@ -4,8 +4,8 @@ Per tenant, as the Neo4j adapter keeps it (`stores.graph.neo4j`): an entity is i
 key) pair, the key case- and space-insensitive (`Entity.key`), with the surface form it was
 first written with; a memory mentions the entities its last `write_facts` named, relation
 endpoints included; an entity exists while a memory mentions it, a relation while a memory
-asserts it. Types are checked against the closed sets. `memories_for` and `entity_links`
-answer as the adapter's queries do."""
+asserts it. Types are checked against the closed sets. `memories_for`, `neighbours` and
+`entity_links` answer as the adapter's queries do."""
 
 from __future__ import annotations
 
@@ -94,6 +94,16 @@ class MemoryGraphStore(GraphStore):
         hits = {m: len({n[1] for n in nodes} & known) for m, nodes in t.mentions.items()}
         ranked = sorted(((m, h) for m, h in hits.items() if h), key=lambda mh: (-mh[1], mh[0]))
         return {m: min(1.0, h / len(known)) for m, h in ranked[:limit]}
+
+    async def neighbours(
+        self, tenant: str, memory_id: str, *, limit: int = 15
+    ) -> dict[str, list[str]]:
+        """Ties by memory id (the adapter's: the store's order)."""
+        t = self._tenants[tenant]
+        own = t.mentions.get(memory_id, set())
+        shared = {m: nodes & own for m, nodes in t.mentions.items() if m != memory_id}
+        ranked = sorted((m for m in shared if shared[m]), key=lambda m: (-len(shared[m]), m))
+        return {m: sorted({n[1] for n in shared[m]}) for m in ranked[: max(limit, 0)]}
 
     async def entity_links(
         self,

@@ -87,6 +87,15 @@ class GraphStore(ABC):
         """Memory ids linked to entities with these names, with a link strength in [0, 1]."""
 
     @abstractmethod
+    async def neighbours(
+        self, tenant: str, memory_id: str, *, limit: int = 15
+    ) -> dict[str, list[str]]:
+        """The other memories that mention an entity this memory mentions (the inspector's
+        graph view): memory id -> the keys of those entities (sorted, once each), the
+        memories sharing the most entities first, at most ``limit``; among memories sharing
+        as many, the store's order decides which come."""
+
+    @abstractmethod
     async def entity_links(
         self,
         tenant: str,

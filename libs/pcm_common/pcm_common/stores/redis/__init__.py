@@ -1,6 +1,6 @@
 """What PCM keeps in Redis besides the streams: every key name (`keys`) and Lua script
-(`scripts`), key locks, the strength overlay, the routine index, scope policies and
-tombstones."""
+(`scripts`), key locks, the strength overlay, the routine index, scope policies,
+tombstones and the lifecycle jobs' last runs."""
 
 from collections.abc import Mapping
 

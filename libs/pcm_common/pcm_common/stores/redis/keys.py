@@ -84,6 +84,11 @@ def job_slot(name: str, tenant: str) -> str:
     return f"pcm:job:slot:{name}:{tenant}"
 
 
+def job_runs(name: str, tenant: str) -> str:
+    """List, newest first: the last runs of job `name` on `tenant` as JSON (`job_runs`)."""
+    return f"pcm:job:runs:{name}:{tenant}"
+
+
 # ---- memory state kept beside the vector store -------------------------------------------
 
 # Hash per tenant (+ tenant): memory id -> its strength as JSON (`strength_overlay`).

@@ -1,15 +1,83 @@
 // Pipeline: stream lag and pending per consumer group (GET /v1/pipeline, whole-pipeline
 // counts with no tenant's data), the tenant's dead letters with a retry each
-// (GET /v1/dead-letters, POST /v1/dead-letters/{id}:retry), and the lifecycle jobs this key
-// may run (GET /v1/jobs).
+// (GET /v1/dead-letters, POST /v1/dead-letters/{id}:retry), and the lifecycle jobs with
+// their last runs on this tenant (GET /v1/jobs/runs) and a button to run one now.
 
-import { api } from "../api.js";
+import { api, ApiFailure } from "../api.js";
 import { fill, h, table, when } from "../dom.js";
 import { showError } from "../app.js";
 
+const EVERY = [[86400, "day"], [3600, "hour"], [60, "minute"]];
+
+function every(seconds) {
+  for (const [unit, name] of EVERY) {
+    if (seconds >= unit) {
+      const n = Math.round((seconds / unit) * 10) / 10;
+      return n === 1 ? `every ${name}` : `every ${n} ${name}s`;
+    }
+  }
+  return `every ${seconds} s`;
+}
+
+const took = (ms) => (ms < 1 ? "under 1 ms" : ms < 1000 ? `${Math.round(ms)} ms` : `${(ms / 1000).toFixed(1)} s`);
+
+function outcome(run) {
+  return run.outcome === "ok"
+    ? [h("span", { class: "badge regular" }, "ok"), `${run.changed} changed`]
+    : [h("span", { class: "badge stopped" }, "failed"), h("span", { class: "text" }, run.error || "")];
+}
+
+function started(run) {
+  return [h("time", { datetime: run.started_at }, when(run.started_at)), h("span", { class: "muted" },
+    run.trigger === "schedule" ? " · scheduled" : " · on request",
+    run.now ? ` (simulated time ${when(run.now)})` : "")];
+}
+
+// One row per job: its schedule, its last run on this tenant, and "Run now"; then every
+// kept run, newest first. `runs` is the answer of GET /v1/jobs/runs, or the failure to get
+// it (the job names and buttons stay usable, the runs part says what went wrong).
+function jobsTable(names, runs, runNow) {
+  const byJob = runs instanceof Error ? {} : Object.fromEntries(runs.jobs.map((j) => [j.job, j]));
+  const rows = names.map((name) => {
+    const last = byJob[name]?.runs[0];
+    return h("tr", {},
+      h("td", {}, h("code", {}, name)),
+      h("td", {}, byJob[name] ? every(byJob[name].interval_s) : "—"),
+      h("td", {}, last ? started(last) : "no run yet"),
+      h("td", {}, last ? outcome(last) : "—"),
+      h("td", {}, last ? took(last.duration_ms) : "—"),
+      h("td", {}, h("button", { type: "button", class: "secondary", "aria-label": `Run ${name} now`, onclick: () => runNow(name) }, "Run now")));
+  });
+  const all = Object.values(byJob).flatMap((j) => j.runs).sort((a, b) => Date.parse(b.started_at) - Date.parse(a.started_at));
+  return [
+    runs instanceof Error ? h("p", { class: "problem" }, `The last runs could not be loaded: ${runs instanceof ApiFailure ? runs.message : runs}`) : null,
+    h("div", { class: "jobs" }, table(["Job", "Schedule", "Last run", "Outcome", "Took", "Run"], rows)),
+    all.length ? h("details", { class: "runs" }, h("summary", {}, `Recent runs, newest first (${all.length})`),
+      table(["Job", "Started", "Outcome", "Took"], all.map((r) => h("tr", {},
+        h("td", {}, h("code", {}, r.job)), h("td", {}, started(r)), h("td", {}, outcome(r)), h("td", {}, took(r.duration_ms)))))) : null,
+  ];
+}
+
+function jobsPart(names, firstRuns, out) {
+  const box = h("div", { id: "jobs" });
+  const draw = (runs) => fill(box, jobsTable(names, runs, runNow));
+  const reload = () => api("GET", "/v1/jobs/runs").catch((err) => err).then(draw);
+  async function runNow(name) {
+    out.textContent = `Running ${name}…`;
+    try {
+      const r = await api("POST", `/v1/jobs/${name}`);
+      out.textContent = `${name}: ${JSON.stringify(r.changed)} changed.`;
+    } catch (err) { out.textContent = ""; showError(err); }
+    await reload();  // a failed run is one of the last runs too
+  }
+  draw(firstRuns);
+  return box;
+}
+
 export async function pipelineView(main) {
-  const [status, { jobs }, letters] = await Promise.all([
+  const [status, { jobs }, letters, runs] = await Promise.all([
     api("GET", "/v1/pipeline", { auth: false }), api("GET", "/v1/jobs"), api("GET", "/v1/dead-letters"),
+    api("GET", "/v1/jobs/runs").catch((err) => err),
   ]);
   const rows = [];
   for (const [stream, s] of Object.entries(status.streams)) {
@@ -46,13 +114,6 @@ export async function pipelineView(main) {
       : h("p", { class: "muted" }, "No dead letters: every event of yours was processed."),
     letters.items.length ? h("p", { class: "muted" }, "Retry sends the event back to its stream, where each consumer group takes it again (doing it twice changes nothing), and removes the letter: it is sent once however often you click.") : null,
     h("h2", {}, "Lifecycle jobs"),
-    h("p", { class: "muted" }, "The sweeper runs these on its own schedule; run one now for your tenant (most need an admin key)."),
-    h("ul", { class: "jobs" }, jobs.map((name) => h("li", {}, h("code", {}, name), " ",
-      h("button", { type: "button", class: "secondary", onclick: async () => {
-        out.textContent = `Running ${name}…`;
-        try {
-          const r = await api("POST", `/v1/jobs/${name}`);
-          out.textContent = `${name}: ${JSON.stringify(r.changed)} changed.`;
-        } catch (err) { out.textContent = ""; showError(err); }
-      } }, "Run now")))), out);
+    h("p", { class: "muted" }, "The sweeper runs these on its own schedule; each row shows the last run on your tenant. Run one now for your tenant (most need an admin key)."),
+    jobsPart(jobs, runs, out), out);
 }

@@ -170,6 +170,15 @@ class Neo4jGraphStore(GraphStore):
         async with self._driver.session(database=self._database) as session:
             return await session.execute_read(unit_of_work(timeout=self._timeout_s)(work))
 
+    async def neighbours(
+        self, tenant: str, memory_id: str, *, limit: int = 15
+    ) -> dict[str, list[str]]:
+        if limit <= 0:
+            return {}
+        rows = await self._read(q.NEIGHBOURS, tenant=tenant, mid=memory_id, limit=limit + 1)
+        near = {str(r["id"]): sorted(set(r["shares"])) for r in rows if r["id"] != memory_id}
+        return dict(list(near.items())[:limit])
+
     async def entity_links(
         self,
         tenant: str,

@@ -255,3 +255,29 @@ def test_a_new_adjunct_is_no_news_where_the_routine_varies_one() -> None:
     assert judge_texts("Swim at Ocean Baths with Priya Nair, 40 min.", swims).score >= (
         FLAG_MIN_SCORE
     )
+
+
+# A routine in three wordings; only one of them, seldom written, ends in a passing remark:
+# too seldom for a habit of the routine, always for a habit of that wording.
+WALKS = [
+    "Walked Bruno round Hollins Park, 45 min.",
+    "Evening stroll with Bruno: 44 min, Hollins Park; rain all the way.",
+    "Dog walk 46 min (Hollins Park, Bruno)",
+    "Walked Bruno round Hollins Park, 43 min.",
+    "Dog walk 45 min (Hollins Park, Bruno)",
+    "Walked Bruno round Hollins Park, 44 min.",
+    "Dog walk 47 min (Hollins Park, Bruno)",
+]
+
+
+def test_a_remark_is_no_news_where_its_wording_makes_them() -> None:
+    text = "Evening stroll with Bruno: 45 min, Hollins Park; chased the ducks in the pond."
+    assert judge_texts(text, WALKS).score < FLAG_MIN_SCORE
+    news = (
+        "Evening stroll with Bruno: 45 min, Hollins Park; the vet phoned to say his blood "
+        "test came back abnormal and he needs surgery next week."
+    )
+    assert judge_texts(news, WALKS).score >= FLAG_MIN_SCORE
+    # The same remark where that wording never carries one is news.
+    plain = [t.replace("; rain all the way", "") for t in WALKS]
+    assert judge_texts(text, plain).score >= FLAG_MIN_SCORE

@@ -33,6 +33,9 @@ CLAUSE_NOVEL_SHARE = 0.5
 # entries, two of seven) has a habit of remarks: a new one is news only when longer than
 # any of them (`_beyond_habit`).
 HABIT_SHARE = 0.3
+# A member is worded like the memory when it holds this share of the memory's words
+# (apart from what the memory adds).
+PHRASING_COVER = 0.8
 # An addition (a name or place in an otherwise usual entry) needs the entry to contain
 # this share of some member's content words.
 ADDITION_COVER = 0.8
@@ -211,7 +214,8 @@ def detect_changes(memory: Profile, family: Sequence[Profile]) -> ChangeReport:
     consensus = {w for w, k in df_own.items() if smoothed_share(k, n) >= CONSENSUS}
     if not consensus:
         return report  # no routine to depart from
-    added = _beyond_habit(_added_clauses(memory, df, consensus), own, consensus)
+    clauses = _added_clauses(memory, df, consensus)
+    added = _beyond_habit(memory, clauses, own, consensus)
     if not _anchored(memory, own, consensus):
         # Nothing the routine agrees on, not even the kind of figure it states, and no
         # phrasing of it: another series whose family only brushed this one (a deploy log
@@ -229,7 +233,8 @@ def detect_changes(memory: Profile, family: Sequence[Profile]) -> ChangeReport:
         report.changes.append(swap)
         return report
     report.changes += [c for c, _ in added]
-    in_added: set[str] = set().union(*(lemmas for _, lemmas in added))
+    # A habitual remark's words ("in sweat") are no new place either.
+    in_added: set[str] = set().union(*(lemmas for _, lemmas in clauses))
     novel = {w: r for w, r in novel.items() if w not in in_added}
     if (add := _addition(memory, own, novel, consensus)) is not None:
         report.changes.append(add)
@@ -279,6 +284,7 @@ def _added_clauses(
 
 
 def _beyond_habit(
+    memory: Profile,
     added: list[tuple[Change, frozenset[str]]],
     own: Sequence[Profile],
     consensus: set[str],
@@ -290,13 +296,53 @@ def _beyond_habit(
     memory's addition is news only when it holds more new words than any such remark."""
     if not added:
         return added
+    said = frozenset().union(*(lemmas for _, lemmas in added))
     df = _df(own)
     rare = {w for w, k in df.items() if k < HABIT_SHARE * len(own)}
     remarks = [len(words) for member in own if (words := _remark(member, consensus, rare))]
-    if smoothed_share(len(remarks), len(own)) < HABIT_SHARE:
-        return added
-    said = frozenset().union(*(lemmas for _, lemmas in added))
-    return added if len(said) > max(remarks) else []
+    phrased, alike = _phrasing_remarks(memory, own, said, consensus)
+    limits = [
+        _longest_remark(sizes)
+        for sizes, n in ((remarks, len(own)), (phrased, alike))
+        if sizes and smoothed_share(len(sizes), n) >= HABIT_SHARE
+    ]
+    return added if not limits or len(said) > max(limits) else []
+
+
+def _longest_remark(sizes: Sequence[int]) -> float:
+    """How long the routine's remarks run, from the few seen: the longest of k seen,
+    raised by a k-th of itself, as the largest of a sample falls short of the largest of
+    its kind by about that much (one remark of two words seen: up to four)."""
+    top = max(sizes)
+    return top + top / len(sizes)
+
+
+def _phrasing_remarks(
+    memory: Profile, own: Sequence[Profile], said: frozenset[str], consensus: set[str]
+) -> tuple[list[int], int]:
+    """The remarks of the memory's own phrasing, read from words rather than whole clauses
+    (a parse may join "muddy knees" to the clause naming the nursery): among the members
+    worded like the memory apart from what it adds, the sizes of what each says after its
+    first clause beyond that wording, in words few entries of the routine use ("Arlo
+    collected 3:19 - Little Acorns nursery, muddy knees" beside "..., chatting nonstop").
+    Returns those sizes (members saying nothing more are left out) and the number of
+    members worded alike."""
+    frame = words(memory) - said
+    if not frame:
+        return [], 0
+    df = _df(own)
+    common = {w for w, k in df.items() if k >= HABIT_SHARE * len(own)} | consensus
+    wording = frame - consensus  # the words of the memory's phrasing, not the routine's
+    sizes: list[int] = []
+    alike = 0
+    for member in own:
+        if len(wording & words(member)) < PHRASING_COVER * len(wording):
+            continue
+        alike += 1
+        later = frozenset().union(*(c.lemmas for c in member.clauses[1:]))
+        if extra := {w for w in later - frame - said - common if not w.startswith(FIGURE)}:
+            sizes.append(len(extra))
+    return sizes, alike
 
 
 def _remark(member: Profile, consensus: set[str], rare: set[str]) -> frozenset[str]:

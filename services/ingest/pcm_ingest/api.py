@@ -12,6 +12,7 @@ from fastapi.responses import JSONResponse
 from pydantic import BaseModel
 
 from pcm_common.data.listing import Listing
+from pcm_common.domain import versions
 from pcm_common.domain.memory import Scope, State
 from pcm_common.runtime.http import (
     JSON_BODY,
@@ -243,13 +244,9 @@ async def memory_history(memory_id: str, tenant: Tenant, memories: Memories) -> 
     found = await memories.get(tenant, _valid_id(memory_id))
     if found is None:
         raise ApiError(404, "memory_not_found", memory_id)
-    versions = [
-        *found.get("history", []),
-        {"version": found["version"], "text": found["text"], "current": True},
-    ]
     return {
         "id": memory_id,
-        "versions": versions,
+        "versions": versions.listed(found),
         "supersedes": found.get("supersedes"),
         "superseded_by": found.get("superseded_by"),
     }

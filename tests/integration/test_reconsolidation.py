@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import uuid
+from datetime import datetime
 from typing import Any
 
 import httpx
@@ -56,6 +57,10 @@ async def version_reached(
         await asyncio.sleep(0.2)
 
 
+def at(text: str) -> datetime:
+    return datetime.fromisoformat(text)
+
+
 def user() -> str:
     return f"u-{uuid.uuid4().hex[:8]}"
 
@@ -88,8 +93,8 @@ async def test_an_update_rewrites_a_recalled_memory_and_keeps_its_history(
     assert [v["version"] for v in versions] == [1, 2]
     assert versions[0]["text"] == old and versions[0]["reason"] == "reconsolidation"
     assert versions[1]["text"] == got["text"] and versions[1]["current"] is True
-    assert versions[0]["at"] == got["created_at"]
-    assert versions[1]["at"] == versions[0]["changed_at"]
+    assert at(versions[0]["at"]) == at(got["created_at"])
+    assert at(versions[1]["at"]) == at(versions[0]["changed_at"])
 
     # The cooldown (60 s by default): a second update at once rewrites nothing more.
     await store(client_a, "We dropped Svelte and the frontend is moving to Vue instead.", who)

@@ -17,13 +17,21 @@ from pcm_sweeper.rewriting import LlmRewriter, build_messages, parse
 
 UPDATES = [
     # (earlier, newer, the rule that finds it)
-    ("The frontend uses React.", "We're migrating the frontend from React to Svelte.", "left_behind"),
+    (
+        "The frontend uses React.",
+        "We're migrating the frontend from React to Svelte.",
+        "left_behind",
+    ),
     ("The standup is at 9:30.", "The standup is now at 10:00.", "changed"),
     ("Alice lives in Berlin.", "Alice moved to Munich in March.", "changed"),
     ("The team tracks tasks in Jira.", "The team replaced Jira with Linear.", "left_behind"),
     ("I'm vegetarian.", "I'm no longer vegetarian; I eat fish again.", "left_behind"),
     ("Our team lead is Marcus.", "Marcus left, and our team lead is now Priyanka.", "left_behind"),
-    ("Nina's favourite band is Radiohead.", "Her favourite band is Phoenix, not Radiohead.", "left_behind"),
+    (
+        "Nina's favourite band is Radiohead.",
+        "Her favourite band is Phoenix, not Radiohead.",
+        "left_behind",
+    ),
     ("The target is 99.9%.", "The target was lowered from 99.9% to 99.5%.", "left_behind"),
 ]
 
@@ -32,7 +40,11 @@ NOT_UPDATES = [
     ("The frontend uses React.", "The frontend has a dark mode toggle.", "no_change_cue"),
     ("The frontend uses React.", "Should we move the frontend from React to Svelte?", "tentative"),
     ("The team tracks tasks in Jira.", "The team might try Linear instead of Jira.", "tentative"),
-    ("The build uses Webpack.", "The build moved from Node 16 to Node 20.", "leaves_something_else"),
+    (
+        "The build uses Webpack.",
+        "The build moved from Node 16 to Node 20.",
+        "leaves_something_else",
+    ),
     ("Priya lives in Toronto.", "Priya's sister now also lives in Toronto.", "adds"),
     ("The frontend uses React.", "The frontend team now has five engineers.", "other_frame"),
     ("The standup is at 9:30.", "The standup is now at 9:30 as always.", "nothing_replaced"),
@@ -102,7 +114,9 @@ def test_versions_list_each_text_with_the_time_it_became_current() -> None:
 async def test_the_model_rewrite_is_used_when_it_is_a_rewrite() -> None:
     old, new = "The frontend uses React.", "We're migrating the frontend from React to Svelte."
     reply = '```json\n{"text": "The frontend is moving from React to Svelte (before: React)."}\n```'
-    got = await LlmRewriter("openai/gpt-4o-mini", timeout_s=5, mock_response=reply).rewrite(old, new)
+    got = await LlmRewriter("openai/gpt-4o-mini", timeout_s=5, mock_response=reply).rewrite(
+        old, new
+    )
     assert got == "The frontend is moving from React to Svelte (before: React)."
 
 
@@ -111,7 +125,9 @@ async def test_the_model_rewrite_is_used_when_it_is_a_rewrite() -> None:
 )
 async def test_an_unusable_model_answer_falls_back_to_the_local_rewrite(reply: str) -> None:
     old, new = "The standup is at 9:30.", "The standup is now at 10:00."
-    got = await LlmRewriter("openai/gpt-4o-mini", timeout_s=5, mock_response=reply).rewrite(old, new)
+    got = await LlmRewriter("openai/gpt-4o-mini", timeout_s=5, mock_response=reply).rewrite(
+        old, new
+    )
     assert got == rewrite(old, new)
     assert parse(reply, old, new) is None
 
@@ -139,3 +155,15 @@ async def test_request_reconsolidation_publishes_the_event() -> None:
     await request_reconsolidation(bus, "t1", "m-1", "wrong: " + "x" * 500)
     assert [(e.tenant, e.memory_id) for e in got] == [("t1", "m-1")]
     assert got[0].reason.startswith("wrong: ") and len(got[0].reason) == 200
+
+
+def test_the_served_schema_declares_the_history_and_its_versions() -> None:
+    from pcm_cli.app import dev_app
+
+    schema = dev_app().openapi()
+    op = schema["paths"]["/v1/memories/{memory_id}/history"]["get"]
+    answer = op["responses"]["200"]["content"]["application/json"]["schema"]
+    assert answer["$ref"].endswith("/MemoryHistory")
+    assert "404" in op["responses"]
+    fields = schema["components"]["schemas"]["MemoryVersion"]["properties"]
+    assert {"version", "text", "at", "current", "changed_at", "reason", "by"} <= set(fields)

@@ -28,7 +28,15 @@ from pcm_ingest.firewall import SecretDetected
 from pcm_ingest.firewall.runner import FirewallBusy
 from pcm_ingest.idempotency import Stored, WritePlan, fingerprint, valid_key
 from pcm_ingest.memories import MemoryEdits
-from pcm_ingest.schemas import BatchIn, BatchOut, MemoryIn, MemoryPage, MemoryPatch, StoreResult
+from pcm_ingest.schemas import (
+    BatchIn,
+    BatchOut,
+    MemoryHistory,
+    MemoryIn,
+    MemoryPage,
+    MemoryPatch,
+    StoreResult,
+)
 from pcm_ingest.service import CaptureRefused, IngestService
 from pcm_ingest.tenant_gates import TenantBusy
 
@@ -239,7 +247,7 @@ async def get_memory(memory_id: str, tenant: Tenant, memories: Memories) -> dict
     return found
 
 
-@router.get("/memories/{memory_id}/history", responses=NOT_FOUND)
+@router.get("/memories/{memory_id}/history", response_model=MemoryHistory, responses=NOT_FOUND)
 async def memory_history(memory_id: str, tenant: Tenant, memories: Memories) -> dict[str, Any]:
     found = await memories.get(tenant, _valid_id(memory_id))
     if found is None:

@@ -11,6 +11,7 @@
 - A feedback request (`pcm.memory.reconsolidate`, `messaging.reconsolidation`) makes the
   memory labile as `wrong` and rewrites it from the newest stored memory that updates it
   (a change cue then not needed); if none does yet, the next write that does.
+- Pinned memories (guardrails) are never rewritten: they change by an edit only.
 
 The new text (`pcm_sweeper.rewriting`) goes through the write firewall first: a text with a
 blocked secret is not stored, PII is redacted as on the API's writes. The rewrite is
@@ -51,7 +52,7 @@ log = get_logger("sweeper")
 
 # mnemos's cap on a recall's labile window: a recall makes at most this many labile.
 MAX_LABILE_PER_RECALL = 20
-_FIELDS = ("text", "created_at", "state", "superseded_by")
+_FIELDS = ("text", "created_at", "state", "superseded_by", "pinned")
 
 
 def rewriter_of(settings: SweeperSettings) -> Rewriter:
@@ -115,6 +116,9 @@ class Reconsolidation:
             log.info("reconsolidation_request_ignored", tenant=tenant, memory_id=mid)
             return
         point = found[0]
+        if point.payload.get("pinned"):
+            log.info("reconsolidation_request_pinned", tenant=tenant, memory_id=mid)
+            return  # a guardrail changes by an edit only
         by = WRONG + event.event_id
         await self.lability.mark(tenant, [mid], by)
         log.info("reconsolidation_requested", tenant=tenant, memory_id=mid, reason=event.reason)
@@ -197,6 +201,7 @@ class Reconsolidation:
             for h in hits
             if h.id != exclude
             and h.score >= s.reconsolidation_min_cos
+            and not h.payload.get("pinned")  # a guardrail changes by an edit only
             and (
                 h.payload.get("state") == State.ACTIVE.value
                 or h.payload.get("superseded_by") == point.id

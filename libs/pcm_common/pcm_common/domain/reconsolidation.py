@@ -59,21 +59,25 @@ _STRONG = re.compile(
 _WEAK = re.compile(r"\b(?:now|these\s+days|nowadays|currently)\b", re.IGNORECASE)
 
 # What the newer text leaves behind (rule 1): the words after these markers up to the
-# next boundary ("to", "with", a comma, ...), at most `_SPAN` words.
+# next boundary, at most `_SPAN` words. A move ("from X to Y", "replaced X with Y") ends
+# its X at "to", "with", ...; an ending ("no longer goes to X", "sold the X") runs to
+# the end of its clause.
 _SPAN = 5
+_END = r"(?:[^.;!?]|\.(?=\w))*"  # up to the sentence's end ("99.9%" is no end)
 _LEAVES = re.compile(
-    r"\b(?:from|off|instead\s+of|rather\s+than|replac(?:ed|ing|e)|cancel+ed|sold|closed|"
-    r"dropped|ditched|quit|away\s+from|no\s+longer|not\s+any\s*more)\s+"
-    r"(?P<span>(?:[^.;!?]|\.(?=\w))*)"  # up to the sentence's end ("99.9%" is no end)
+    r"\b(?:from|off|instead\s+of|rather\s+than|replac(?:ed|ing|e)|away\s+from)\s+"
+    rf"(?P<move>{_END})"
+    r"|\b(?:cancel+ed|sold|closed|dropped|ditched|quit|no\s+longer|not\s+any\s*more)\s+"
+    rf"(?P<ends>{_END})"
     r"|,\s*not\s+(?P<not>(?:[^.;!?,]|\.(?=\w))*)"
     r"|(?-i:(?P<left>[A-Z][\w'-]*(?:\s+[A-Z][\w'-]*)*))\s+left\b",
     re.IGNORECASE,
 )
-_STOP_SPAN = re.compile(
-    r"\b(?:to|onto|into|with|for|and|but|so|because|since|as|on\s+the|after|last|this|next)\b"
-    r"|,",
-    re.IGNORECASE,
+_CLAUSE = r"\b(?:and|but|so|because|since|as|after|while|though)\b|,"
+_STOP_MOVE = re.compile(
+    rf"\b(?:to|onto|into|with|for|on\s+the|last|this|next)\b|{_CLAUSE}", re.IGNORECASE
 )
+_STOP_ENDS = re.compile(_CLAUSE, re.IGNORECASE)
 # Words that name no value or subject: function words, and the verbs that only place or
 # attach a value ("lives in", "uses", "is kept in"), which a rewording changes freely.
 _STOP = frozenset(
@@ -85,6 +89,8 @@ _STOP = frozenset(
     only own same can will would should could may might must do does did have has had am
     currently instead anymore longer days nowadays use uses using used lives live living
     stored kept located based held placed called named says said since
+    per via within without across through during until toward towards onto upon among
+    around near like unlike against along between under beyond except plus
     's 're 'm 've 'd
     """.split()
 )
@@ -135,12 +141,16 @@ def _left_behind(text: str) -> set[str]:
     """The words the text says it leaves behind (rule 1)."""
     out: set[str] = set()
     for m in _LEAVES.finditer(text):
-        span = m.group("span") or m.group("not") or m.group("left") or ""
-        if m.group("span") is not None:
+        span = m.group("move") or m.group("ends") or m.group("not") or m.group("left") or ""
+        if m.group("move") is not None:
             # "from X to Y" names X only where a "to" follows: "from June" is a date.
-            stop = _STOP_SPAN.search(span)
-            if m.group(0).lower().startswith("from") and (stop is None or stop.group(0) == ","):
+            stop = _STOP_MOVE.search(span)
+            to = stop.group(0).lower() if stop else ""
+            if m.group(0).lower().startswith("from") and to not in ("to", "onto", "into"):
                 continue
+            span = span[: stop.start()] if stop else span
+        elif m.group("ends") is not None:
+            stop = _STOP_ENDS.search(span)
             span = span[: stop.start()] if stop else span
         for tok in _TOKEN.findall(span)[:_SPAN]:
             if tok.lower() not in _STOP:

@@ -13,9 +13,10 @@ is stored and the pipeline settled. Then:
 - a non-update pair is right when the earlier memory is still version 1;
 - every rewritten memory's history must hold its earlier text word for word.
 
-The parts are reported apart: `heldout` was written before the rules, and its first run
-led to two changes (docs/decisions/0053-reconsolidation.md); `heldout2` was written after
-that run and before those changes, and is never tuned on.
+The parts are reported apart. Each held-out part was written before the changes its
+predecessor's first run led to, and its own first run is the blind figure
+(docs/benchmarks.md): `heldout` before the rules, `heldout2` after `heldout`'s run,
+`heldout3` after `heldout2`'s (docs/decisions/0053-reconsolidation.md).
 Targets (issue 36): >= 90% of updates right, <= 5% of non-updates rewritten, no history lost.
 """
 
@@ -46,7 +47,7 @@ from bench.common import (
 from pcm_common.domain.reconsolidation import BEFORE, judge
 
 PAIRS = Path(__file__).parent / "reconsolidation_pairs"
-PARTS = ("dev", "heldout", "heldout2")
+PARTS = ("dev", "heldout", "heldout2", "heldout3")
 KEY = "bench-reconsolidation"
 
 

@@ -33,6 +33,17 @@ UPDATES = [
         "left_behind",
     ),
     ("The target is 99.9%.", "The target was lowered from 99.9% to 99.5%.", "left_behind"),
+    ("We buy bread at Rosa's.", "Rosa's closed, so now we buy bread at Miller's.", "left_behind"),
+    (
+        "I track habits in Streaks.",
+        "I stopped using Streaks and track habits on paper.",
+        "left_behind",
+    ),
+    (
+        "Tom's gym is Boulder Barn.",
+        "Tom no longer goes to Boulder Barn; he trains at home.",
+        "left_behind",
+    ),
 ]
 
 NOT_UPDATES = [
@@ -48,6 +59,18 @@ NOT_UPDATES = [
     ("Priya lives in Toronto.", "Priya's sister now also lives in Toronto.", "adds"),
     ("The frontend uses React.", "The frontend team now has five engineers.", "other_frame"),
     ("The standup is at 9:30.", "The standup is now at 9:30 as always.", "nothing_replaced"),
+    # The cue is another clause's, about something else.
+    (
+        "I'm learning German on Babbel.",
+        "I'm learning German because we're moving to Vienna.",
+        "no_change_cue",
+    ),
+    # A preposition names no value: "not per user" leaves nothing of "per minute" behind.
+    (
+        "The limit is 100 calls per minute.",
+        "The limit applies per key, not per user.",
+        "leaves_something_else",
+    ),
 ]
 
 

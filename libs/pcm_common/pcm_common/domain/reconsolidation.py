@@ -51,7 +51,8 @@ _STRONG = re.compile(
     r"\b(?:migrat\w*|mov(?:e|ed|es|ing)|switch\w*|replac\w*|chang\w*|relocat\w*|renam\w*|"
     r"upgrad\w*|downgrad\w*|port(?:ed|ing)|rewrit\w*|rewrote|transition\w*|pushed\s+back|"
     r"postpon\w*|reschedul\w*|raised|lowered|increased|decreased|reduced|went\s+(?:up|down)|"
-    r"bumped|cancel+ed|dropped|ditched|sold|quit|left|no\s+longer|not\s+any\s*more|"
+    r"bumped|cancel+ed|dropped|ditched|sold|quit|left|stopped|gave\s+up|no\s+longer|"
+    r"not\s+any\s*more|"
     r"any\s*more|instead|became|become|turned\s+into|from\s+now\s+on|going\s+forward)\b",
     re.IGNORECASE,
 )
@@ -67,13 +68,19 @@ _END = r"(?:[^.;!?]|\.(?=\w))*"  # up to the sentence's end ("99.9%" is no end)
 _LEAVES = re.compile(
     r"\b(?:from|off|instead\s+of|rather\s+than|replac(?:ed|ing|e)|away\s+from)\s+"
     rf"(?P<move>{_END})"
-    r"|\b(?:cancel+ed|sold|closed|dropped|ditched|quit|no\s+longer|not\s+any\s*more)\s+"
+    r"|\b(?:cancel+ed|sold|closed|dropped|ditched|quit|no\s+longer|not\s+any\s*more|"
+    r"stopped(?:\s+using)?|gave\s+up(?:\s+on)?)\s+"
     rf"(?P<ends>{_END})"
     r"|,\s*not\s+(?P<not>(?:[^.;!?,]|\.(?=\w))*)"
-    r"|(?-i:(?P<left>[A-Z][\w'-]*(?:\s+[A-Z][\w'-]*)*))\s+left\b",
+    # A named thing that ended: "Marcus left", "Tony's closed".
+    r"|(?-i:(?!I\s)(?P<left>[A-Z][\w'-]*(?:\s+[A-Z][\w'-]*)*))\s+"
+    r"(?:left|closed|quit|retired|resigned|shut\s+down)\b",
     re.IGNORECASE,
 )
 _CLAUSE = r"\b(?:and|but|so|because|since|as|after|while|though)\b|,"
+# Rule 2's cue counts in a clause about the earlier text's subject: in "I'm learning
+# Spanish because we're moving to Madrid" the move is another matter.
+_CLAUSES = re.compile(rf"[;:]|{_CLAUSE}", re.IGNORECASE)
 _STOP_MOVE = re.compile(
     rf"\b(?:to|onto|into|with|for|on\s+the|last|this|next)\b|{_CLAUSE}", re.IGNORECASE
 )
@@ -158,6 +165,16 @@ def _left_behind(text: str) -> set[str]:
     return out
 
 
+def _cues(text: str, shared: frozenset[str]) -> tuple[bool, bool]:
+    """(a strong cue, a weak cue) in a clause of `text` that names a `shared` word."""
+    strong = weak = False
+    for clause in _CLAUSES.split(text):
+        if clause and _words(clause).all & shared:
+            strong = strong or bool(_STRONG.search(clause))
+            weak = weak or bool(_WEAK.search(clause))
+    return strong, weak
+
+
 @dataclass(frozen=True)
 class Verdict:
     """Whether the newer text updates the earlier one, and why (a short reason for logs
@@ -182,10 +199,10 @@ def judge(old: str, new: str, *, wrong: bool = False) -> Verdict:
             return Verdict(False, "leaves_something_else")
     if _ADDS.search(new) and not wrong:
         return Verdict(False, "adds")
-    strong, weak = bool(_STRONG.search(new)), bool(_WEAK.search(new))
+    old_only, new_only = o.all - n.all, n.all - o.all
+    strong, weak = _cues(new, o.all & n.all)
     if not (strong or weak or wrong):
         return Verdict(False, "no_change_cue")
-    old_only, new_only = o.all - n.all, n.all - o.all
     if not old_only or not new_only:
         return Verdict(False, "nothing_replaced")
     shared = o.all & n.all

@@ -66,7 +66,7 @@ _WEAK = re.compile(r"\b(?:now|these\s+days|nowadays|currently)\b", re.IGNORECASE
 _SPAN = 5
 _END = r"(?:[^.;!?]|\.(?=\w))*"  # up to the sentence's end ("99.9%" is no end)
 _LEAVES = re.compile(
-    r"\b(?:from|off|instead\s+of|rather\s+than|replac(?:ed|ing|e)|away\s+from)\s+"
+    r"\b(?:from|off|out\s+of|instead\s+of|rather\s+than|replac(?:ed|ing|e)|away\s+from)\s+"
     rf"(?P<move>{_END})"
     r"|\b(?:cancel+ed|sold|closed|dropped|ditched|quit|no\s+longer|not\s+any\s*more|"
     r"stopped(?:\s+using)?|gave\s+up(?:\s+on)?)\s+"
@@ -74,7 +74,8 @@ _LEAVES = re.compile(
     r"|,\s*not\s+(?P<not>(?:[^.;!?,]|\.(?=\w))*)"
     # A named thing that ended: "Marcus left", "Tony's closed".
     r"|(?-i:(?!I\s)(?P<left>[A-Z][\w'-]*(?:\s+[A-Z][\w'-]*)*))\s+"
-    r"(?:left|closed|quit|retired|resigned|shut\s+down)\b",
+    r"(?:left|closed|quit|retired|resigned|shut\s+down|stepped\s+down|moved\s+on|"
+    r"passed\s+away)\b",
     re.IGNORECASE,
 )
 _CLAUSE = r"\b(?:and|but|so|because|since|as|after|while|though)\b|,"
@@ -175,6 +176,14 @@ def _cues(text: str, shared: frozenset[str]) -> tuple[bool, bool]:
     return strong, weak
 
 
+def _about(text: str, words: frozenset[str]) -> _Words:
+    """The words of the clauses of `text` that name one of `words`."""
+    found = [_words(c) for c in _CLAUSES.split(text) if c and _words(c).all & words]
+    return _Words(
+        frozenset().union(*(w.all for w in found)), frozenset().union(*(w.values for w in found))
+    )
+
+
 @dataclass(frozen=True)
 class Verdict:
     """Whether the newer text updates the earlier one, and why (a short reason for logs
@@ -199,15 +208,18 @@ def judge(old: str, new: str, *, wrong: bool = False) -> Verdict:
             return Verdict(False, "leaves_something_else")
     if _ADDS.search(new) and not wrong:
         return Verdict(False, "adds")
-    old_only, new_only = o.all - n.all, n.all - o.all
     strong, weak = _cues(new, o.all & n.all)
     if not (strong or weak or wrong):
         return Verdict(False, "no_change_cue")
+    # The newer text's clauses about the earlier one's subject: a reason given beside
+    # ("because of the new job") is no part of the frame.
+    about = _about(new, o.all)
+    old_only, new_only = o.all - n.all, about.all - o.all
     if not old_only or not new_only:
         return Verdict(False, "nothing_replaced")
-    shared = o.all & n.all
+    shared = o.all & about.all
     old_frame = o.all - (old_only & o.values)
-    new_frame = n.all - (new_only & n.values)
+    new_frame = about.all - (new_only & about.values)
     share_old = len(shared) / len(old_frame) if old_frame else 0.0
     share_new = len(shared) / len(new_frame) if new_frame else 0.0
     if share_old < MIN_FRAME or (not strong and not wrong and share_new < MIN_FRAME):

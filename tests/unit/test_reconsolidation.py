@@ -44,6 +44,14 @@ UPDATES = [
         "Tom no longer goes to Boulder Barn; he trains at home.",
         "left_behind",
     ),
+    (
+        "Dana is the head of sales.",
+        "Dana moved on, and the head of sales is now Victor.",
+        "left_behind",
+    ),
+    ("The wiki lives in Trac.", "The wiki was moved out of Trac into Outline.", "left_behind"),
+    # A reason given beside ("because of work") is no part of the frame.
+    ("My swim lessons are at 8am.", "My swim lessons are at 6pm now because of work.", "changed"),
 ]
 
 NOT_UPDATES = [

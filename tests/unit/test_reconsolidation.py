@@ -50,6 +50,17 @@ UPDATES = [
         "left_behind",
     ),
     ("The wiki lives in Trac.", "The wiki was moved out of Trac into Outline.", "left_behind"),
+    (
+        "Rent is paid through Zelle.",
+        "Rent is paid by cheque since the deal with Zelle ended.",
+        "left_behind",
+    ),
+    (
+        "Ali is watching Severance.",
+        "Ali finished Severance and is watching Andor now.",
+        "left_behind",
+    ),
+    ("Mum lives in Cork.", "Mum now lives with us in Galway.", "changed"),
     # A reason given beside ("because of work") is no part of the frame.
     ("My swim lessons are at 8am.", "My swim lessons are at 6pm now because of work.", "changed"),
 ]
@@ -72,6 +83,12 @@ NOT_UPDATES = [
         "I'm learning German on Babbel.",
         "I'm learning German because we're moving to Vienna.",
         "no_change_cue",
+    ),
+    # Who finished something is not what ended.
+    (
+        "Ali is watching Severance.",
+        "Ali finished the dishes before the show.",
+        "leaves_something_else",
     ),
     # A preposition names no value: "not per user" leaves nothing of "per minute" behind.
     (

@@ -69,13 +69,13 @@ _LEAVES = re.compile(
     r"\b(?:from|off|out\s+of|instead\s+of|rather\s+than|replac(?:ed|ing|e)|away\s+from)\s+"
     rf"(?P<move>{_END})"
     r"|\b(?:cancel+ed|sold|closed|dropped|ditched|quit|no\s+longer|not\s+any\s*more|"
-    r"stopped(?:\s+using)?|gave\s+up(?:\s+on)?)\s+"
+    r"stopped(?:\s+using)?|gave\s+up(?:\s+on)?|finished)\s+"
     rf"(?P<ends>{_END})"
     r"|,\s*not\s+(?P<not>(?:[^.;!?,]|\.(?=\w))*)"
-    # A named thing that ended: "Marcus left", "Tony's closed".
+    # A named thing that ended: "Marcus left", "Tony's closed", "the deal with Acme ended".
     r"|(?-i:(?!I\s)(?P<left>[A-Z][\w'-]*(?:\s+[A-Z][\w'-]*)*))\s+"
     r"(?:left|closed|quit|retired|resigned|shut\s+down|stepped\s+down|moved\s+on|"
-    r"passed\s+away)\b",
+    r"passed\s+away|ended|expired|broke)\b",
     re.IGNORECASE,
 )
 _CLAUSE = r"\b(?:and|but|so|because|since|as|after|while|though)\b|,"
@@ -96,7 +96,8 @@ _STOP = frozenset(
     over after before up down out off again still all any some each more most other such
     only own same can will would should could may might must do does did have has had am
     currently instead anymore longer days nowadays use uses using used lives live living
-    stored kept located based held placed called named says said since
+    stored kept located based held placed called named says said since hosted host
+    us whom who which what mine ours yours theirs one ones old new get gets got getting
     per via within without across through during until toward towards onto upon among
     around near like unlike against along between under beyond except plus
     's 're 'm 've 'd

@@ -9,7 +9,12 @@ from redis.asyncio import Redis
 
 from pcm_common.messaging.backlog import unread_bound
 from pcm_common.messaging.bus import ensure_groups, pipeline_status
-from pcm_common.messaging.events import GROUP_GRAPH, GROUP_SWEEPER_WRITTEN, STREAM_WRITTEN
+from pcm_common.messaging.events import (
+    GROUP_GRAPH,
+    GROUP_SWEEPER_RECONSOLIDATE,
+    GROUP_SWEEPER_WRITTEN,
+    STREAM_WRITTEN,
+)
 from tests.redis_server import private_redis
 
 
@@ -62,6 +67,7 @@ async def test_backlog_counts_unread_when_lag_is_lost(tmp_path: Path) -> None:
             pending = [entry_id for _, entries in got for entry_id, _ in entries]
             await redis.xack(STREAM_WRITTEN, GROUP_GRAPH, *pending)
             await _read(redis, GROUP_GRAPH, 1000)
+            await _read(redis, GROUP_SWEEPER_RECONSOLIDATE, 1000)  # never read: 150 behind
             status = await pipeline_status(redis)
             assert status["pending"] == 0, status
         finally:

@@ -8,8 +8,8 @@ import string
 import pytest
 from pydantic import ValidationError
 
-from pcm_ingest.firewall import Action, WriteFirewall, pii, secrets
-from pcm_ingest.firewall.views import view_of
+from pcm_common.firewall import Action, WriteFirewall, pii, secrets
+from pcm_common.firewall.views import view_of
 from pcm_ingest.settings import IngestSettings
 from tests.unit.firewall_corpus import PII as CORPUS_PII
 from tests.unit.firewall_corpus import SECRETS as CORPUS_SECRETS

@@ -207,7 +207,11 @@ class Memory(Answer):
 class MemoryVersion(Answer):
     version: int
     text: str
+    at: datetime | None = None
     current: bool = False
+    changed_at: datetime | None = None
+    reason: str | None = None  # "edit" or "reconsolidation"
+    by: str | None = None
 
 
 class MemoryHistory(Answer):
@@ -291,5 +295,7 @@ SCHEMA_MODELS: dict[str, type[BaseModel]] = {
         ImportOut,
         Erased,
         ErasureOut,
+        MemoryVersion,
+        MemoryHistory,
     )
 }

@@ -12,6 +12,7 @@ from fastapi.responses import JSONResponse
 from pydantic import BaseModel
 
 from pcm_common.data.listing import Listing
+from pcm_common.domain import versions
 from pcm_common.domain.memory import Scope, State
 from pcm_common.runtime.http import (
     JSON_BODY,
@@ -27,7 +28,15 @@ from pcm_ingest.firewall import SecretDetected
 from pcm_ingest.firewall.runner import FirewallBusy
 from pcm_ingest.idempotency import Stored, WritePlan, fingerprint, valid_key
 from pcm_ingest.memories import MemoryEdits
-from pcm_ingest.schemas import BatchIn, BatchOut, MemoryIn, MemoryPage, MemoryPatch, StoreResult
+from pcm_ingest.schemas import (
+    BatchIn,
+    BatchOut,
+    MemoryHistory,
+    MemoryIn,
+    MemoryPage,
+    MemoryPatch,
+    StoreResult,
+)
 from pcm_ingest.service import CaptureRefused, IngestService
 from pcm_ingest.tenant_gates import TenantBusy
 
@@ -238,18 +247,14 @@ async def get_memory(memory_id: str, tenant: Tenant, memories: Memories) -> dict
     return found
 
 
-@router.get("/memories/{memory_id}/history", responses=NOT_FOUND)
+@router.get("/memories/{memory_id}/history", response_model=MemoryHistory, responses=NOT_FOUND)
 async def memory_history(memory_id: str, tenant: Tenant, memories: Memories) -> dict[str, Any]:
     found = await memories.get(tenant, _valid_id(memory_id))
     if found is None:
         raise ApiError(404, "memory_not_found", memory_id)
-    versions = [
-        *found.get("history", []),
-        {"version": found["version"], "text": found["text"], "current": True},
-    ]
     return {
         "id": memory_id,
-        "versions": versions,
+        "versions": versions.listed(found),
         "supersedes": found.get("supersedes"),
         "superseded_by": found.get("superseded_by"),
     }

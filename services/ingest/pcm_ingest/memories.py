@@ -10,6 +10,7 @@ from datetime import datetime
 from typing import Any
 
 from pcm_common.data.forgetting import Forgetter
+from pcm_common.domain import versions
 from pcm_common.domain.clock import utcnow
 from pcm_common.domain.figures import extract_figures
 from pcm_common.domain.memory import (
@@ -147,9 +148,7 @@ class MemoryEdits:
         returns the kind of change it announces."""
         change_kind = "updated"
         if patch.text is not None and patch.text != rec.text:
-            history.append(
-                {"version": rec.version, "text": rec.text, "changed_at": now.isoformat()}
-            )
+            history.append(versions.entry(rec.version, rec.text, now, reason="edit"))
             rec.text, rec.text_hash = patch.text, text_hash(patch.text)
             rec.figures = extract_figures(patch.text)
             if self.affect_tags:

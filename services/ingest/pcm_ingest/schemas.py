@@ -148,3 +148,27 @@ class MemoryPatch(NulFree):
 class MemoryPage(BaseModel):
     items: list[dict[str, Any]]
     next_offset: str | None
+
+
+class MemoryVersion(BaseModel):
+    """One text a memory has had (`GET /v1/memories/{id}/history`, `domain.versions`)."""
+
+    version: int
+    text: str
+    # When this text became the memory's: its creation for the first, else when the one
+    # before it was replaced.
+    at: datetime | None = None
+    current: bool = False
+    # Of an earlier version: when it was replaced, by what ("edit": a PATCH;
+    # "reconsolidation": the sweeper's rewrite) and, for a rewrite, the memory whose newer
+    # information replaced it. None on edits from before these were kept.
+    changed_at: datetime | None = None
+    reason: str | None = None
+    by: str | None = None
+
+
+class MemoryHistory(BaseModel):
+    id: str
+    versions: list[MemoryVersion]
+    supersedes: str | None = None
+    superseded_by: str | None = None

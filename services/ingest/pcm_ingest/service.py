@@ -36,7 +36,7 @@ from pcm_common.stores.redis.locks import KeyLocks
 from pcm_common.stores.vectors import Filter, ScoredPoint
 from pcm_ingest.derive import Derived
 from pcm_ingest.episodes import EpisodeAssigner
-from pcm_ingest.firewall import SecretDetected, WriteFirewall
+from pcm_ingest.firewall import SecretDetected
 from pcm_ingest.firewall.runner import ScreenRunner
 from pcm_ingest.idempotency import IdempotencyKeys, WritePlan
 from pcm_ingest.memories import MemoryEdits, present
@@ -100,11 +100,7 @@ class IngestService:
         self.ports = ports
         self.settings = settings
         self.locks = KeyLocks(ports.redis)
-        self.firewall = WriteFirewall(
-            settings.firewall_secrets,
-            settings.firewall_pii,
-            settings.firewall_phone_regions,
-        )
+        self.firewall = settings.write_firewall()
         self.screens = ScreenRunner(
             self.firewall,
             process_chars=settings.firewall_process_chars,

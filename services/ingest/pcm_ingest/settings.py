@@ -1,11 +1,9 @@
-import phonenumbers
-from pydantic import field_validator
-
-from pcm_common.runtime.config import PcmSettings
-from pcm_ingest.firewall import DEFAULT_PHONE_REGIONS, Action
+from pcm_common.firewall.settings import FirewallSettings
 
 
-class IngestSettings(PcmSettings):
+# The firewall's own settings (firewall_secrets, firewall_pii, firewall_phone_regions) are
+# in `FirewallSettings`: the sweeper screens its rewrites with the same ones.
+class IngestSettings(FirewallSettings):
     max_text_chars: int = 100_000
     max_batch: int = 1_000
     near_duplicate_cos: float = 0.94  # DESIGN §3: merge only at or above, with equal figures
@@ -15,13 +13,6 @@ class IngestSettings(PcmSettings):
     # A write without `importance` gets the tier its text implies (domain.importance):
     # instructions, decisions and constraints high, bare chatter low; off: always normal.
     infer_importance: bool = True
-    # Write firewall (pcm_ingest.firewall), per category: block (422, nothing stored),
-    # redact ([REDACTED_<KIND>], status "redacted") or allow.
-    firewall_secrets: Action = Action.BLOCK
-    firewall_pii: Action = Action.REDACT
-    # Regions whose national phone formats are recognised, tried in this order
-    # (international +.. numbers always are).
-    firewall_phone_regions: tuple[str, ...] = DEFAULT_PHONE_REGIONS
     # Requests with at least this many characters of text are screened in a worker process
     # (`firewall_workers` of them), smaller ones in a thread (pcm_ingest.firewall.runner);
     # 0 or no workers: always a thread. A screen past `firewall_deadline_s` answers 503.
@@ -46,12 +37,3 @@ class IngestSettings(PcmSettings):
     # Valence, arousal and complexity of each memory (pcm_common.models.affect), for
     # state-dependent recall; off: stored as 0, 0, 0 (neutral).
     affect_tags: bool = True
-
-    @field_validator("firewall_phone_regions")
-    @classmethod
-    def _known_regions(cls, v: tuple[str, ...]) -> tuple[str, ...]:
-        # A typo ("UK" for "GB") would silently match no phone number at all.
-        unknown = [r for r in v if r not in phonenumbers.SUPPORTED_REGIONS]
-        if unknown:
-            raise ValueError(f"unknown phone regions {unknown}: use ISO 3166 codes (GB, DE, ...)")
-        return v

@@ -6,15 +6,19 @@ from pcm_common.messaging.events import (
     GROUP_SWEEPER_CHANGES,
     GROUP_SWEEPER_GRAPH,
     GROUP_SWEEPER_RECALLED,
+    GROUP_SWEEPER_RECONSOLIDATE,
+    GROUP_SWEEPER_RECONSOLIDATE_REQUESTS,
     GROUP_SWEEPER_WRITTEN,
     STREAM_CHANGED,
     STREAM_EXTRACTED,
     STREAM_RECALLED,
+    STREAM_RECONSOLIDATE,
     STREAM_WRITTEN,
     MemoryChanged,
     MemoryExtracted,
     MemoryRecalled,
     MemoryWritten,
+    ReconsolidationRequested,
 )
 from pcm_common.runtime.resources import Resources
 from pcm_common.runtime.service import Component
@@ -50,6 +54,15 @@ class SweeperComponent(Component):
             readers=self.settings.batch_readers,
         )
         bus.consume(STREAM_RECALLED, GROUP_SWEEPER_RECALLED, MemoryRecalled, h.on_recalled)
+        # Reconsolidation (with it off, its groups are still read: the pipeline settles).
+        recon = h.reconsolidation
+        bus.consume(STREAM_WRITTEN, GROUP_SWEEPER_RECONSOLIDATE, MemoryWritten, recon.on_written)
+        bus.consume(
+            STREAM_RECONSOLIDATE,
+            GROUP_SWEEPER_RECONSOLIDATE_REQUESTS,
+            ReconsolidationRequested,
+            recon.on_requested,
+        )
         bus.consume(
             STREAM_CHANGED, GROUP_SWEEPER_CHANGES, MemoryChanged, self.routine_changes.on_changed
         )

@@ -28,6 +28,7 @@ from pcm_common.stores.redis import keys
 from pcm_common.stores.vectors import Filter, ScoredPoint, SearchQuery
 from pcm_sweeper.judgement import Judgement
 from pcm_sweeper.judging import Judging
+from pcm_sweeper.reconsolidation import Reconsolidation
 from pcm_sweeper.settings import SweeperSettings
 
 log = get_logger("sweeper")
@@ -63,6 +64,7 @@ class SweeperHandlers:
         self.res = res
         self.settings = settings
         self.judging = Judging(res, settings)
+        self.reconsolidation = Reconsolidation(res, settings)
 
     async def on_written(self, event: MemoryWritten) -> None:
         """Surprisal judging; a failing judge leaves the memory for the periodic sweep."""
@@ -163,6 +165,7 @@ class SweeperHandlers:
         ~50 memories) to be reinforced again on redelivery, a slightly stronger memory,
         never a lost one."""
         now = as_utc(event.now)
+        await self.reconsolidation.on_recalled(event)  # what it delivered is labile now
         await self._yield()
         items = sorted(event.items, key=lambda i: i.rank)[:MAX_REINFORCED]
         ranked = list(dict.fromkeys(i.memory_id for i in items))

@@ -1,7 +1,11 @@
-from pcm_common.runtime.config import PcmSettings
+from pydantic import Field
+
+from pcm_common.firewall.settings import FirewallSettings
 
 
-class SweeperSettings(PcmSettings):
+# The firewall's settings (`FirewallSettings`): reconsolidation screens its rewrites as
+# ingest screens writes.
+class SweeperSettings(FirewallSettings):
     # Scheduler: wakes every `job_interval_s`; each job then runs at most once per its own
     # interval per tenant across all replicas (a Redis slot key decides who runs it).
     job_interval_s: float = 60.0
@@ -82,3 +86,23 @@ class SweeperSettings(PcmSettings):
     # family member of the same user ("the standup is now at 10:00") marks that one
     # `superseded`; off: nothing is superseded automatically (PATCH still can).
     supersession: bool = True
+
+    # Reconsolidation (pcm_sweeper.reconsolidation; the mnemos write-up's MutableRAG): the
+    # first `reconsolidation_labile_top` memories a recall delivered (at most 20) are
+    # labile for `reconsolidation_labile_s`; a newer memory of the same owner that
+    # resembles one (cosine >= `reconsolidation_min_cos`, among its nearest
+    # `reconsolidation_candidates`) and updates it (domain.reconsolidation) rewrites it as
+    # a new version, at most once per `reconsolidation_cooldown_s` per memory and
+    # `reconsolidation_max_per_recall` times per recall. The text: a chat model through
+    # litellm when `reconsolidation_model` is set, else the local rule. Off: nothing is
+    # made labile or rewritten. Why: docs/decisions/0053-reconsolidation.md.
+    reconsolidation: bool = True
+    reconsolidation_labile_s: float = 600.0
+    reconsolidation_labile_top: int = Field(20, ge=0, le=20)
+    reconsolidation_cooldown_s: float = 60.0
+    reconsolidation_max_per_recall: int = Field(20, ge=0)
+    reconsolidation_min_cos: float = 0.4
+    reconsolidation_candidates: int = Field(8, ge=1, le=64)
+    reconsolidation_model: str = ""
+    reconsolidation_api_base: str = ""
+    reconsolidation_timeout_s: float = 30.0

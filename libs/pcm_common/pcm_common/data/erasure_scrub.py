@@ -121,7 +121,8 @@ async def scrub_keys(
     redis: Redis, tenant: str, ids: Collection[str], episode_keys: Iterable[str]
 ) -> int:
     """Delete the Redis keys and members that hold an erased memory: its outbox notes, the
-    repair jobs' per-memory markers, the sweeper's applied-recall markers, the stored
+    repair jobs' per-memory markers, its reconsolidation keys (`keys.labile`), the
+    sweeper's applied-recall markers, the stored
     answers of writes that stored it (`Idempotency-Key`), and the erased owners'
     current-episode keys. Returns how many."""
     removed = 0
@@ -133,6 +134,8 @@ async def scrub_keys(
                     keys.graph_republished(tenant, memory_id),
                     keys.judge_republished(tenant, memory_id),
                 )
+                # (One hash tag: one slot, one DEL.)
+                pipe.delete(keys.labile(tenant, memory_id), keys.labile_cooldown(tenant, memory_id))
             removed += sum(int(n) for n in await pipe.execute())
     removed += await _scrub_owed_changes(redis, tenant, ids)
     removed += await _scrub_answers(redis, tenant, ids)

@@ -21,6 +21,9 @@ STREAM_WRITTEN = "pcm.memory.written"
 STREAM_RECALLED = "pcm.memory.recalled"
 STREAM_CHANGED = "pcm.memory.changed"
 STREAM_DLQ = "pcm.dlq"
+# Requests to reconsolidate one memory (feedback marking it `wrong`):
+# `pcm_common.messaging.reconsolidation`.
+STREAM_RECONSOLIDATE = "pcm.memory.reconsolidate"
 
 # Consumer groups: one per (service, concern); each group sees every entry of its stream.
 GROUP_GRAPH = "graph-extractor"
@@ -29,15 +32,20 @@ GROUP_SWEEPER_RECALLED = "sweeper-recalled"
 GROUP_SWEEPER_GRAPH = "sweeper-graph"  # graph-extractor results flowing back to the sweeper
 GROUP_GRAPH_CHANGES = "graph-extractor-changes"  # deletes and edits reach the graph
 GROUP_SWEEPER_CHANGES = "sweeper-changes"  # repeats and deletes reach the routine index
+# Reconsolidation (`pcm_sweeper.reconsolidation`): new writes rewrite the labile memories
+# they update; feedback requests make a memory labile and look for what updates it.
+GROUP_SWEEPER_RECONSOLIDATE = "sweeper-reconsolidate"
+GROUP_SWEEPER_RECONSOLIDATE_REQUESTS = "sweeper-reconsolidate-requests"
 
 STREAM_EXTRACTED = "pcm.memory.extracted"
 
 # Which groups must have processed a stream before the pipeline counts as settled.
 PIPELINE_GROUPS: dict[str, tuple[str, ...]] = {
-    STREAM_WRITTEN: (GROUP_GRAPH, GROUP_SWEEPER_WRITTEN),
+    STREAM_WRITTEN: (GROUP_GRAPH, GROUP_SWEEPER_WRITTEN, GROUP_SWEEPER_RECONSOLIDATE),
     STREAM_RECALLED: (GROUP_SWEEPER_RECALLED,),
     STREAM_EXTRACTED: (GROUP_SWEEPER_GRAPH,),
     STREAM_CHANGED: (GROUP_GRAPH_CHANGES, GROUP_SWEEPER_CHANGES),
+    STREAM_RECONSOLIDATE: (GROUP_SWEEPER_RECONSOLIDATE_REQUESTS,),
 }
 
 
@@ -60,7 +68,9 @@ class MemoryWritten(Event):
     scope: str = "global"
     workspace: str | None = None
     project: str | None = None
-    status: str = "created"  # created | reinforced | merged | repair
+    # created | reinforced | merged | repair | reconsolidated (a rewrite by the sweeper:
+    # newer information itself, it never reconsolidates another memory)
+    status: str = "created"
 
     @classmethod
     def of(cls, rec: MemoryRecord, status: str = "created") -> MemoryWritten:
@@ -117,6 +127,15 @@ class MemoryExtracted(Event):
     memory_id: str
     entities: list[str]
     relations: int = 0
+
+
+class ReconsolidationRequested(Event):
+    """A memory should be reconsolidated: made labile, and rewritten by the newest stored
+    information that updates it, or by the next write that does."""
+
+    type: Literal["memory.reconsolidation_requested"] = "memory.reconsolidation_requested"
+    memory_id: str
+    reason: str = ""
 
 
 class DeadLetter(BaseModel):

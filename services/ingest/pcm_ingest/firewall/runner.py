@@ -18,9 +18,9 @@ import os
 from concurrent.futures import ProcessPoolExecutor
 from typing import Any
 
+from pcm_common.firewall import Finding, Screened, ScreenedMetadata, WriteFirewall
 from pcm_common.runtime.priority import lower_worker_priority
 from pcm_ingest.derive import Derived, derive
-from pcm_ingest.firewall import Finding, Screened, ScreenedMetadata, WriteFirewall
 
 Screening = tuple[list[Screened], list[ScreenedMetadata], dict[str, list[str]]]
 
@@ -86,7 +86,7 @@ class ScreenRunner:
         if self.workers <= 0 or self.process_chars <= 0 or self._pool is not None:
             return
         context = multiprocessing.get_context("forkserver")
-        context.set_forkserver_preload(["pcm_ingest.firewall", "pcm_ingest.derive"])
+        context.set_forkserver_preload(["pcm_common.firewall", "pcm_ingest.derive"])
         workers = min(self.workers, os.cpu_count() or 1)  # more would only queue for a core
         self._pool = ProcessPoolExecutor(workers, mp_context=context, initializer=_warm)
         for _ in range(workers):  # started now, not by the first large write

@@ -131,6 +131,38 @@ def routine_entries_pattern(tenant: str) -> str:
     return glob_escape(routine_entries(tenant, "")) + "*"
 
 
+# ---- reconsolidation (`lability`) ---------------------------------------------------------
+# Every key of the family carries the tenant as a Redis Cluster hash tag (`{tenant}`), so
+# one tenant's keys share a slot and the claim script's keys are one slot's:
+#   pcm:labile:{<tenant>}:m:<memory id>       string with a TTL of the labile window: the
+#                                             recall (or feedback request) that made it labile
+#   pcm:labile:{<tenant>}:cool:<memory id>    string with a TTL of the cooldown: rewritten
+#   pcm:labile:{<tenant>}:budget:<recall id>  counter with a TTL: the recall's rewrites so far
+
+
+def tenant_tag(tenant: str) -> str:
+    """The Redis Cluster hash tag of a tenant's keys (Redis hashes the text between the
+    first `{` and the next `}`: a tenant whose name holds a `}` still maps to one slot)."""
+    return "{" + tenant + "}"
+
+
+def labile(tenant: str, memory_id: str) -> str:
+    return f"pcm:labile:{tenant_tag(tenant)}:m:{memory_id}"
+
+
+def labile_cooldown(tenant: str, memory_id: str) -> str:
+    return f"pcm:labile:{tenant_tag(tenant)}:cool:{memory_id}"
+
+
+def labile_budget(tenant: str, recall_id: str) -> str:
+    return f"pcm:labile:{tenant_tag(tenant)}:budget:{recall_id}"
+
+
+def labile_pattern(tenant: str) -> str:
+    """SCAN MATCH pattern of every key of the tenant's family (erasure)."""
+    return f"pcm:labile:{glob_escape(tenant_tag(tenant))}:*"
+
+
 # ---- events owed and events consumed -----------------------------------------------------
 
 OUTBOX_WRITTEN = "pcm:outbox:written"  # sorted set: JSON [tenant, memory id] -> noted at (s)

@@ -94,3 +94,18 @@ end
 redis.call('EXPIRE', KEYS[1], tonumber(ARGV[4]))
 return id
 """
+
+# Reconsolidation's claim of one rewrite (`lability.Lability.claim`). KEYS[1]: the memory's
+# labile key, KEYS[2]: its cooldown key, KEYS[3]: the recall's rewrite counter (one
+# tenant's keys: one hash tag). ARGV: the recall id the caller read from KEYS[1], the
+# cooldown in ms, the most rewrites a recall may cause, the counter's TTL in ms.
+# Returns 1 (claimed: cooldown set, counter raised), 0 (no longer labile, or labile by
+# another recall since), -1 (cooling down), -2 (the recall's rewrites are spent).
+CLAIM_REWRITE = """
+if redis.call('GET', KEYS[1]) ~= ARGV[1] then return 0 end
+if redis.call('EXISTS', KEYS[2]) == 1 then return -1 end
+if tonumber(redis.call('GET', KEYS[3]) or '0') >= tonumber(ARGV[3]) then return -2 end
+redis.call('SET', KEYS[2], '1', 'PX', ARGV[2])
+if redis.call('INCR', KEYS[3]) == 1 then redis.call('PEXPIRE', KEYS[3], ARGV[4]) end
+return 1
+"""

@@ -41,7 +41,7 @@ from stdnum.kr import rrn
 from stdnum.nl import bsn
 from stdnum.us import itin, ssn
 
-from pcm_ingest.firewall.secrets import Hit, compile_re2
+from pcm_common.firewall.secrets import Hit, compile_re2
 
 
 @dataclass(frozen=True)

@@ -41,7 +41,7 @@ from dataclasses import dataclass
 
 import re2
 
-from pcm_ingest.firewall.views import View, kept
+from pcm_common.firewall.views import View, kept
 
 Span = tuple[int, int]
 _MIN_CHARS = 12  # of a grouped key, separators left out

@@ -28,7 +28,8 @@ from pcm_common.ports import WritePorts
 from pcm_common.runtime.telemetry import get_logger
 from pcm_common.stores.redis.capture_buffer import Buffered, CaptureBuffer, Recent, stream_of
 from pcm_common.stores.vectors import Filter, SearchQuery
-from pcm_ingest.schemas import MemoryIn
+from pcm_ingest.schemas import MemoryIn, StoreResult
+from pcm_ingest.settings import IngestSettings
 
 log = get_logger("ingest.capture_gate")
 
@@ -207,3 +208,37 @@ def _buffered(item: MemoryIn, text: str, value: float, now: datetime) -> Buffere
         salience=value,
         session=_session(item),
     )
+
+
+def build_gate(ports: WritePorts, settings: IngestSettings) -> CaptureGate | None:
+    """The predictive capture gate the settings ask for, or None (off)."""
+    if not (settings.capture_gate and settings.capture_salience):
+        return None
+    buffer = CaptureBuffer(
+        ports.redis,
+        context_size=settings.capture_context_size,
+        context_ttl_s=settings.capture_context_ttl_s,
+        buffer_ttl_s=settings.capture_buffer_ttl_s,
+        buffer_max=settings.capture_buffer_max,
+    )
+    predictor = (
+        ModelPredictor(
+            settings.capture_predict_model,
+            settings.capture_predict_timeout_s,
+            settings.capture_predict_options,
+        )
+        if settings.capture_predict_model
+        else None
+    )
+    gate = GateSettings(
+        threshold=settings.capture_salience_threshold,
+        neighbours=settings.capture_neighbours,
+        predict_timeout_s=settings.capture_predict_timeout_s,
+    )
+    return CaptureGate(ports, buffer, gate, predictor)
+
+
+def with_salience(results: list[StoreResult], values: dict[int, float]) -> list[StoreResult]:
+    if not values:
+        return results
+    return [r.model_copy(update={"salience": values.get(i)}) for i, r in enumerate(results)]

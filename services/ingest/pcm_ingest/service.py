@@ -31,12 +31,11 @@ from pcm_common.domain.strength import initial_strength
 from pcm_common.models.affect import classify
 from pcm_common.ports import WritePorts
 from pcm_common.runtime.telemetry import MEMORIES_WRITTEN, get_logger
-from pcm_common.stores.redis.capture_buffer import CaptureBuffer
 from pcm_common.stores.redis.governance import GovernanceStore
-from pcm_common.stores.redis.keys import TENANTS, copy_lock
+from pcm_common.stores.redis.keys import TENANTS, copy_lock, last_write
 from pcm_common.stores.redis.locks import KeyLocks
 from pcm_common.stores.vectors import Filter, ScoredPoint
-from pcm_ingest.capture_gate import CaptureGate, GateSettings, ModelPredictor
+from pcm_ingest.capture_gate import build_gate, with_salience
 from pcm_ingest.derive import Derived
 from pcm_ingest.episodes import EpisodeAssigner
 from pcm_ingest.firewall import SecretDetected, WriteFirewall
@@ -126,7 +125,7 @@ class IngestService:
             ports.vectors, settings.near_duplicate_cos, settings.near_duplicate_lookups
         )
         self.writer = WriteExecutor(ports, episodes)
-        self.capture_gate = _capture_gate(ports, settings)
+        self.capture_gate = build_gate(ports, settings)
 
     def edits(self) -> MemoryEdits:
         """Reads and edits of the stored memories, screened by this service's firewall
@@ -221,7 +220,7 @@ class IngestService:
         ids = [plan.memory_id(tenant, i) if plan else None for i in range(len(items))]
         values = {i: s.value for i, s in salience.items()}
         if not skipped:
-            return _with_salience(await self._store(tenant, items, ids, plan, values), values)
+            return with_salience(await self._store(tenant, items, ids, plan, values), values)
         kept = [i for i in range(len(items)) if i not in skipped]
         out = [
             StoreResult(id=None, status="skipped", reason=skipped[i], salience=values.get(i))
@@ -296,7 +295,10 @@ class IngestService:
         salience: dict[int, float],
     ) -> list[StoreResult]:
         items, redacted = await self.screen(tenant, items)
-        await self.ports.redis.sadd(TENANTS, tenant)
+        async with self.ports.redis.pipeline(transaction=False) as pipe:
+            pipe.sadd(TENANTS, tenant)
+            pipe.set(last_write(tenant), f"{time.time():.3f}")  # the sweeper's idle trigger
+            await pipe.execute()
         # (text hash, scope, workspace, project, user): a copy is a repeat in the same scope
         # and of the same user only. Each is locked from the lookup of a stored copy until
         # this request stored or reinforced it (`stores.redis.locks`: parallel copies made two).
@@ -468,40 +470,6 @@ class IngestService:
                 found.setdefault(key, p)
             if offset is None:
                 return found
-
-
-def _capture_gate(ports: WritePorts, settings: IngestSettings) -> CaptureGate | None:
-    """The predictive capture gate the settings ask for, or None (off)."""
-    if not (settings.capture_gate and settings.capture_salience):
-        return None
-    buffer = CaptureBuffer(
-        ports.redis,
-        context_size=settings.capture_context_size,
-        context_ttl_s=settings.capture_context_ttl_s,
-        buffer_ttl_s=settings.capture_buffer_ttl_s,
-        buffer_max=settings.capture_buffer_max,
-    )
-    predictor = (
-        ModelPredictor(
-            settings.capture_predict_model,
-            settings.capture_predict_timeout_s,
-            settings.capture_predict_options,
-        )
-        if settings.capture_predict_model
-        else None
-    )
-    gate = GateSettings(
-        threshold=settings.capture_salience_threshold,
-        neighbours=settings.capture_neighbours,
-        predict_timeout_s=settings.capture_predict_timeout_s,
-    )
-    return CaptureGate(ports, buffer, gate, predictor)
-
-
-def _with_salience(results: list[StoreResult], values: dict[int, float]) -> list[StoreResult]:
-    if not values:
-        return results
-    return [r.model_copy(update={"salience": values.get(i)}) for i, r in enumerate(results)]
 
 
 __all__ = ["IngestService", "Scope", "present"]

@@ -221,3 +221,20 @@ def capture_buffer(tenant: str) -> str:
     """Sorted set: the automatic captures the gate skipped, as JSON, scored by the time
     they expire; consolidation distils facts from them (`capture_buffer`)."""
     return f"pcm:capbuf:{tenant}"
+
+
+def distilled(tenant: str) -> str:
+    """Hash: episode record id -> digest of the member ids consolidation last distilled
+    facts from (`pcm_sweeper.distil`): an episode is distilled again only when it changed."""
+    return f"pcm:distilled:{tenant}"
+
+
+def last_write(tenant: str) -> str:
+    """String: epoch seconds of the tenant's last write (ingest), for the sweeper's
+    consolidation on idle (`PCM_CONSOLIDATION_IDLE_S`)."""
+    return f"pcm:lastwrite:{tenant}"
+
+
+def idle_consolidated(tenant: str) -> str:
+    """String: the `last_write` value after which the idle consolidation last ran."""
+    return f"pcm:job:idle:consolidation:{tenant}"

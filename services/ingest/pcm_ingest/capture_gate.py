@@ -46,15 +46,18 @@ class ModelPredictor:
     """A chat model's guess of the next capture (`pcm_common.models.gateway`)."""
 
     def __init__(self, model: str, timeout_s: float, options: dict[str, Any]) -> None:
+        # litellm loads here, at start-up, only when a model is set (not inside the
+        # prediction's timeout: the import alone takes seconds).
+        from pcm_common.models import gateway
+
+        self.complete = gateway.complete
         self.model = model
         self.timeout_s = timeout_s
         self.options = options
 
     async def predict(self, recent: Sequence[str]) -> str:
-        from pcm_common.models import gateway  # litellm loads only when a model is set
-
         history = "\n".join(f"- {t[:500]}" for t in reversed(recent))  # oldest first
-        return await gateway.complete(
+        return await self.complete(
             self.model,
             [
                 {"role": "system", "content": _PREDICT_PROMPT},

@@ -459,7 +459,8 @@ class IngestService:
         wanted = sorted(set(hashes))
         if not wanted:
             return found
-        flt = Filter(must={"text_hash": wanted}, must_not={"state": "superseded"})
+        # A distilled fact (derived) is no stored copy of a raw statement.
+        flt = Filter(must={"text_hash": wanted}, must_not={"state": "superseded", "kind": "fact"})
         offset: str | None = None
         while True:
             page, offset = await self.ports.vectors.scroll(

@@ -108,3 +108,19 @@ async def test_the_gate_off_stores_what_the_word_list_lets_through(
     await svc.store(t, [hook(FACT)])
     (r,) = await svc.store(t, [hook(FACT)])
     assert r.status == "reinforced" and r.salience is None
+
+
+async def test_an_erasure_removes_the_owners_buffered_captures_and_contexts(
+    redis: fakeredis.FakeAsyncRedis,
+) -> None:
+    from pcm_common.data.erasure_scrub import Asker
+    from pcm_common.stores.redis.capture_buffer import scrub
+
+    svc, t = service(redis), f"t-{uuid.uuid4().hex[:6]}"
+    other = MemoryIn(text=FACT, source="hook", scope="project", project="web")
+    await svc.store(t, [hook(FACT), hook(FACT), other, other])
+    assert len(await CaptureBuffer(redis).skipped(t)) == 2
+    assert await scrub(redis, t, Asker(project="api").asked) == 2  # a buffer entry, a context
+    ((_, left),) = await CaptureBuffer(redis).skipped(t)
+    assert left.project == "web"
+    assert len([k async for k in redis.scan_iter(match=f"pcm:capctx:{t}:*")]) == 1

@@ -145,7 +145,7 @@ class CaptureGate:
             if safe is None:
                 continue
             recent.insert(0, Recent(safe, vec))  # the next capture of the batch sees it
-            await self.buffer.remember(tenant, stream, [Recent(safe, vec)])
+            await self.buffer.remember(tenant, stream, [Recent(safe, vec)], _owner(item))
             if not kept:
                 buffered.append(_buffered(item, safe, s.value, now))
             log.info("capture_salience", tenant=tenant, index=i, salience=s.value, kept=kept)

@@ -15,9 +15,9 @@ import hashlib
 import json
 import time
 import uuid
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field
-from typing import Any
+from typing import Any, cast
 
 from redis.asyncio import Redis
 
@@ -89,13 +89,16 @@ class CaptureBuffer:
                 continue  # a malformed entry is no context
         return out
 
-    async def remember(self, tenant: str, stream: str, items: Sequence[Recent]) -> None:
-        """Add captures to the session's context, newest first, capped and expiring."""
+    async def remember(
+        self, tenant: str, stream: str, items: Sequence[Recent], owner: dict[str, Any]
+    ) -> None:
+        """Add captures to the session's context, newest first, capped and expiring; each
+        entry names its owner (user_id, workspace, project) so an erasure finds it."""
         if not items or self.context_size <= 0:
             return
         key = keys.capture_context(tenant, stream)
         entries = [
-            json.dumps({"t": r.text, "v": [round(x, _VECTOR_DIGITS) for x in r.vector]})
+            json.dumps({"t": r.text, "v": [round(x, _VECTOR_DIGITS) for x in r.vector], "o": owner})
             for r in items
         ]
         async with self.redis.pipeline(transaction=False) as pipe:
@@ -138,3 +141,32 @@ class CaptureBuffer:
         if not members:
             return 0
         return int(await self.redis.zrem(keys.capture_buffer(tenant), *members))
+
+
+async def scrub(redis: Redis, tenant: str, erased: Callable[[dict[str, Any]], bool]) -> int:
+    """Remove the skipped captures and the session contexts of erased owners (`erased`
+    reads an owner's fields: user_id, workspace, project); returns how many entries and
+    keys went."""
+    removed = 0
+    key = keys.capture_buffer(tenant)
+    gone: list[bytes] = []
+    for member in cast(list[bytes], await redis.zrange(key, 0, -1)):
+        try:
+            entry = json.loads(member)
+        except ValueError:
+            continue
+        if isinstance(entry, dict) and erased(entry):
+            gone.append(member)
+    if gone:
+        removed += int(await redis.zrem(key, *gone))
+    pattern = keys.glob_escape(keys.capture_context(tenant, "")) + "*"
+    async for name in redis.scan_iter(match=pattern, count=500):
+        for raw in await redis.lrange(name, 0, -1):
+            try:
+                owner = json.loads(raw).get("o") or {}
+            except (ValueError, AttributeError):
+                continue
+            if erased(owner):
+                removed += int(await redis.delete(name))
+                break
+    return removed

@@ -218,6 +218,22 @@ def retrieved_dias(body: dict[str, Any], by_id: dict[str, set[str]]) -> set[str]
     return got
 
 
+async def distilled_facts(c: Any, by_id: dict[str, set[str]]) -> int:
+    """Distilled facts (`kind: "fact"`) stand for the turns they came from, as episode
+    records do: each fact's id is mapped to its sources' turns. Returns how many."""
+    n, offset = 0, None
+    while True:
+        params: dict[str, Any] = {"limit": 500, **({"offset": offset} if offset else {})}
+        page = check(await c.get("/v1/memories", params=params))
+        for m in page["items"]:
+            if m.get("kind") == "fact":
+                n += 1
+                by_id[m["id"]] = set().union(*(by_id.get(s, set()) for s in m["sources"]))
+        offset = page.get("next_offset")
+        if not offset:
+            return n
+
+
 async def run_pcm_k(
     url: str,
     keys: dict[str, str],
@@ -244,6 +260,8 @@ async def run_pcm_k(
                 for name, n in (await run_jobs(c, jobs, at)).items():
                     ingest_stats["jobs"][name] = ingest_stats["jobs"].get(name, 0) + n
                 await settle(c)
+                facts = await distilled_facts(c, by_id)
+                ingest_stats["facts"] = ingest_stats.get("facts", 0) + facts
             for q in progress(conv.questions, quiet, desc=f"k={k} {conv.sample_id}", leave=False):
                 t = time.perf_counter()
                 r = await c.post("/v1/recall", json={"query": q.question, "k": k, "now": now})

@@ -796,7 +796,7 @@ async def test_created_before_keeps_newer_memories_out_of_every_slot(
 async def test_openapi_describes_the_store_result(client_a: httpx.AsyncClient) -> None:
     schema = (await client_a.get("/openapi.json")).json()["components"]["schemas"]
     result = schema["StoreResult"]
-    assert set(result["properties"]) == {"id", "status", "reason"}
+    assert set(result["properties"]) == {"id", "status", "reason", "salience"}
     assert "skipped" in result["properties"]["status"]["enum"]
     assert {"/v1/governance", "/v1/stats"} <= set(
         (await client_a.get("/openapi.json")).json()["paths"]

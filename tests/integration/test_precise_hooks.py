@@ -17,7 +17,9 @@ from tests.integration.test_hooks import base_env, common, context_of, hook
 RUN = uuid.uuid4().hex[:8]
 ANSWER = f"The staging database of {RUN} moved to the db-stage-07 host in Frankfurt."
 OTHERS = f"The staging database of {RUN} moved to db-other-99, says someone else."
-QUESTION = "Where did the staging database move to?"
+# It says something new besides the question, so the predictive capture gate keeps it (a
+# bare question that stored memories answer is predicted by them, and skipped).
+QUESTION = "Where did the staging database move to? The failover drill on Friday needs it."
 
 
 async def test_prompt_hook_recalls_precisely_for_the_os_user_and_project(

@@ -120,6 +120,8 @@ class StoreResult(Answer):
     id: str | None
     status: StoreStatus
     reason: str | None = None
+    # An automatic capture's salience (the predictive capture gate), kept or skipped.
+    salience: float | None = None
 
 
 class BatchOut(Answer):

@@ -114,10 +114,14 @@ class StoreResult(BaseModel):
     # None only for a skipped capture (nothing stored).
     id: str | None
     status: Literal["created", "reinforced", "merged", "redacted", "skipped"]
-    # Why a capture was skipped: `capture_gate` (predictable chatter) or `capture_mode`
-    # (the scope's policy keeps no automatic captures). Absent from other results, which
+    # Why a capture was skipped: `capture_gate` (predictable chatter), `low_salience`
+    # (the predictive gate: buffered for consolidation) or `capture_mode` (the scope's
+    # policy keeps no automatic captures). Absent from other results, which
     # keep the contract's `{id, status}`.
     reason: str | None = Field(default=None, exclude_if=lambda v: v is None)
+    # An automatic capture the predictive gate judged (`low_salience` when it skipped
+    # it): its prediction error in [0, 1]. Absent from explicit stores.
+    salience: float | None = Field(default=None, exclude_if=lambda v: v is None)
 
 
 class BatchOut(BaseModel):

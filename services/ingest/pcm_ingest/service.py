@@ -12,6 +12,7 @@ from dataclasses import dataclass, replace
 from datetime import datetime
 from typing import Any
 
+from pcm_common.domain import salience as sal
 from pcm_common.domain import visibility
 from pcm_common.domain.capture import predictable
 from pcm_common.domain.clock import as_utc, utcnow
@@ -31,9 +32,10 @@ from pcm_common.models.affect import classify
 from pcm_common.ports import WritePorts
 from pcm_common.runtime.telemetry import MEMORIES_WRITTEN, get_logger
 from pcm_common.stores.redis.governance import GovernanceStore
-from pcm_common.stores.redis.keys import TENANTS, copy_lock
+from pcm_common.stores.redis.keys import TENANTS, copy_lock, last_write
 from pcm_common.stores.redis.locks import KeyLocks
 from pcm_common.stores.vectors import Filter, ScoredPoint
+from pcm_ingest.capture_gate import build_gate, with_salience
 from pcm_ingest.derive import Derived
 from pcm_ingest.episodes import EpisodeAssigner
 from pcm_ingest.firewall import SecretDetected
@@ -119,6 +121,7 @@ class IngestService:
             ports.vectors, settings.near_duplicate_cos, settings.near_duplicate_lookups
         )
         self.writer = WriteExecutor(ports, episodes)
+        self.capture_gate = build_gate(ports, settings)
 
     def edits(self) -> MemoryEdits:
         """Reads and edits of the stored memories, screened by this service's firewall
@@ -206,29 +209,61 @@ class IngestService:
         order; a skipped capture's result has no id. With a `plan` (an Idempotency-Key) the
         new memories' ids and the clock are the plan's, so a replay changes nothing."""
         skipped = await self.admit(tenant, items)
+        salience = await self._salience(tenant, items, skipped, plan)
+        for i, s in salience.items():
+            if not s.keeps(self.settings.capture_salience_threshold):
+                skipped[i] = "low_salience"
         ids = [plan.memory_id(tenant, i) if plan else None for i in range(len(items))]
+        values = {i: s.value for i, s in salience.items()}
         if not skipped:
-            return await self._store(tenant, items, ids, plan)
+            return with_salience(await self._store(tenant, items, ids, plan, values), values)
         kept = [i for i in range(len(items)) if i not in skipped]
         out = [
-            StoreResult(id=None, status="skipped", reason=skipped[i]) if i in skipped else None
+            StoreResult(id=None, status="skipped", reason=skipped[i], salience=values.get(i))
+            if i in skipped
+            else None
             for i in range(len(items))
         ]
         if kept:
             try:
                 stored = await self._store(
-                    tenant, [items[i] for i in kept], [ids[i] for i in kept], plan
+                    tenant,
+                    [items[i] for i in kept],
+                    [ids[i] for i in kept],
+                    plan,
+                    {n: values[i] for n, i in enumerate(kept) if i in values},
                 )
             except SecretDetected as exc:  # name the items by their place in the request
                 for bad in exc.items:
                     bad["index"] = kept[int(str(bad["index"]))]
                 raise
             for i, result in zip(kept, stored, strict=True):
-                out[i] = result
+                out[i] = result.model_copy(update={"salience": values.get(i)})
         for r in out:
             if r is not None and r.status == "skipped":
                 MEMORIES_WRITTEN.labels(r.status).inc()
         return [r for r in out if r is not None]
+
+    async def _salience(
+        self, tenant: str, items: list[MemoryIn], skipped: dict[int, str], plan: WritePlan | None
+    ) -> dict[int, sal.Salience]:
+        """The predictive gate's salience of the automatic captures the word list and the
+        capture mode let through (`capture_gate`)."""
+        if self.capture_gate is None:
+            return {}
+        which = [
+            i for i, item in enumerate(items) if i not in skipped and is_automatic(item.source)
+        ]
+        if not which:
+            return {}
+        now = plan.now if plan else utcnow()
+        judged = await self.capture_gate.judge(tenant, items, which, now, self._screen_texts)
+        return {i: j.salience for i, j in judged.items()}
+
+    async def _screen_texts(self, texts: list[str]) -> list[str | None]:
+        """Texts as the firewall lets them be kept (None: blocked)."""
+        screened, _, _ = await self.screens.screen_request(texts, [], [])
+        return [None if s.blocked else s.text for s in screened]
 
     async def _store(
         self,
@@ -236,9 +271,10 @@ class IngestService:
         items: list[MemoryIn],
         ids: list[str | None],
         plan: WritePlan | None,
+        salience: dict[int, float] | None = None,
     ) -> list[StoreResult]:
         async with self._turn(tenant, items):
-            return await self._store_turn(tenant, items, ids, plan)
+            return await self._store_turn(tenant, items, ids, plan, salience or {})
 
     def _turn(self, tenant: str, items: list[MemoryIn]) -> AbstractAsyncContextManager[None]:
         """A large request waits for one of its tenant's turns (`tenant_gates`)."""
@@ -252,9 +288,13 @@ class IngestService:
         items: list[MemoryIn],
         ids: list[str | None],
         plan: WritePlan | None,
+        salience: dict[int, float],
     ) -> list[StoreResult]:
         items, redacted = await self.screen(tenant, items)
-        await self.ports.redis.sadd(TENANTS, tenant)
+        async with self.ports.redis.pipeline(transaction=False) as pipe:
+            pipe.sadd(TENANTS, tenant)
+            pipe.set(last_write(tenant), f"{time.time():.3f}")  # the sweeper's idle trigger
+            await pipe.execute()
         # (text hash, scope, workspace, project, user): a copy is a repeat in the same scope
         # and of the same user only. Each is locked from the lookup of a stored copy until
         # this request stored or reinforced it (`stores.redis.locks`: parallel copies made two).
@@ -262,7 +302,7 @@ class IngestService:
             (text_hash(item.text), *visibility.owner(_owner_fields(item))) for item in items
         ]
         async with self.locks.hold(copy_lock(tenant, k) for k in keys):
-            return await self._store_screened(tenant, items, redacted, keys, ids, plan)
+            return await self._store_screened(tenant, items, redacted, keys, ids, plan, salience)
 
     async def _store_screened(
         self,
@@ -272,6 +312,7 @@ class IngestService:
         keys: list[CopyKey],
         ids: list[str | None],
         plan: WritePlan | None,
+        salience: dict[int, float],
     ) -> list[StoreResult]:
         """Plan the request (`plan.plan_writes`) from what the stores hold, then carry the
         plan out (`writer.WriteExecutor`)."""
@@ -293,7 +334,7 @@ class IngestService:
             tenant,
             decisions,
             stored={p.id: p for p in found.values()},
-            new=self._new_memories(tenant, items, ids, fresh, decisions, now),
+            new=self._new_memories(tenant, items, ids, fresh, decisions, now, salience),
             at=[as_utc(item.created_at or now) for item in items],
             redacted=frozenset(redacted),
             # A replay: repeats the first try recorded stay one.
@@ -322,6 +363,7 @@ class IngestService:
         fresh: _Fresh,
         decisions: list[WriteDecision],
         now: datetime,
+        salience: dict[int, float],
     ) -> dict[int, NewMemory]:
         """The memory each item that may be created would become (`WriteBatch.new`)."""
         seq_base = time.time_ns() // 1000 * 1000  # room for 1,000 items per microsecond
@@ -336,6 +378,7 @@ class IngestService:
                     fresh.affects.get(i),
                     memory_id=ids[i],
                     inferred=fresh.derived.tiers.get(i),
+                    salience=salience.get(i),
                 ),
                 vec,
                 fresh.derived.sparse[i],
@@ -371,9 +414,13 @@ class IngestService:
         affect: Affect | None = None,
         memory_id: str | None = None,
         inferred: str | None = None,
+        salience: float | None = None,
     ) -> MemoryRecord:
         created = as_utc(item.created_at) if item.created_at else now
         importance = item.importance or Importance(inferred or Importance.NORMAL.value)
+        s_ref = initial_strength(importance.value, item.pinned)
+        if salience is not None and not item.pinned:  # a kept capture: as salient, as strong
+            s_ref = sal.strength_with(s_ref, salience, self.settings.capture_salience_threshold)
         return MemoryRecord(
             id=memory_id or str(uuid.uuid4()),
             tenant=tenant,
@@ -389,12 +436,13 @@ class IngestService:
             seq=seq,
             importance=importance,
             pinned=item.pinned,
-            strength=Strength(s_ref=initial_strength(importance.value, item.pinned), t_ref=created),
+            strength=Strength(s_ref=s_ref, t_ref=created),
             episode=item.episode,
             source=item.source,
             affect=affect or Affect(),
             graph=GraphInfo(),
             metadata=item.metadata,
+            salience=salience,
         )
 
     async def _by_hashes(
@@ -407,7 +455,8 @@ class IngestService:
         wanted = sorted(set(hashes))
         if not wanted:
             return found
-        flt = Filter(must={"text_hash": wanted}, must_not={"state": "superseded"})
+        # A distilled fact (derived) is no stored copy of a raw statement.
+        flt = Filter(must={"text_hash": wanted}, must_not={"state": "superseded", "kind": "fact"})
         offset: str | None = None
         while True:
             page, offset = await self.ports.vectors.scroll(

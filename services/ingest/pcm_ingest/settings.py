@@ -1,3 +1,7 @@
+from typing import Any
+
+from pydantic import Field
+
 from pcm_common.firewall.settings import FirewallSettings
 
 
@@ -34,6 +38,24 @@ class IngestSettings(FirewallSettings):
     # ("sounds good", "try again") are skipped (pcm_common.domain.capture); explicit
     # stores never are. Off: every capture is stored.
     capture_gate: bool = True
+    # The predictive gate behind it (pcm_ingest.capture_gate, domain.salience): a hook
+    # capture that passed the word list is skipped when its prediction error against the
+    # session's recent captures, the nearest memories of its owner and a coding session's
+    # generic prior is below the threshold; skipped ones wait in a Redis buffer for
+    # `capture_buffer_ttl_s` (consolidation distils them). Off: the word list alone.
+    # Why these values: docs/decisions/0051-predictive-capture-gate.md.
+    capture_salience: bool = True
+    capture_salience_threshold: float = Field(0.45, ge=0.0, le=1.0)
+    capture_neighbours: int = Field(3, ge=0, le=20)
+    capture_context_size: int = Field(8, ge=0, le=50)
+    capture_context_ttl_s: float = Field(7200.0, gt=0)
+    capture_buffer_ttl_s: float = Field(86400.0, ge=0)
+    capture_buffer_max: int = Field(2000, ge=1)
+    # A litellm chat model that predicts the next capture from the session's context
+    # (empty: none); its options (api_base, api_key, mock_response, ...) as JSON.
+    capture_predict_model: str = ""
+    capture_predict_options: dict[str, Any] = Field(default_factory=dict)
+    capture_predict_timeout_s: float = Field(5.0, gt=0)
     # Valence, arousal and complexity of each memory (pcm_common.models.affect), for
     # state-dependent recall; off: stored as 0, 0, 0 (neutral).
     affect_tags: bool = True

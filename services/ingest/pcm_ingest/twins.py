@@ -51,6 +51,8 @@ class TwinFinder:
                 # copy does), instead of storing the same event twice.
                 must={"state": ["active", "archived"], **visibility.peers(owners[i])},
                 should=[key, {FIGURES_KEY: None}] if legacy else [key],
+                # A distilled fact is derived: a raw statement is stored beside it.
+                must_not={"kind": "fact"},
             )
             limit = _TWIN_HITS if legacy else 1
             return SearchQuery(tenant, vectors[i], limit=limit, flt=flt, min_score=self.min_cos)

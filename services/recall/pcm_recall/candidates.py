@@ -30,13 +30,12 @@ def visibility(req: RecallIn, include_archived: bool) -> Filter:
             None,
             math.nextafter(as_utc(req.created_before).timestamp(), -math.inf),
         )
-    # Episode records are returned whole through their seeds, not as competing candidates.
-    return Filter(
-        must=must, should=seen.should, must_not={"source": "consolidation"}, ranges=ranges
-    )
+    # Episode records are returned whole through their seeds, not as competing candidates
+    # (distilled facts, `kind: "fact"`, compete as any memory does).
+    return Filter(must=must, should=seen.should, must_not={"kind": "episode"}, ranges=ranges)
 
 
-NOT_EPISODE_RECORDS = Filter(must_not={"source": "consolidation"})
+NOT_EPISODE_RECORDS = Filter(must_not={"kind": "episode"})
 
 
 def created_within(flt: Filter, span: tuple[datetime, datetime]) -> Filter | None:

@@ -13,34 +13,27 @@ import asyncio
 import contextlib
 import math
 import uuid
-from collections import defaultdict
 from collections.abc import Awaitable, Callable
 from datetime import datetime, timedelta
 
-from pcm_common.domain import affect
-from pcm_common.domain import consolidation as cons
 from pcm_common.domain.clock import utcnow
 from pcm_common.domain.memory import (
-    GraphInfo,
-    Importance,
     MemoryRecord,
     Source,
-    Strength,
-    Surprisal,
-    text_hash,
 )
 from pcm_common.domain.strength import should_demote
 from pcm_common.messaging.bus import trim_dead_letters, trim_processed
-from pcm_common.messaging.events import STREAM_WRITTEN, MemoryChanged, MemoryWritten
-from pcm_common.messaging.outbox import owe, pay, publish_owed
+from pcm_common.messaging.events import STREAM_WRITTEN, MemoryWritten
+from pcm_common.messaging.outbox import publish_owed
 from pcm_common.models.sparse import encode_document
 from pcm_common.ports import SweeperPorts
 from pcm_common.runtime.telemetry import JOB_RUNS, get_logger
-from pcm_common.stores.redis import keys, scripts, tombstones
+from pcm_common.stores.redis import keys, scripts
 from pcm_common.stores.redis.job_runs import Trigger
 from pcm_common.stores.redis.locks import release
 from pcm_common.stores.vectors import Filter, ScoredPoint, VectorPoint, usable_vector
 from pcm_sweeper.archiving import archive, restore
+from pcm_sweeper.consolidation import Consolidation
 from pcm_sweeper.governance import Governance
 from pcm_sweeper.graph_repair import remove_orphan_facts, republish_unextracted
 from pcm_sweeper.judging import Judging
@@ -54,7 +47,6 @@ Job = Callable[[str, datetime], Awaitable[int]]
 # The loops' heartbeat names (/healthz names a stalled one).
 SCHEDULER = "scheduler"
 OUTBOX = "outbox"
-_IMPORTANCE_ORDER = {Importance.LOW: 0, Importance.NORMAL: 1, Importance.HIGH: 2}
 
 
 class Jobs:
@@ -64,6 +56,7 @@ class Jobs:
         # name -> (job, scheduled interval in seconds)
         self.judging = Judging(res, settings)
         self.governance = Governance(res)
+        self.consolidation = Consolidation(res, settings)
         self.jobs: dict[str, Job] = {
             "demotion": self.demote,
             "consolidation": self.consolidate,
@@ -200,6 +193,10 @@ class Jobs:
                 except Exception as exc:  # Redis away: the tick is retried at the next one
                     JOB_RUNS.labels(name, "failed").inc()
                     log.error("job_failed", job=name, error=repr(exc))
+            try:
+                await self.run_idle()
+            except Exception as exc:  # tried again at the next tick
+                log.error("job_failed", job="consolidation", trigger="idle", error=repr(exc))
             if self.settings.stream_trim:
                 self.res.heartbeats.beat(SCHEDULER)
                 try:
@@ -211,6 +208,28 @@ class Jobs:
                         log.info("streams_trimmed", dropped=dropped, dead_letters=dead)
                 except Exception as exc:  # tried again at the next tick
                     log.error("stream_trim_failed", error=repr(exc))
+
+    async def run_idle(self) -> int:
+        """Consolidation for each tenant quiet for `consolidation_idle_s` since its last
+        write (`keys.last_write`), once per such quiet spell (`keys.idle_consolidated`)."""
+        idle_s = self.settings.consolidation_idle_s
+        if idle_s <= 0:
+            return 0
+        done = 0
+        now = utcnow()
+        for tenant in await self.tenants():
+            self.res.heartbeats.beat(SCHEDULER)
+            last = await self.res.redis.get(keys.last_write(tenant))
+            if last is None or now.timestamp() - float(last) < idle_s:
+                continue
+            mark = keys.idle_consolidated(tenant)
+            if await self.res.redis.get(mark) == last:
+                continue
+            changed = await self._run_locked("consolidation", tenant, now, "idle")
+            if changed is not None:
+                await self.res.redis.set(mark, last)
+                done += changed
+        return done
 
     # ---- demotion ------------------------------------------------------------------------
 
@@ -250,149 +269,10 @@ class Jobs:
         (`pcm_common.stores.redis.strength_overlay`); `now` plays no part."""
         return await self.res.vectors.fold_strengths(tenant)
 
-    # ---- consolidation -------------------------------------------------------------------
+    # ---- consolidation (`pcm_sweeper.consolidation`) -------------------------------------
 
     async def consolidate(self, tenant: str, now: datetime) -> int:
-        """One episode record per qualifying episode (pcm_common.domain.consolidation):
-        created, rewritten when its sources changed, removed when fewer than the minimum
-        sources remain (a source was deleted or superseded). Sources are never touched."""
-        s = self.settings
-        groups, sources, records = await self._episode_groups(tenant)
-        changed = 0
-        wanted: set[str] = set()
-        for key, members in groups.items():
-            rid = cons.record_id(tenant, key)
-            if len(members) >= s.consolidation_min_members:
-                wanted.add(rid)  # keep an existing record while its episode is still growing
-            if not cons.qualifies(
-                members,
-                now,
-                min_members=s.consolidation_min_members,
-                settle=timedelta(hours=s.consolidation_settle_h),
-            ):
-                continue
-            existing = records.get(rid)
-            if existing is not None and cons.is_current(
-                existing.payload.get("metadata", {}).get("sources"),
-                existing.payload.get("text"),
-                members,
-            ):
-                continue
-            await self._write_record(tenant, rid, key, members, sources, existing, now)
-            changed += 1
-        return changed + await self._drop_records(
-            tenant, [rid for rid in records if rid not in wanted]
-        )
-
-    async def _episode_groups(
-        self, tenant: str
-    ) -> tuple[
-        dict[cons.GroupKey, list[cons.Member]], dict[str, MemoryRecord], dict[str, ScoredPoint]
-    ]:
-        """The tenant's consolidation candidates grouped by episode and owner, the candidate
-        records by id, and the existing episode records by id."""
-        groups: dict[cons.GroupKey, list[cons.Member]] = defaultdict(list)
-        sources: dict[str, MemoryRecord] = {}
-        records: dict[str, ScoredPoint] = {}
-        async for points in self.res.vectors.pages(tenant):
-            for p in points:
-                rec = MemoryRecord.from_payload(p.payload)
-                if rec.source == Source.CONSOLIDATION:
-                    records[p.id] = p
-                    continue
-                if not cons.is_candidate(
-                    source=rec.source.value,
-                    state=rec.state.value,
-                    pinned=rec.pinned,
-                    episode=rec.episode,
-                ):
-                    continue
-                assert rec.episode is not None
-                key = cons.GroupKey(
-                    episode=rec.episode,
-                    user_id=rec.user_id,
-                    scope=rec.scope.value,
-                    workspace=rec.workspace or "",
-                    project=rec.project or "",
-                )
-                groups[key].append(cons.Member(id=rec.id, text=rec.text, created_at=rec.created_at))
-                sources[rec.id] = rec
-        return groups, sources, records
-
-    async def _drop_records(self, tenant: str, stale: list[str]) -> int:
-        """Episode records no episode wants any more, deleted (tombstoned, and announced
-        through the outbox); how many."""
-        if not stale:
-            return 0
-        await tombstones.record(self.res.redis, tenant, stale)
-        gone = [MemoryChanged(tenant=tenant, memory_id=rid, change="deleted") for rid in stale]
-        await owe(self.res.redis, gone)  # made up for if the publish fails (outbox)
-        await self.res.vectors.delete(tenant, stale)
-        await pay(self.res, gone)
-        return len(stale)
-
-    async def _write_record(
-        self,
-        tenant: str,
-        rid: str,
-        key: cons.GroupKey,
-        members: list[cons.Member],
-        sources: dict[str, MemoryRecord],
-        existing: ScoredPoint | None,
-        now: datetime,
-    ) -> None:
-        text = cons.render(members)
-        ids = cons.source_ids(members)
-        recs = [sources[i] for i in ids]
-        if existing is not None:
-            # The record has its own life (recalls reinforced it): only its content changes.
-            rec = MemoryRecord.from_payload(existing.payload)
-            rec.version += 1
-        else:
-            rec = MemoryRecord(
-                id=rid,
-                tenant=tenant,
-                user_id=key.user_id,
-                scope=recs[0].scope,
-                workspace=key.workspace,
-                project=key.project,
-                text=text,
-                text_hash=text_hash(text),
-                created_at=cons.first_created(members),
-                ingested_at=now,
-                strength=self._initial_strength(recs, now),
-                episode=key.episode,
-                source=Source.CONSOLIDATION,
-            )
-        _fill_record(rec, text, members, recs, ids, now)
-        vec = await self.res.embedder.embed_one(text)
-        await self.res.vectors.upsert(
-            [
-                VectorPoint(
-                    id=rid, vector=vec, payload=rec.to_payload(), sparse=encode_document(text)
-                )
-            ]
-        )
-        log.info(
-            "episode_consolidated",
-            tenant=tenant,
-            memory_id=rid,
-            episode=key.episode,
-            sources=len(ids),
-            version=rec.version,
-        )
-
-    @staticmethod
-    def _initial_strength(recs: list[MemoryRecord], now: datetime) -> Strength:
-        """As strong as its strongest source is now, with its savings (n)."""
-        current = [r.strength.at(now) for r in recs]
-        recalled = [r.strength.last_recalled_at for r in recs if r.strength.last_recalled_at]
-        return Strength(
-            s_ref=max(current),
-            t_ref=now,
-            n=max(r.strength.n for r in recs),
-            last_recalled_at=max(recalled) if recalled else None,
-        )
+        return await self.consolidation.run(tenant, now)
 
     # ---- repair --------------------------------------------------------------------------
 
@@ -468,28 +348,3 @@ def _demotable(p: ScoredPoint, now: datetime) -> bool:
     return should_demote(
         st.at(now), st.last_recalled_at, st.t_ref, now, rec.pinned, ingested_at=rec.ingested_at
     )
-
-
-def _fill_record(
-    rec: MemoryRecord,
-    text: str,
-    members: list[cons.Member],
-    recs: list[MemoryRecord],
-    ids: list[str],
-    now: datetime,
-) -> None:
-    """An episode record's content from its sources (`recs`, whose ids are `ids`)."""
-    rec.text, rec.text_hash = text, text_hash(text)
-    rec.created_at = cons.first_created(members)
-    rec.importance = max((r.importance for r in recs), key=_IMPORTANCE_ORDER.__getitem__)
-    rec.figures = list(dict.fromkeys(f for r in recs for f in r.figures))
-    rec.affect = affect.blend([r.affect for r in recs])
-    rec.metadata = {**rec.metadata, "sources": ids, "consolidated_at": now.isoformat()}
-    # A derived record: the graph already holds its sources' facts, and surprisal is
-    # judged per source, so neither stage should process (or repair) it.
-    rec.graph = GraphInfo(
-        extracted=True,
-        entities=sorted({e for r in recs for e in r.graph.entities}),
-        extracted_at=now,
-    )
-    rec.surprisal = Surprisal(judged_at=now)

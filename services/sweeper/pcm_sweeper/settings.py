@@ -1,3 +1,5 @@
+from typing import Any
+
 from pydantic import Field
 
 from pcm_common.firewall.settings import FirewallSettings
@@ -56,6 +58,18 @@ class SweeperSettings(FirewallSettings):
     # Consolidation (pcm_common.domain.consolidation).
     consolidation_min_members: int = 3
     consolidation_settle_h: float = 6.0
+    # Consolidation also runs for a tenant that has written nothing for this long since
+    # its last write (checked at each scheduler tick; 0: off), besides its hourly slot and
+    # the hooks' PreCompact and Stop (`POST /v1/jobs/consolidation`).
+    consolidation_idle_s: float = 900.0
+    # Facts distilled from settled episodes and skipped captures (pcm_sweeper.distil): by
+    # the LLM when PCM_EXTRACTOR=llm (PCM_EXTRACTION_MODEL; `distil_llm_options` go to
+    # litellm as they are), else the graph extractor's relations as sentences. A fact at or
+    # above `distil_duplicate_cos` to a stored fact of its owner adds its sources there.
+    distil: bool = True
+    distil_duplicate_cos: float = 0.92
+    distil_llm_options: dict[str, Any] = Field(default_factory=dict)
+    distil_timeout_s: float = 60.0
 
     # Surprisal judging (pcm_sweeper.judging): `local` (rules + statistics, default) or `llm`.
     surprisal_judge: str = "local"

@@ -33,7 +33,7 @@ from pcm_common.messaging.events import MemoryChanged
 from pcm_common.messaging.outbox import owe, pay_or_leave_owed
 from pcm_common.runtime.resources import Resources
 from pcm_common.runtime.telemetry import get_logger
-from pcm_common.stores.redis import fields, keys
+from pcm_common.stores.redis import capture_buffer, fields, keys
 from pcm_common.stores.redis.tombstones import record as tombstone
 from pcm_common.stores.vectors import Filter
 
@@ -125,6 +125,7 @@ class Erasure:
         await self._count(key, "stream_entries", await scrub_streams(self.res.redis, ids, asker))
         episode_keys = [_s(k) for k in await self.res.redis.smembers(keys.erasure_owners(key))]
         removed = await scrub_keys(self.res.redis, tenant, ids, episode_keys)
+        removed += await capture_buffer.scrub(self.res.redis, tenant, asker.asked)
         await self._count(key, "redis_keys", removed)
         # Once more after the streams are clean: an extraction or a judgment that was under
         # way wrote facts or routine entries of an erased memory after the first pass.

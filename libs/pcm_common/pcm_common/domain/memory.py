@@ -128,6 +128,14 @@ class MemoryRecord(BaseModel):
     superseded_by: str | None = None
     repeats: list[datetime] = Field(default_factory=list)
     metadata: dict[str, Any] = Field(default_factory=dict)
+    # An automatic capture's prediction error when the capture gate kept it
+    # (`domain.salience`); None for explicit stores.
+    salience: float | None = None
+    # What a derived record is: `episode` (an episode record) or `fact` (distilled by
+    # consolidation, `domain.distil`); None for a memory as written. `sources`: the
+    # memories (and skipped captures) a fact was distilled from.
+    kind: str | None = None
+    sources: list[str] = Field(default_factory=list)
 
     def to_payload(self) -> dict[str, Any]:
         """JSON-safe payload; the creation time as epoch seconds too, for range filters,

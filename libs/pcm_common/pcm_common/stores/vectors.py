@@ -34,6 +34,7 @@ KEYWORD_INDEXES = (
     "surprisal.family_ids",  # anomaly flags find families of recalled memories by this
     "time_keys",  # "created before" as keyword conditions (`domain.time_keys`)
     "figures_key",  # near duplicates state the same figures (`domain.figures`)
+    "kind",  # episode records and distilled facts (`domain.memory.MemoryRecord.kind`)
 )
 BOOL_INDEXES = ("pinned", "graph.extracted")
 FLOAT_INDEXES = ("created_ts", "strength.s_ref", "surprisal.score")

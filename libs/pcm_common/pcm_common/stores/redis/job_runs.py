@@ -23,13 +23,13 @@ KEEP = 10
 # An error is kept to its start: a stack of nested messages says nothing more on a page.
 ERROR_CHARS = 300
 
-Trigger = Literal["schedule", "request"]
+Trigger = Literal["schedule", "request", "idle"]
 Outcome = Literal["ok", "failed"]
 
 
 class JobRun(BaseModel):
     job: str
-    trigger: Trigger  # the scheduler, or `POST /v1/jobs/{name}`
+    trigger: Trigger  # the scheduler, `POST /v1/jobs/{name}`, or a quiet tenant (idle)
     started_at: datetime
     finished_at: datetime
     duration_ms: float

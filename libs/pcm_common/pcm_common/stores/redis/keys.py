@@ -237,3 +237,36 @@ def episode_stream(
     parts = "\x1f".join([scope, workspace or "", project or "", user_id or ""])
     digest = hashlib.sha256(parts.encode()).hexdigest()[:24]
     return f"pcm:episode:{tenant}:{digest}"
+
+
+# ---- the capture gate (`capture_buffer`) --------------------------------------------------
+
+
+def capture_context(tenant: str, stream: str) -> str:
+    """List, newest first, with a TTL: a session's recent automatic captures as JSON
+    (text and vector), the context the capture gate predicts the next one from. `stream`
+    is a digest of the session id and the owner (`capture_buffer.stream_of`)."""
+    return f"pcm:capctx:{tenant}:{stream}"
+
+
+def capture_buffer(tenant: str) -> str:
+    """Sorted set: the automatic captures the gate skipped, as JSON, scored by the time
+    they expire; consolidation distils facts from them (`capture_buffer`)."""
+    return f"pcm:capbuf:{tenant}"
+
+
+def distilled(tenant: str) -> str:
+    """Hash: episode record id -> digest of the member ids consolidation last distilled
+    facts from (`pcm_sweeper.distil`): an episode is distilled again only when it changed."""
+    return f"pcm:distilled:{tenant}"
+
+
+def last_write(tenant: str) -> str:
+    """String: epoch seconds of the tenant's last write (ingest), for the sweeper's
+    consolidation on idle (`PCM_CONSOLIDATION_IDLE_S`)."""
+    return f"pcm:lastwrite:{tenant}"
+
+
+def idle_consolidated(tenant: str) -> str:
+    """String: the `last_write` value after which the idle consolidation last ran."""
+    return f"pcm:job:idle:consolidation:{tenant}"

@@ -14,6 +14,7 @@ from pcm_common.domain.memory import Affect
 from pcm_common.messaging.events import STREAM_RECALLED, MemoryRecalled, RecalledItem
 from pcm_common.models.affect import classify
 from pcm_common.models.rerank import build_reranker
+from pcm_common.models.urgency import UrgencyPrototypes
 from pcm_common.models.sparse import encode_query
 from pcm_common.ports import RecallPorts
 from pcm_common.runtime.telemetry import get_logger
@@ -45,6 +46,7 @@ class RecallService:
         self.context = EpisodeContext(res, settings)
         self.flags = RecallFlags(res, settings)
         self.associator = Associator(res, settings)
+        self.urgency = UrgencyPrototypes(res.embedder)
         self.linker = (
             GraphLinker(
                 res.graph,
@@ -107,7 +109,7 @@ class RecallService:
             if self.settings.flags_enabled
             else None
         )
-        ranked, mood, charge = await self._rank(req, hits, graph, now, k, timer)
+        ranked, mood, charge = await self._rank(req, qvec, hits, graph, now, k, timer)
         timer.lap("score")
         shown_texts: set[str] = set()
         top = await self._situational(tenant, req, ranked, k, shown_texts)
@@ -203,6 +205,7 @@ class RecallService:
     async def _rank(
         self,
         req: RecallIn,
+        qvec: list[float],
         hits: list[ScoredPoint],
         graph: GraphLinks,
         now: datetime,
@@ -214,15 +217,34 @@ class RecallService:
         and charge."""
         rel = await self.ranker.relevance(req.query, hits, timer)
         mood = classify(req.query) if self.settings.affect_weight > 0 else None
-        charge = affect.charge(mood, self.settings.affect_min_charge) if mood is not None else None
+        state = await self._state(req.query, qvec, mood)
+        charge = (
+            affect.charge(state, self.settings.affect_min_charge) if state is not None else None
+        )
         # Only a charged query's state counts (decided once, not per candidate).
-        charged = mood if charge else None
+        charged = state if charge else None
         ranked = self.ranker.score(hits, rel, now, req, graph.links, charged)
         if req.precision == "precise":
             head = ranked[:k]
             keep = precise_cut.kept([c.score for c in head], [c.hit.score for c in head], self.rule)
             ranked = [head[i] for i in keep]
         return ranked, mood, charge
+
+    async def _state(self, query: str, qvec: list[float], mood: Affect | None) -> Affect | None:
+        """The query's state for state-dependent recall: its tags with arousal raised to
+        its urgency (`affect.urgency`: word cues or closeness to urgent situations), so
+        that only urgency charges; or the tags as they are with the prototypes off."""
+        s = self.settings
+        if mood is None or not s.affect_urgency_prototypes:
+            return mood
+        level = affect.urgency(
+            mood.arousal,
+            await self.urgency.margin(qvec),
+            offset=s.affect_urgency_offset,
+            span=s.affect_urgency_span,
+            looks_back=affect.retrospective(query),
+        )
+        return affect.urgent_state(mood, level)
 
     async def _situational(
         self, tenant: str, req: RecallIn, ranked: list[Candidate], k: int, shown_texts: set[str]

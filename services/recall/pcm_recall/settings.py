@@ -39,6 +39,14 @@ class RecallSettings(PcmSettings, RerankerSettings):
     # Why gated: docs/decisions/0014-affect-gate.md.
     affect_weight: float = 0.2
     affect_min_charge: float = 0.5
+    # Which queries are charged (issue 36 item 7): urgency only, the higher of the word
+    # cues' arousal and the query's closeness to urgent rather than calm situations
+    # (`affect.urgency`: a prototype margin of `affect_urgency_offset` reads as the 0.5
+    # threshold, `offset + span` as 1). False: the earlier rule (arousal or complexity from
+    # the words alone). Why: docs/decisions/0052-associative-recall.md.
+    affect_urgency_prototypes: bool = True
+    affect_urgency_offset: float = 0.12
+    affect_urgency_span: float = Field(0.2, gt=0.0)
     # Associative recall (`mode: "associative"`, pcm_common.domain.association): energy
     # from the best `associative_seeds` memories (the best 1.0, the others by their score)
     # spreads over similarity (cosine >= `associative_min_cos`, `associative_similar` a

@@ -218,6 +218,11 @@ def retrieved_dias(body: dict[str, Any], by_id: dict[str, set[str]]) -> set[str]
     return got
 
 
+def associated_dias(body: dict[str, Any], by_id: dict[str, set[str]]) -> set[str]:
+    """The turns of the answer's associations (associative recall)."""
+    return {d for a in body.get("associations", []) for d in by_id.get(a["memory_id"], set())}
+
+
 async def run_pcm_k(
     url: str,
     keys: dict[str, str],
@@ -226,8 +231,12 @@ async def run_pcm_k(
     settle_each: bool,
     quiet: bool,
     jobs: Sequence[str] = (),
+    mode: str = "focused",
 ) -> tuple[list[Record], dict[str, Any]]:
+    """`mode` other than focused is sent as the recall's `mode` (`bench.associative`), and
+    each record also holds the evidence recall with the answer's associations added."""
     records: list[Record] = []
+    extra = {} if mode == "focused" else {"mode": mode}
     ingest_stats: dict[str, Any] = {"turns": 0, "seconds": 0.0, "statuses": {}, "jobs": {}}
     for conv in convs:
         async with client(url, keys[conv.sample_id]) as c:
@@ -246,7 +255,9 @@ async def run_pcm_k(
                 await settle(c)
             for q in progress(conv.questions, quiet, desc=f"k={k} {conv.sample_id}", leave=False):
                 t = time.perf_counter()
-                r = await c.post("/v1/recall", json={"query": q.question, "k": k, "now": now})
+                r = await c.post(
+                    "/v1/recall", json={"query": q.question, "k": k, "now": now, **extra}
+                )
                 latency = (time.perf_counter() - t) * 1000
                 body = check(r)
                 got = retrieved_dias(body, by_id)
@@ -269,6 +280,10 @@ async def run_pcm_k(
                         "missed": sorted(set(q.evidence) - got),
                     }
                 )
+                if extra:
+                    added = associated_dias(body, by_id)
+                    records[-1]["recall_assoc"] = evidence_recall(q.evidence, got | added)
+                    records[-1]["n_assoc"] = len(body.get("associations", []))
                 if settle_each:
                     await settle(c)
     s = ingest_stats["seconds"]

@@ -14,8 +14,8 @@ from pcm_common.domain.memory import Affect
 from pcm_common.messaging.events import STREAM_RECALLED, MemoryRecalled, RecalledItem
 from pcm_common.models.affect import classify
 from pcm_common.models.rerank import build_reranker
-from pcm_common.models.urgency import UrgencyPrototypes
 from pcm_common.models.sparse import encode_query
+from pcm_common.models.urgency import UrgencyPrototypes
 from pcm_common.ports import RecallPorts
 from pcm_common.runtime.telemetry import get_logger
 from pcm_common.stores.vectors import Filter, ScoredPoint

@@ -148,8 +148,7 @@ def bonus(q: Affect, m: Affect, weight: float, min_charge: float) -> float:
 URGENT_PROTOTYPES = (
     "Something in production is broken or down right now and users are affected.",
     "An urgent incident: a service, system or site is failing and needs help immediately.",
-    "Customers cannot use the product at the moment: errors, outages, failed payments or "
-    "logins.",
+    "Customers cannot use the product at the moment: errors, outages, failed payments or logins.",
     "A security emergency: data is exposed or leaked, or an account is compromised.",
     "Data is being lost or corrupted and has to be recovered quickly.",
     "Work is blocked because something stopped working, and a deadline is close.",
@@ -165,8 +164,7 @@ CALM_PROTOTYPES = (
     "A question about technical details: a data model, a configuration, a policy, or "
     "where something runs.",
     "Thinking ahead, with no rush, about how a system could scale or change someday.",
-    "Asking when or why something happened in the past, or about a person's life and "
-    "history.",
+    "Asking when or why something happened in the past, or about a person's life and history.",
 )
 
 

@@ -11,6 +11,7 @@ from typing import Any
 
 import httpx
 
+from pcm_client import AsyncPcmClient
 from tests.conftest import settle
 
 START = datetime(2026, 3, 2, 9, 0, tzinfo=UTC)
@@ -47,7 +48,7 @@ def _shown(body: dict[str, Any]) -> set[str]:
 
 
 async def test_associative_reaches_what_focused_misses_and_stays_with_its_user(
-    client_a: httpx.AsyncClient, client_b: httpx.AsyncClient
+    pcm_url: str, client_a: httpx.AsyncClient, client_b: httpx.AsyncClient
 ) -> None:
     project = f"assoc-{uuid.uuid4().hex[:8]}"
     owner = {"scope": "project", "project": project, "user_id": "ann"}
@@ -106,6 +107,19 @@ async def test_associative_reaches_what_focused_misses_and_stays_with_its_user(
         assert 0.3 <= a["energy"] < 1.0 and a["hops"] >= 1
         assert a["text"] in assoc["prompt"].split("[ASSOCIATIONS]")[1]
     assert not reached.keys() & (set(bob) | set(other))
+
+    # The typed client asks for the mode and reads the associations.
+    async with AsyncPcmClient(pcm_url, "key-a") as pcm:
+        typed = await pcm.recall(
+            QUERY,
+            k=1,
+            project=project,
+            user_id="ann",
+            now=START + timedelta(days=30),
+            mode="associative",
+        )
+    got = {a.memory_id for a in typed.associations}
+    assert got & missed and not got & (set(bob) | set(other))
 
 
 async def test_focused_and_associative_without_a_match(client_a: httpx.AsyncClient) -> None:

@@ -234,6 +234,11 @@ async def distilled_facts(c: Any, by_id: dict[str, set[str]]) -> int:
             return n
 
 
+def associated_dias(body: dict[str, Any], by_id: dict[str, set[str]]) -> set[str]:
+    """The turns of the answer's associations (associative recall)."""
+    return {d for a in body.get("associations", []) for d in by_id.get(a["memory_id"], set())}
+
+
 async def run_pcm_k(
     url: str,
     keys: dict[str, str],
@@ -242,8 +247,12 @@ async def run_pcm_k(
     settle_each: bool,
     quiet: bool,
     jobs: Sequence[str] = (),
+    mode: str = "focused",
 ) -> tuple[list[Record], dict[str, Any]]:
+    """`mode` other than focused is sent as the recall's `mode` (`bench.associative`), and
+    each record also holds the evidence recall with the answer's associations added."""
     records: list[Record] = []
+    extra = {} if mode == "focused" else {"mode": mode}
     ingest_stats: dict[str, Any] = {"turns": 0, "seconds": 0.0, "statuses": {}, "jobs": {}}
     for conv in convs:
         async with client(url, keys[conv.sample_id]) as c:
@@ -264,7 +273,9 @@ async def run_pcm_k(
                 ingest_stats["facts"] = ingest_stats.get("facts", 0) + facts
             for q in progress(conv.questions, quiet, desc=f"k={k} {conv.sample_id}", leave=False):
                 t = time.perf_counter()
-                r = await c.post("/v1/recall", json={"query": q.question, "k": k, "now": now})
+                r = await c.post(
+                    "/v1/recall", json={"query": q.question, "k": k, "now": now, **extra}
+                )
                 latency = (time.perf_counter() - t) * 1000
                 body = check(r)
                 got = retrieved_dias(body, by_id)
@@ -287,6 +298,10 @@ async def run_pcm_k(
                         "missed": sorted(set(q.evidence) - got),
                     }
                 )
+                if extra:
+                    added = associated_dias(body, by_id)
+                    records[-1]["recall_assoc"] = evidence_recall(q.evidence, got | added)
+                    records[-1]["n_assoc"] = len(body.get("associations", []))
                 if settle_each:
                     await settle(c)
     s = ingest_stats["seconds"]

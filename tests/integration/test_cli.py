@@ -65,6 +65,10 @@ async def test_store_recall_pin_inspect_list_forget(
     )
     assert mid in {item["memory_id"] for item in whole["situational_context"]}
     assert whole["prompt"].startswith("[") and whole["empty"] is False
+    assoc = ok(
+        await pcm(pcm_url, "recall", "staging database host", *where, "--mode", "associative")
+    )
+    assert "[ASSOCIATIONS]" in assoc and "db-stage-2" in assoc
 
     assert ok(await pcm(pcm_url, "pin", mid)).strip() == f"pinned {mid}"
     inspected = json.loads(ok(await pcm(pcm_url, "inspect", mid)))

@@ -91,3 +91,29 @@ async def test_mcp_recall_is_precise_by_default(pcm_url: str, client_a: Any) -> 
         assert text_of(await mcp.call_tool("recall", unrelated)).endswith(
             "No relevant memories found"
         )
+
+
+async def test_mcp_recall_takes_the_associative_mode(pcm_url: str, client_a: Any) -> None:
+    where = {"workspace": "mcp-ws", "project": "mcp-assoc"}
+    day = [
+        "Tove booked the venue for the Kraków offsite.",
+        "The printer on floor two jams on glossy paper.",
+        "Standup moves to 10:00 on Thursdays.",
+        "Tove wants vegetarian catering for everyone.",
+    ]
+    async with Client(build(AsyncPcmClient(pcm_url, "key-a"))) as mcp:
+        for text in day:
+            stored = await mcp.call_tool(
+                "store", {"text": text, "scope": "project", "episode": "mcp-assoc-day", **where}
+            )
+            assert not stored.is_error, text_of(stored)
+        await settle(client_a)
+        query = {"query": "Which venue did Tove book for the Kraków offsite?", "k": 1, **where}
+        focused = text_of(await mcp.call_tool("recall", query | {"precision": "standard"}))
+        assoc = text_of(
+            await mcp.call_tool("recall", query | {"precision": "standard", "mode": "associative"})
+        )
+        assert "[ASSOCIATIONS]" not in focused
+        assert assoc.startswith(focused) and "[ASSOCIATIONS]" in assoc
+        bad = await mcp.call_tool("recall", query | {"mode": "dreamy"})
+        assert bad.is_error

@@ -21,6 +21,7 @@ ENUMS = {
     "scope": ["global", "workspace", "project"],
     "importance": ["low", "normal", "high"],
     "state": ["active", "archived", "superseded"],
+    "mode": ["focused", "associative"],
 }
 
 

@@ -179,3 +179,16 @@ def test_every_call_the_client_makes_is_served(served: dict[str, Schema]) -> Non
     assert recall["responses"]["200"]["content"]["application/json"]["schema"]["$ref"].endswith(
         "/RecallOut"
     )
+
+
+def test_recall_mode_and_associations_are_in_the_schema(served: dict[str, Schema]) -> None:
+    """Associative recall's contract (docs/api.md, "Associative recall"): the request's
+    `mode` enum, the answer's `associations` and `query_charge`."""
+    defs = _components(served)
+    mode = _resolve(defs["RecallIn"]["properties"]["mode"], defs)
+    assert set(mode["enum"]) == {"focused", "associative"}
+    assert defs["RecallIn"]["properties"]["mode"].get("default") == "focused"
+    out = defs["RecallOut"]["properties"]
+    assert _kinds(out["associations"], defs) == {("array", frozenset({("model", "Association")}))}
+    assert {"memory_id", "text", "energy", "via", "hops"} <= set(defs["Association"]["required"])
+    assert "query_charge" in out

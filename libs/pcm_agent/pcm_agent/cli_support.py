@@ -38,6 +38,11 @@ class StateName(StrEnum):
     superseded = "superseded"
 
 
+class RecallModeChoice(StrEnum):
+    focused = "focused"
+    associative = "associative"
+
+
 class CaptureModeName(StrEnum):
     all = "all"
     manual_only = "manual_only"

@@ -9,7 +9,7 @@ from typing import Annotated, Any
 from mcp.types import ToolAnnotations
 from pydantic import Field
 
-from pcm_client.models import Importance, Precision, Scope, State
+from pcm_client.models import Importance, Precision, RecallMode, Scope, State
 
 MemoryId = Annotated[
     str, Field(description="The memory's id, as `store`, `list` or a recall's slots give it.")
@@ -49,6 +49,15 @@ PrecisionArg = Annotated[
         description="precise (default): only the memories that clearly answer, at most k "
         "(10 by default), an empty answer when none does; standard: fill the k slots and "
         "their episode context."
+    ),
+]
+ModeArg = Annotated[
+    RecallMode,
+    Field(
+        description="focused (default): the memories that match the request; associative: "
+        "also the memories associated with the best of them (similar ones, the rest of "
+        "their session, ones naming the same people and things), in an [ASSOCIATIONS] "
+        "section: for brainstorming or when the direct answer is not enough."
     ),
 ]
 IncludeArchived = Annotated[

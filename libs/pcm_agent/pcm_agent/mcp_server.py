@@ -36,6 +36,7 @@ from pcm_agent.mcp_params import (
     Limit,
     MemoryId,
     Metadata,
+    ModeArg,
     NewImportance,
     NewPinned,
     NewState,
@@ -130,6 +131,7 @@ def _add_store_and_recall(server: MCPServer, api: AsyncPcmClient) -> None:
         user_id: UserId = None,
         include_archived: IncludeArchived = False,
         precision: PrecisionArg = "precise",
+        mode: ModeArg = "focused",
     ) -> str:
         """Recall what PCM knows for a request: returns the rendered prompt slots (anomaly
         flags, pinned asker context, dated situational context). Precise by default: an
@@ -144,6 +146,7 @@ def _add_store_and_recall(server: MCPServer, api: AsyncPcmClient) -> None:
                 user_id=user_id,
                 include_archived=include_archived,
                 precision=precision,
+                mode=mode,
             )
         return out.prompt
 

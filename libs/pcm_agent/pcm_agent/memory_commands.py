@@ -15,6 +15,7 @@ from pcm_agent.cli_support import (
     ImportanceName,
     MemoryId,
     Project,
+    RecallModeChoice,
     ScopeName,
     StateName,
     User,
@@ -80,6 +81,10 @@ def recall(
     precise: Annotated[
         bool, typer.Option(help="only what clearly answers, or nothing (precision: precise)")
     ] = False,
+    mode: Annotated[
+        RecallModeChoice,
+        typer.Option(help="associative: also what the best memories bring to mind"),
+    ] = RecallModeChoice.focused,
     as_json: AsJson = False,
 ) -> None:
     """Recall for a request; prints the rendered prompt slots (or the whole answer)."""
@@ -93,6 +98,7 @@ def recall(
             user_id=user,
             include_archived=include_archived,
             precision="precise" if precise else None,
+            mode="associative" if mode is RecallModeChoice.associative else None,
         )
     )
     if as_json:

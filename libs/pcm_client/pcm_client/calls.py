@@ -34,6 +34,7 @@ from pcm_client.models import (
     Precision,
     Readiness,
     RecallIn,
+    RecallMode,
     RecallOut,
     Role,
     RotateIn,
@@ -92,6 +93,7 @@ class RecallFields(TypedDict, total=False):
     include_superseded: bool | None
     created_before: datetime | None
     precision: Precision | None
+    mode: RecallMode | None
 
 
 class PatchFields(TypedDict, total=False):

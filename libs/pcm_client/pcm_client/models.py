@@ -26,6 +26,9 @@ StoreStatus = Literal["created", "reinforced", "merged", "redacted", "skipped"]
 # How much of the ranking a recall delivers: "precise" stops where relevance falls off and
 # answers empty when nothing is relevant (docs/api.md, "Recall precision").
 Precision = Literal["standard", "precise"]
+# How a recall finds memories: "associative" also returns what spreading activation from
+# the best ones reaches, as `associations` (docs/api.md, "Associative recall").
+RecallMode = Literal["focused", "associative"]
 
 
 class Request(BaseModel):
@@ -87,6 +90,7 @@ class RecallIn(Request):
     include_superseded: bool | None = None
     created_before: datetime | None = None
     precision: Precision | None = None
+    mode: RecallMode | None = None
 
 
 class PolicyIn(Request):
@@ -165,6 +169,18 @@ class AnomalyFlag(Answer):
     usual_interval_days: float | None = None
 
 
+class Association(Answer):
+    """A memory associative recall reached: its energy and the kind of edge that brought
+    it (`similar`, `episode`, `graph`)."""
+
+    memory_id: str
+    text: str
+    energy: float
+    via: str
+    hops: int
+    created_at: datetime | None = None
+
+
 class RecallOut(Answer):
     anomaly_flags: list[AnomalyFlag]
     asker_context: list[ContextItem]
@@ -174,6 +190,8 @@ class RecallOut(Answer):
     empty: bool
     timings_ms: dict[str, float]
     query_affect: Affect | None = None
+    query_charge: float | None = None
+    associations: list[Association] = []
 
 
 class Readiness(Answer):
@@ -290,6 +308,7 @@ SCHEMA_MODELS: dict[str, type[BaseModel]] = {
         Affect,
         ContextItem,
         AnomalyFlag,
+        Association,
         RecallOut,
         Readiness,
         ErrorBody,

@@ -5,11 +5,12 @@ from __future__ import annotations
 from itertools import groupby
 
 from pcm_common.text.clean import brief, one_line
-from pcm_recall.schemas import AnomalyFlag, ContextItem
+from pcm_recall.schemas import AnomalyFlag, Association, ContextItem
 
 FLAGS = "[ANOMALY FLAGS — PAY ATTENTION]"
 ASKER = "[ASKER CONTEXT]"
 SITUATIONAL = "[SITUATIONAL CONTEXT]"
+ASSOCIATIONS = "[ASSOCIATIONS]"
 EMPTY = "No relevant memories found"
 
 
@@ -19,6 +20,8 @@ EMPTY = "No relevant memories found"
 BRIEF_CHARS = 80
 FLAG_CHARS = 600
 DETAIL_CHARS = 200  # what differs, what is usual: a few words normally
+# An association is context around the answer: a line each, cut to this.
+ASSOCIATION_CHARS = 300
 # Room below which a memory that does not fit is left out rather than cut.
 MIN_CUT_CHARS = 200
 
@@ -43,6 +46,32 @@ def flag_line(flag: AnomalyFlag, quoted: bool = False) -> str:
 
 
 def render(
+    flags: list[AnomalyFlag],
+    asker: list[ContextItem],
+    situational: list[ContextItem],
+    episode: list[ContextItem],
+    budget_chars: int,
+    associations: list[Association] | None = None,
+) -> str:
+    """The prompt and, for associative recall (`associations` not None), its
+    `[ASSOCIATIONS]` section after the situational slot (`association_lines`)."""
+    prompt = _render(flags, asker, situational, episode, budget_chars)
+    if associations is None:
+        return prompt
+    return "\n".join([prompt, *association_lines(associations)])
+
+
+def association_lines(associations: list[Association]) -> list[str]:
+    """The section: a line per association, the most energetic first (its date, then its
+    text cut to `ASSOCIATION_CHARS`), or "- none"."""
+    lines = [ASSOCIATIONS]
+    for a in associations:
+        day = f"{a.created_at.date().isoformat()}: " if a.created_at else ""
+        lines.append(f"- {day}{brief(a.text, ASSOCIATION_CHARS)}")
+    return lines if associations else [*lines, "- none"]
+
+
+def _render(
     flags: list[AnomalyFlag],
     asker: list[ContextItem],
     situational: list[ContextItem],

@@ -1,7 +1,7 @@
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
@@ -9,6 +9,8 @@ from pcm_common.domain.memory import Affect
 from pcm_common.runtime.http import ApiError  # noqa: F401  (re-exported for the api module)
 from pcm_common.text.clean import NulFree, is_blank
 from pcm_recall.precise import Precision
+
+RecallMode = Literal["focused", "associative"]
 
 
 class RecallIn(NulFree):
@@ -35,6 +37,10 @@ class RecallIn(NulFree):
     # and flags only what the delivered memories touch. A field of its own, not a `mode`:
     # it composes with how candidates are found (focused / associative).
     precision: Precision = "standard"
+    # How candidates are found: "focused" (the default) answers from the query's matches;
+    # "associative" also spreads from the best of them over similarity, same-episode and
+    # graph edges and returns what that reaches as `associations` (pcm_recall.associations).
+    mode: RecallMode = "focused"
 
     @field_validator("query")
     @classmethod
@@ -76,6 +82,19 @@ class AnomalyFlag(BaseModel):
     usual_interval_days: float | None = None  # its median interval
 
 
+class Association(BaseModel):
+    """A memory associative recall reached from the answer's best memories: its energy
+    (1.0 at the best seed, 20% less a hop) and the kind of edge that brought it there
+    (`similar`, `episode` or `graph`)."""
+
+    memory_id: str
+    text: str
+    energy: float
+    via: str
+    hops: int
+    created_at: datetime | None = None
+
+
 class RecallOut(BaseModel):
     anomaly_flags: list[AnomalyFlag]
     asker_context: list[ContextItem]
@@ -86,3 +105,8 @@ class RecallOut(BaseModel):
     timings_ms: dict[str, float]
     # The query's affect tags (state-dependent recall; None when it is off).
     query_affect: Affect | None = None
+    # How charged the query is (0: neutral, up to 1; `pcm_common.domain.affect.charge`):
+    # above 0, memories of the query's state gain score. None when affect is off.
+    query_charge: float | None = None
+    # Associative recall's additions (`mode: "associative"`); empty in focused mode.
+    associations: list[Association] = Field(default_factory=list)

@@ -15,10 +15,12 @@ from pcm_common.messaging.events import STREAM_RECALLED, MemoryRecalled, Recalle
 from pcm_common.models.affect import classify
 from pcm_common.models.rerank import build_reranker
 from pcm_common.models.sparse import encode_query
+from pcm_common.models.urgency import UrgencyPrototypes
 from pcm_common.ports import RecallPorts
 from pcm_common.runtime.telemetry import get_logger
 from pcm_common.stores.vectors import Filter, ScoredPoint
 from pcm_recall import precise as precise_cut
+from pcm_recall.associations import Associator
 from pcm_recall.candidates import NOT_EPISODE_RECORDS, created_within, visibility, within_span
 from pcm_recall.context import EpisodeContext, pinned_item
 from pcm_recall.flags import RecallFlags
@@ -27,7 +29,7 @@ from pcm_recall.items import text_of
 from pcm_recall.pinned import PinnedCache
 from pcm_recall.prompt import render
 from pcm_recall.ranking import Candidate, Ranker
-from pcm_recall.schemas import AnomalyFlag, ContextItem, RecallIn, RecallOut
+from pcm_recall.schemas import AnomalyFlag, Association, ContextItem, RecallIn, RecallOut
 from pcm_recall.settings import RecallSettings
 from pcm_recall.timing import Timer
 
@@ -43,6 +45,8 @@ class RecallService:
         self.ranker = Ranker(settings, self.reranker)
         self.context = EpisodeContext(res, settings)
         self.flags = RecallFlags(res, settings)
+        self.associator = Associator(res, settings)
+        self.urgency = UrgencyPrototypes(res.embedder)
         self.linker = (
             GraphLinker(
                 res.graph,
@@ -105,7 +109,7 @@ class RecallService:
             if self.settings.flags_enabled
             else None
         )
-        ranked, mood = await self._rank(req, hits, graph, now, k, timer)
+        ranked, mood, charge = await self._rank(req, qvec, hits, graph, now, k, timer)
         timer.lap("score")
         shown_texts: set[str] = set()
         top = await self._situational(tenant, req, ranked, k, shown_texts)
@@ -115,7 +119,13 @@ class RecallService:
         asker, top, episode = await self._asker(tenant, req, now, top, episode, shown_texts)
         timer.lap("context_and_flags")
         timer.ms["flags"] = flags_ms  # overlapped with the episode context read
-        prompt = render(flag_list, asker, top, episode, scoring.prompt_budget_chars(k))
+        associations: list[Association] | None = None
+        if req.mode == "associative":
+            associations = await self._associate(tenant, req, asker, top, episode)
+            timer.lap("associations")
+        prompt = render(
+            flag_list, asker, top, episode, scoring.prompt_budget_chars(k), associations
+        )
         timer.lap("render")
         out = RecallOut(
             anomaly_flags=flag_list,
@@ -126,6 +136,8 @@ class RecallService:
             empty=not top,
             timings_ms={**timer.ms, **graph.timings()},
             query_affect=mood,
+            query_charge=charge,
+            associations=associations or [],
         )
         event = _recalled_event(tenant, req, now, top)
         log.info("recalled", tenant=tenant, k=k, returned=len(top), timings_ms=timer.ms)
@@ -193,28 +205,46 @@ class RecallService:
     async def _rank(
         self,
         req: RecallIn,
+        qvec: list[float],
         hits: list[ScoredPoint],
         graph: GraphLinks,
         now: datetime,
         k: int,
         timer: Timer,
-    ) -> tuple[list[Candidate], Affect | None]:
+    ) -> tuple[list[Candidate], Affect | None, float | None]:
         """Relevance, then the cognitive score (with the query's state when it is charged),
-        then for precise recall the cut to what clearly answers; and the query's affect."""
+        then for precise recall the cut to what clearly answers; and the query's affect
+        and charge."""
         rel = await self.ranker.relevance(req.query, hits, timer)
         mood = classify(req.query) if self.settings.affect_weight > 0 else None
-        # Only a charged query's state counts (decided once, not per candidate).
-        charged = (
-            mood
-            if mood is not None and affect.charge(mood, self.settings.affect_min_charge) > 0
-            else None
+        state = await self._state(req.query, qvec, mood)
+        charge = (
+            affect.charge(state, self.settings.affect_min_charge) if state is not None else None
         )
+        # Only a charged query's state counts (decided once, not per candidate).
+        charged = state if charge else None
         ranked = self.ranker.score(hits, rel, now, req, graph.links, charged)
         if req.precision == "precise":
             head = ranked[:k]
             keep = precise_cut.kept([c.score for c in head], [c.hit.score for c in head], self.rule)
             ranked = [head[i] for i in keep]
-        return ranked, mood
+        return ranked, mood, charge
+
+    async def _state(self, query: str, qvec: list[float], mood: Affect | None) -> Affect | None:
+        """The query's state for state-dependent recall: its tags with arousal raised to
+        its urgency (`affect.urgency`: word cues or closeness to urgent situations), so
+        that only urgency charges; or the tags as they are with the prototypes off."""
+        s = self.settings
+        if mood is None or not s.affect_urgency_prototypes:
+            return mood
+        level = affect.urgency(
+            mood.arousal,
+            await self.urgency.margin(qvec),
+            offset=s.affect_urgency_offset,
+            span=s.affect_urgency_span,
+            looks_back=affect.retrospective(query),
+        )
+        return affect.urgent_state(mood, level)
 
     async def _situational(
         self, tenant: str, req: RecallIn, ranked: list[Candidate], k: int, shown_texts: set[str]
@@ -280,6 +310,22 @@ class RecallService:
             top = [c for c in top if precise_cut.text_key(c.text) not in pinned]
             episode = precise_cut.unique_texts(episode, text_of, shown_texts | pinned)
         return asker, top, episode
+
+    async def _associate(
+        self,
+        tenant: str,
+        req: RecallIn,
+        asker: list[ContextItem],
+        top: list[ContextItem],
+        episode: list[ContextItem],
+    ) -> list[Association]:
+        """Associative recall's additions: what spreading from the best delivered memories
+        reaches that the answer does not show (an episode record shows its sources)."""
+        shown = {c.memory_id for c in [*asker, *top, *episode]}
+        shown |= {s for c in top for s in c.metadata.get("sources", [])}
+        return await self.associator.reach(
+            tenant, top, shown, visibility(req, req.include_archived)
+        )
 
     async def publish(self, event: MemoryRecalled) -> None:
         """After the response was sent: retried once on a fresh connection, and a failure

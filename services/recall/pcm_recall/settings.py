@@ -39,6 +39,33 @@ class RecallSettings(PcmSettings, RerankerSettings):
     # Why gated: docs/decisions/0014-affect-gate.md.
     affect_weight: float = 0.2
     affect_min_charge: float = 0.5
+    # Which queries are charged (issue 36 item 7): urgency only, the higher of the word
+    # cues' arousal and the query's closeness to urgent rather than calm situations
+    # (`affect.urgency`: a prototype margin of `affect_urgency_offset` reads as the 0.5
+    # threshold, `offset + span` as 1). False: the earlier rule (arousal or complexity from
+    # the words alone). Why: docs/decisions/0052-associative-recall.md.
+    affect_urgency_prototypes: bool = True
+    affect_urgency_offset: float = 0.12
+    affect_urgency_span: float = Field(0.2, gt=0.0)
+    # Associative recall (`mode: "associative"`, pcm_common.domain.association): energy
+    # from the best `associative_seeds` memories (the best 1.0, the others by their score)
+    # spreads over similarity (cosine >= `associative_min_cos`, `associative_similar` a
+    # memory), same-episode (`associative_episode` each side within the episode window) and
+    # graph (`associative_graph` sharing an entity) edges, keeping 1 - `associative_decay`
+    # a hop and stopping below `associative_min_energy`; at most `associative_max_hops`
+    # hops from `associative_frontier` memories each, and `associative_max` memories
+    # returned. Why these: docs/decisions/0052-associative-recall.md.
+    associative_seeds: int = Field(3, ge=1, le=50)
+    associative_decay: float = Field(0.2, gt=0.0, lt=1.0)
+    associative_min_energy: float = Field(0.3, gt=0.0, le=1.0)
+    associative_max_hops: int = Field(2, ge=1, le=6)
+    associative_frontier: int = Field(6, ge=1, le=50)
+    associative_max: int = Field(10, ge=0, le=100)
+    associative_min_cos: float = Field(0.6, ge=-1.0, le=1.0)
+    associative_similar: int = Field(3, ge=0, le=20)
+    associative_episode: int = Field(2, ge=0, le=20)
+    associative_graph: int = Field(3, ge=0, le=20)
+    associative_timeout_s: float = Field(0.5, gt=0.0)
     episode_window_min: int = 60
     # ±2 around more seeds beats ±3 around fewer at the same prompt size: evidence next to a
     # seed is mostly one or two turns away (docs/decisions/0015-episode-neighbours.md).

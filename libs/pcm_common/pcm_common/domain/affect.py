@@ -133,3 +133,77 @@ def bonus(q: Affect, m: Affect, weight: float, min_charge: float) -> float:
         return 0.0
     c = charge(q, min_charge)
     return weight * c * state_match(q, m) if c > 0.0 else 0.0
+
+
+# ---- urgency: which queries are charged (issue 36 item 7) ---------------------------------
+#
+# The word cues above miss most ordinary emergencies: "the server is down" has one urgency
+# word and no second signal, "customers can't log in" has none. What an urgent request is
+# about is better read from its meaning: the query's embedding (already computed for the
+# search) is compared with a few general descriptions of an urgent situation and of a calm
+# one, and the margin between the closest of each says which it resembles. The descriptions
+# name situations, not words: no query of the labelled set is among them
+# (bench/data/charge_queries.jsonl; docs/decisions/0052-associative-recall.md).
+
+URGENT_PROTOTYPES = (
+    "Something in production is broken or down right now and users are affected.",
+    "An urgent incident: a service, system or site is failing and needs help immediately.",
+    "Customers cannot use the product at the moment: errors, outages, failed payments or logins.",
+    "A security emergency: data is exposed or leaked, or an account is compromised.",
+    "Data is being lost or corrupted and has to be recovered quickly.",
+    "Work is blocked because something stopped working, and a deadline is close.",
+    "A server, cluster or pipeline has failed and nothing works until it is fixed.",
+)
+CALM_PROTOTYPES = (
+    "A calm question about how something should be designed, organized or built.",
+    "Comparing options and their trade-offs to make a long-term decision.",
+    "Asking what was decided, what someone said, or where some notes are kept.",
+    "Planning future work: a roadmap, a migration, a process or a meeting.",
+    "Asking how a system or a component works, or for an explanation.",
+    "An everyday personal question about preferences, hobbies, food or plans.",
+    "A question about technical details: a data model, a configuration, a policy, or "
+    "where something runs.",
+    "Thinking ahead, with no rush, about how a system could scale or change someday.",
+    "Asking when or why something happened in the past, or about a person's life and history.",
+)
+
+
+def prototype_margin(urgent_cos: Sequence[float], calm_cos: Sequence[float]) -> float:
+    """How much closer the query is to an urgent situation than to a calm one: the best
+    cosine to an urgent description minus the best to a calm one (0 when either is
+    missing)."""
+    if not urgent_cos or not calm_cos:
+        return 0.0
+    return max(urgent_cos) - max(calm_cos)
+
+
+# A question about when or why something happened looks back: "When did Joanna's laptop
+# crash?" is about a crash, not in one. The opening wh-word and a past auxiliary say so.
+_RETROSPECTIVE = re.compile(
+    r"^\W*(?:when|why|how|what|where|who|which)\b[^?!.]*?\b(?:did|was|were|had)\b",
+    re.IGNORECASE,
+)
+
+
+def retrospective(text: str) -> bool:
+    """Whether the query asks about the past ("When did ...", "What area was hit ...")."""
+    return _RETROSPECTIVE.search(text) is not None
+
+
+def urgency(
+    arousal: float, margin: float, *, offset: float, span: float, looks_back: bool = False
+) -> float:
+    """The query's urgency level in [0, 1], on the arousal scale so that the charge's
+    threshold (0.5) applies to it: its word-and-form arousal, or the prototype margin
+    placed on that scale (`offset` of margin reads 0.5, `offset + span` reads 1.0),
+    whichever is higher. Either cue alone can charge a query; a question that looks back
+    (`retrospective`) is charged by its words only."""
+    from_meaning = 0.5 + (margin - offset) / (2.0 * span) if span > 0 and not looks_back else 0.0
+    return _clip(max(arousal, from_meaning))
+
+
+def urgent_state(q: Affect, level: float) -> Affect:
+    """The query's state for state-dependent recall once its urgency is known: arousal
+    raised to its urgency level, complexity set aside (a calm design question is not
+    charged, however long: only urgency charges)."""
+    return Affect(valence=q.valence, arousal=round(max(q.arousal, level), 3), complexity=0.0)

@@ -1,5 +1,5 @@
 import phonenumbers
-from pydantic import field_validator
+from pydantic import Field, field_validator
 
 from pcm_common.runtime.config import PcmSettings
 from pcm_ingest.firewall import DEFAULT_PHONE_REGIONS, Action
@@ -8,6 +8,10 @@ from pcm_ingest.firewall import DEFAULT_PHONE_REGIONS, Action
 class IngestSettings(PcmSettings):
     max_text_chars: int = 100_000
     max_batch: int = 1_000
+    # How long a keyed write's claim waits for its answer before a retry may take it over
+    # (`pcm_ingest.idempotency`; meanwhile 409 with Retry-After): longer than a
+    # `max_batch` request takes to store.
+    idempotency_lease_s: float = Field(30.0, gt=0)
     near_duplicate_cos: float = 0.94  # DESIGN §3: merge only at or above, with equal figures
     # Near-duplicate lookups (vector searches) in flight per batch request, for stores
     # that search one query at a time (Qdrant Edge runs a request's lookups as one batch).

@@ -8,6 +8,7 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import signal
 from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
@@ -31,6 +32,7 @@ class PrivateGraph:
     `scripts/arcadedb.sh` with its own port and folder."""
 
     def __init__(self, folder: Path) -> None:
+        self.folder = folder
         self.port = free_port()
         self.uri = f"bolt://127.0.0.1:{self.port}"
         self.env = {
@@ -56,6 +58,19 @@ class PrivateGraph:
 
     async def stop(self) -> None:
         await self._script("stop")
+
+    async def kill(self) -> None:
+        """SIGKILL, as a crashed or lost graph node (a clean stop waits for its clients)."""
+        pidfile = self.folder / "arcadedb.pid"
+        pid = int(pidfile.read_text())
+        os.kill(pid, signal.SIGKILL)
+        for _ in range(100):
+            try:
+                os.kill(pid, 0)
+            except ProcessLookupError:
+                break
+            await asyncio.sleep(0.05)
+        pidfile.unlink()
 
     def store(self) -> Neo4jGraphStore:
         return Neo4jGraphStore(self.uri, "neo4j", PASSWORD)

@@ -167,9 +167,10 @@ def install(app: FastAPI, service: str) -> None:
 
     @app.exception_handler(OSError)
     async def _store_unavailable(request: Request, exc: Exception) -> JSONResponse:
-        # A store's I/O failed (Qdrant Edge's disk, a connection refused, a timeout): the request did not complete, nothing was announced for it (events are
-        # published after the store change, `pcm_common.messaging.outbox`), and a retry
-        # later may succeed: the 503 a Redis outage gives, not a 500.
+        # A store's I/O failed (Qdrant Edge's disk, a connection refused, a timeout): the
+        # request did not complete, nothing was announced for it (events are published
+        # after the store change, `pcm_common.messaging.outbox`), and a retry later may
+        # succeed: the 503 a Redis outage gives, not a 500.
         log.warning("store_unavailable", path=request.url.path, error=repr(exc)[:200])
         body = {"error": "unavailable", "detail": "a store is unreachable; retry later"}
         return JSONResponse(body, status_code=503, headers={"Retry-After": "5"})

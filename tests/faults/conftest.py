@@ -8,6 +8,7 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import shutil
 import signal
 from collections.abc import AsyncIterator
 from pathlib import Path
@@ -74,6 +75,13 @@ class PrivateGraph:
 
     def store(self) -> Neo4jGraphStore:
         return Neo4jGraphStore(self.uri, "neo4j", PASSWORD)
+
+
+@pytest.fixture(autouse=True)
+def _servers_installed() -> None:
+    # A fault case that skipped for want of redis-server would pass CI having tested nothing.
+    if shutil.which("redis-server") is None:
+        pytest.fail("redis-server is not installed (scripts/redis.sh installs it)")
 
 
 @pytest.fixture(scope="session")

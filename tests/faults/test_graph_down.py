@@ -52,17 +52,12 @@ async def test_graph_down_ingest_and_recall_go_on_and_extraction_catches_up(
         PCM_JOB_INTERVAL_S="1",
     )
     server = ServerProcess(env, output=tmp_path / "pcm.log")
-    t0 = time.monotonic()
     url = await server.start()
-    print(f"[t] server up {time.monotonic() - t0:.1f}")
     try:
         async with httpx.AsyncClient(base_url=url, headers=AUTH, timeout=30) as c:
             ids = [await _write(c, n) for n in range(BEFORE)]
-            print(f"[t] written {time.monotonic() - t0:.1f}")
             await drained(c, within_s=60)
-            print(f"[t] drained {time.monotonic() - t0:.1f}")
             await graph.kill()
-            print(f"[t] graph stopped {time.monotonic() - t0:.1f}")
             slowest = 0.0
             for n in range(BEFORE, BEFORE + DURING):
                 started = time.monotonic()
@@ -88,7 +83,6 @@ async def test_graph_down_ingest_and_recall_go_on_and_extraction_catches_up(
                     await asyncio.sleep(1)
                 caught_up_s = time.monotonic() - back
                 await drained(c, within_s=60)
-                print(f"[t] drained again {time.monotonic() - t0:.1f}")
                 for memory_id in ids:
                     keys = [e.key for e in await store.entities_of(TENANT, memory_id)]
                     assert keys and len(keys) == len(set(keys)), (memory_id, keys)
@@ -100,5 +94,4 @@ async def test_graph_down_ingest_and_recall_go_on_and_extraction_catches_up(
         )
     finally:
         await server.stop()
-        print(f"[t] server stopped {time.monotonic() - t0:.1f}")
         await graph.stop()

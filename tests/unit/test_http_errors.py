@@ -1,5 +1,6 @@
 """Errors every service answers alike (`pcm_common.runtime.http.install`): Redis unreachable is a
-JSON 503 with Retry-After, and so is a store's I/O error; any other error a JSON 500, never a dropped connection."""
+JSON 503 with Retry-After, and so is a store's I/O error; any other error a JSON 500, never a
+dropped connection."""
 
 from __future__ import annotations
 

@@ -68,3 +68,31 @@ def test_a_caller_s_traceparent_is_continued(exporter: InMemorySpanExporter) -> 
     ctx = span.get_span_context()
     assert format(ctx.trace_id, "032x") == "0af7651916cd43dd8448eb211c80319c"
     assert tracing.context_of(None) is None
+
+
+def test_the_settings_make_the_provider_once_and_otlp_needs_its_extra() -> None:
+    from pcm_common.runtime.config import PcmSettings
+
+    try:
+        tracing.configure_tracing(PcmSettings(), "ingest")
+        assert not tracing.enabled()  # off by default
+        tracing.configure_tracing(
+            PcmSettings(trace_exporter="console", trace_sample_ratio=0.5), "ingest"
+        )
+        assert tracing.enabled()
+    finally:
+        tracing.use_provider(None)
+    try:
+        import opentelemetry.exporter.otlp.proto.http  # noqa: F401
+    except ImportError:
+        with pytest.raises(RuntimeError, match="otlp"):
+            tracing.configure_tracing(PcmSettings(trace_exporter="otlp"), "ingest")
+    else:
+        try:
+            tracing.configure_tracing(
+                PcmSettings(trace_exporter="otlp", trace_endpoint="http://127.0.0.1:1/v1/traces"),
+                "ingest",
+            )
+            assert tracing.enabled()
+        finally:
+            tracing.use_provider(None)

@@ -8,7 +8,7 @@ export LITELLM_LOCAL_MODEL_COST_MAP := True
 ARCADE_URI ?= bolt://127.0.0.1:7688
 PORT ?= 8080
 
-.PHONY: install run test test-unit lint bench bench-100k bench-inspector servers-test stop clean dist \
+.PHONY: install run test test-unit test-faults lint bench bench-100k bench-inspector servers-test stop clean dist \
 	k8s-tools validate-k8s k8s-dev-secrets
 
 $(UV):
@@ -42,7 +42,15 @@ test: install servers-test validate-k8s
 	scripts/chromium.sh
 	$(UV) run ruff check .
 	$(UV) run mypy
-	$(UV) run pytest -q --ignore=tests/k8s
+	$(UV) run pytest -q --ignore=tests/k8s -m "not faults"
+	$(UV) run pytest -q -m faults tests/faults
+
+# The fault suite (tests/faults, docs/operations.md): workers and the all-in-one server
+# killed, Redis restarted, the graph server killed, the vector store failing, a poison
+# event; each case on a Redis and an ArcadeDB of its own that the suite starts.
+test-faults: install
+	scripts/redis.sh start
+	$(UV) run pytest -q -m faults tests/faults
 
 test-unit: install
 	$(UV) run pytest -q tests/unit

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import shutil
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Sequence
 from contextlib import asynccontextmanager
 from pathlib import Path
 
@@ -17,8 +17,9 @@ from pcm_cli.testing import free_port
 
 
 class PrivateRedis:
-    def __init__(self, folder: Path) -> None:
+    def __init__(self, folder: Path, args: Sequence[str] = ()) -> None:
         self.folder = folder
+        self.args = tuple(args)  # more options, after (and over) the defaults
         self.port = free_port()
         self.url = f"redis://127.0.0.1:{self.port}/0"
         self.proc: asyncio.subprocess.Process | None = None
@@ -33,6 +34,7 @@ class PrivateRedis:
             "--appendonly", "yes",
             "--appendfsync", "always",
             "--save", "",
+            *self.args,
             stdout=asyncio.subprocess.DEVNULL,
         )  # fmt: skip
         # (Loading a large append-only file takes a while after a restart.)

@@ -1,5 +1,6 @@
 """Errors every service answers alike (`pcm_common.runtime.http.install`): Redis unreachable is a
-JSON 503 with Retry-After, any other error a JSON 500, never a dropped connection."""
+JSON 503 with Retry-After, and so is a store's I/O error; any other error a JSON 500, never a
+dropped connection."""
 
 from __future__ import annotations
 
@@ -25,6 +26,17 @@ def app_raising(exc: Exception) -> FastAPI:
 
 async def test_redis_down_is_a_json_503() -> None:
     for exc in (RedisConnectionError("Error 111 connecting"), RedisTimeoutError("timed out")):
+        transport = httpx.ASGITransport(app=app_raising(exc))
+        async with httpx.AsyncClient(transport=transport, base_url="http://t") as client:
+            r = await client.post("/v1/thing", json={})
+        assert r.status_code == 503 and r.json()["error"] == "unavailable", r.text
+        assert r.headers["retry-after"] == "5"
+
+
+async def test_a_store_io_error_is_a_json_503() -> None:
+    # The vector store's disk failing, a connection refused, a timeout: the fault suite's
+    # vector store case answered 500 before (tests/faults/test_store_faults.py).
+    for exc in (OSError(5, "Input/output error"), ConnectionRefusedError(111, "refused")):
         transport = httpx.ASGITransport(app=app_raising(exc))
         async with httpx.AsyncClient(transport=transport, base_url="http://t") as client:
             r = await client.post("/v1/thing", json={})

@@ -113,6 +113,57 @@ async def server_process(
             await _stop(proc, stop_timeout_s)
 
 
+class ServerProcess:
+    """A `pcm` server in a child process that a fault test kills and starts again: the same
+    command, environment and port each time (`server_process` when nothing is killed)."""
+
+    def __init__(
+        self,
+        env: Mapping[str, str],
+        command: Sequence[str] = ("dev",),
+        *,
+        output: Path | None = None,
+        start_timeout_s: float = 180.0,
+    ) -> None:
+        self.env = {**os.environ, **env}
+        self.command = tuple(command)
+        self.output = output
+        self.start_timeout_s = start_timeout_s
+        self.port = free_port()
+        self.url = f"http://127.0.0.1:{self.port}"
+        self.proc: asyncio.subprocess.Process | None = None
+
+    async def start(self) -> str:
+        """Start it and wait for `/readyz`; returns its base URL."""
+        sink = self.output.open("ab") if self.output else None
+        try:
+            self.proc = await asyncio.create_subprocess_exec(
+                sys.executable,
+                *("-m", "pcm_cli.main", *self.command, "--port", str(self.port)),
+                env=self.env,
+                stdout=sink,
+                stderr=sink,
+            )
+        finally:
+            if sink is not None:
+                sink.close()  # the child holds its own descriptor
+        await _wait_healthy(self.proc, self.url, self.start_timeout_s)
+        return self.url
+
+    async def kill(self) -> None:
+        """SIGKILL: no drain, no flush, as the kernel's OOM killer or a node loss does."""
+        if self.proc is not None and self.proc.returncode is None:
+            self.proc.kill()
+            await self.proc.wait()
+        self.proc = None
+
+    async def stop(self, timeout_s: float = 60.0) -> None:
+        """SIGTERM (the broker drains), SIGKILL after `timeout_s`."""
+        if self.proc is not None:
+            await _stop(self.proc, timeout_s)
+        self.proc = None
+
+
 async def _wait_healthy(proc: asyncio.subprocess.Process, url: str, timeout_s: float) -> None:
     loop = asyncio.get_running_loop()
     deadline = loop.time() + timeout_s

@@ -156,6 +156,8 @@ class GraphHandlers:
                 relations=len(ex.relations),
                 # The write's id, also in a batch of several requests' events.
                 request_id=ev.request_id,
+                # Its consumer span's context (set by the bus): the trace goes on.
+                trace=ev.trace,
             )
             for ev, ex in done
         ]

@@ -7,7 +7,8 @@ clock, and its answer (status and body) is kept there when it is done. A retry w
 
 - the answer is kept: the same answer again, nothing done (`Idempotent-Replayed: true`);
 - another body under the same key: 422 `idempotency_key_reused`;
-- the first is still running (its lease is alive): 409 `idempotency_key_in_progress`;
+- the first is still running (its lease is alive): 409 `idempotency_key_in_progress`, with
+  `Retry-After` the seconds its lease has left;
 - the first died without an answer (a 5xx, Redis gone mid-way): the retry runs the write
   again as a replay (`WritePlan`): the same memory ids and the same `now`, so a memory the
   first stored is answered as created (its event published again), and a repeat the first
@@ -18,6 +19,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import math
 import time
 import uuid
 from dataclasses import dataclass
@@ -77,8 +79,9 @@ def fingerprint(route: str, body: Any) -> str:
 
 
 class IdempotencyKeys:
-    def __init__(self, redis: Redis) -> None:
+    def __init__(self, redis: Redis, lease_s: float = LEASE_S) -> None:
         self.redis = redis
+        self.lease_s = lease_s
 
     @staticmethod
     def _name(tenant: str, key: str) -> str:
@@ -88,7 +91,7 @@ class IdempotencyKeys:
         """Claim `key` for this request (a plan to run it by), or the answer to give."""
         name = self._name(tenant, key)
         now = utcnow()
-        claim = {"fp": print_, "now": now.isoformat(), "lease": time.time() + LEASE_S}
+        claim = {"fp": print_, "now": now.isoformat(), "lease": time.time() + self.lease_s}
         if await self.redis.set(name, json.dumps(claim), nx=True, ex=KEEP_S):
             return WritePlan(key, now, replay=False)
         raw = await self.redis.get(name)
@@ -101,9 +104,17 @@ class IdempotencyKeys:
             )
         if "status" in held:
             return Stored(int(held["status"]), held["body"])
-        if float(held["lease"]) > time.time():
-            raise ApiError(409, "idempotency_key_in_progress", "the first request is running")
-        held["lease"] = time.time() + LEASE_S
+        left_s = float(held["lease"]) - time.time()
+        if left_s > 0:
+            # When a retry may take over: a first request that died with Redis (answered
+            # 503, its claim kept) holds the key until its lease ends.
+            raise ApiError(
+                409,
+                "idempotency_key_in_progress",
+                "the first request is running",
+                headers={"Retry-After": str(math.ceil(left_s))},
+            )
+        held["lease"] = time.time() + self.lease_s
         await self.redis.set(name, json.dumps(held), xx=True, keepttl=True)
         log.info("idempotent_replay", tenant=tenant)
         return WritePlan(key, datetime.fromisoformat(held["now"]), replay=True)

@@ -116,7 +116,7 @@ class IngestService:
             else None
         )
         self.governance = GovernanceStore(ports.redis)
-        self.idempotency = IdempotencyKeys(ports.redis)
+        self.idempotency = IdempotencyKeys(ports.redis, settings.idempotency_lease_s)
         self.twins = TwinFinder(
             ports.vectors, settings.near_duplicate_cos, settings.near_duplicate_lookups
         )

@@ -10,6 +10,10 @@ from pcm_common.firewall.settings import FirewallSettings
 class IngestSettings(FirewallSettings):
     max_text_chars: int = 100_000
     max_batch: int = 1_000
+    # How long a keyed write's claim waits for its answer before a retry may take it over
+    # (`pcm_ingest.idempotency`; meanwhile 409 with Retry-After): longer than a
+    # `max_batch` request takes to store.
+    idempotency_lease_s: float = Field(30.0, gt=0)
     near_duplicate_cos: float = 0.94  # DESIGN §3: merge only at or above, with equal figures
     # Near-duplicate lookups (vector searches) in flight per batch request, for stores
     # that search one query at a time (Qdrant Edge runs a request's lookups as one batch).

@@ -29,6 +29,7 @@ from redis.exceptions import TimeoutError as RedisTimeoutError
 from pcm_common.messaging.backlog import group_backlogs, parse_id, pipeline_status
 from pcm_common.messaging.events import PIPELINE_GROUPS, STREAM_DLQ, DeadLetter
 from pcm_common.messaging.stream_batches import BatchConsumer, BatchHandler, Outcome, each_outcome
+from pcm_common.runtime import tracing
 from pcm_common.runtime.config import PcmSettings
 from pcm_common.runtime.heartbeats import Heartbeats
 from pcm_common.runtime.request_context import bound_request
@@ -147,14 +148,29 @@ class Bus:
         workers = max(1, concurrency or self.settings.consumer_concurrency)
 
         async def traced(event: E) -> None:
-            # Each event's lines carry the id of the request that published it.
-            with bound_request(getattr(event, "request_id", None)):
+            # Each event's lines carry the id of the request that published it, and its
+            # span continues that request's trace (events it publishes continue it too).
+            request_id = getattr(event, "request_id", None)
+            with (
+                bound_request(request_id),
+                tracing.consumer_span(
+                    stream,
+                    group,
+                    getattr(event, "trace", None),
+                    tenant=getattr(event, "tenant", None),
+                    memory_id=getattr(event, "memory_id", None),
+                    request_id=request_id,
+                ),
+            ):
                 await handler(event)
 
         async def each(events: list[E]) -> list[Outcome]:
             return await each_outcome(events, traced, workers)
 
-        self.consume_batch(stream, group, model, each, max_batch=max(16, 2 * workers))
+        # Each event's span is made by `traced`, not by the batch consumer.
+        self.consume_batch(
+            stream, group, model, each, max_batch=max(16, 2 * workers), event_spans=False
+        )
 
     def consume_batch(
         self,
@@ -164,6 +180,7 @@ class Bus:
         handler: BatchHandler[E],
         max_batch: int = 64,
         readers: int = 1,
+        event_spans: bool = True,
     ) -> None:
         """Register a batch `handler` for `group`: it gets up to `max_batch` events read
         together and returns one outcome per event (None, or the exception it failed with).
@@ -183,6 +200,7 @@ class Bus:
                 claim_idle_ms=self.settings.claim_idle_ms,
                 readers=readers,
                 heartbeats=self.heartbeats,
+                event_spans=event_spans,
             )
         )
 

@@ -16,6 +16,7 @@ from pydantic import BaseModel, Field
 from pcm_common.domain.clock import utcnow
 from pcm_common.domain.memory import MemoryRecord
 from pcm_common.runtime.request_context import current_request_id
+from pcm_common.runtime.tracing import current_carrier
 
 STREAM_WRITTEN = "pcm.memory.written"
 STREAM_RECALLED = "pcm.memory.recalled"
@@ -58,6 +59,9 @@ class Event(BaseModel):
     # consumers bind it, so their lines of one write carry the same id. Absent in events
     # from before it existed, and in those of scheduled jobs.
     request_id: str | None = Field(default_factory=current_request_id)
+    # The W3C trace context (`traceparent`, `tracestate`) of the span that made it, when
+    # tracing is on (`pcm_common.runtime.tracing`): the consumers' spans continue the trace.
+    trace: dict[str, str] | None = Field(default_factory=current_carrier)
 
 
 class MemoryWritten(Event):

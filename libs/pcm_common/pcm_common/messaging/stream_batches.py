@@ -26,10 +26,12 @@ from collections.abc import Awaitable, Callable, Sequence
 from typing import Any, Generic, TypeVar
 
 from faststream.redis.parser import BinaryMessageFormatV1
+from opentelemetry.trace import Span
 from pydantic import BaseModel, ValidationError
 from redis.asyncio import Redis
 from redis.exceptions import ResponseError
 
+from pcm_common.runtime import tracing
 from pcm_common.runtime.heartbeats import Heartbeats
 from pcm_common.runtime.request_context import bound_batch
 from pcm_common.runtime.telemetry import (
@@ -106,6 +108,7 @@ class BatchConsumer(Generic[E]):
         claim_poll_ms: int = 1000,
         readers: int = 1,
         heartbeats: Heartbeats | None = None,
+        event_spans: bool = True,
     ) -> None:
         self.redis = redis
         self.stream = stream
@@ -121,6 +124,7 @@ class BatchConsumer(Generic[E]):
         self.claim_poll_ms = claim_poll_ms
         self.readers = max(1, readers)
         self.heartbeats = heartbeats or Heartbeats(float("inf"))
+        self.event_spans = event_spans
         self._claim_name = f"claim:{group}"
         self.failures_key = keys.stream_failures(stream, group)
         self.batches: list[int] = []  # recent batch sizes, for tests and diagnostics
@@ -250,6 +254,7 @@ class BatchConsumer(Generic[E]):
                 done.append(entry_id)
         if valid:
             self.batches = [*self.batches[-99:], len(valid)]
+            spans = self._spans(valid)
             try:
                 with bound_batch([body.get("request_id") for _, body, _ in valid]):
                     outcomes = list(await self.handler([ev for _, _, ev in valid]))
@@ -258,6 +263,8 @@ class BatchConsumer(Generic[E]):
             if len(outcomes) != len(valid):
                 err = RuntimeError(f"handler gave {len(outcomes)} outcomes for {len(valid)}")
                 outcomes = [err] * len(valid)
+            for span, outcome in zip(spans, outcomes, strict=False):
+                tracing.end_consumer_span(span, outcome)
             for (entry_id, body, _), outcome in zip(valid, outcomes, strict=True):
                 if outcome is None:
                     done.append(entry_id)
@@ -272,6 +279,28 @@ class BatchConsumer(Generic[E]):
                 pipe.xack(self.stream, self.group, *done)
                 pipe.hdel(self.failures_key, *done)  # counts of earlier failed deliveries
                 await pipe.execute()
+
+    def _spans(self, valid: Sequence[tuple[bytes, dict[str, Any], E]]) -> list[Span]:
+        """One consumer span per event of a batch, each a child of the trace its event
+        carries (a batch mixes writes); the event then carries its span's context, so the
+        events a handler derives from it (`trace=ev.trace`) continue the trace under it."""
+        if not (self.event_spans and tracing.enabled()):
+            return []
+        spans: list[Span] = []
+        for entry_id, body, event in valid:
+            span = tracing.start_consumer_span(
+                self.stream,
+                self.group,
+                body.get("trace"),
+                entry_id=entry_id.decode(),
+                tenant=body.get("tenant"),
+                memory_id=body.get("memory_id"),
+                request_id=body.get("request_id"),
+            )
+            if hasattr(event, "trace"):
+                event.trace = tracing.carrier_of(span)
+            spans.append(span)
+        return spans
 
     async def _failed(self, entry_id: bytes, body: dict[str, Any], error: BaseException) -> bool:
         """Count a failure; True when the entry went to the dead letters (acknowledge it),

@@ -127,6 +127,16 @@ class PcmSettings(BaseSettings):
     max_deliveries: int = 5  # failures before an entry goes to pcm.dlq
     stream_maxlen: int = 1_000_000
 
+    # OpenTelemetry tracing (`pcm_common.runtime.tracing`): none (off), console (spans on
+    # stdout, for a look on a laptop) or otlp (OTLP over HTTP; the `otlp` extra). The
+    # endpoint is the collector's traces URL (empty: the exporter's own default, which
+    # reads OTEL_EXPORTER_OTLP_ENDPOINT); the ratio is of new traces kept; the service name
+    # defaults to pcm-<services of the process>.
+    trace_exporter: Literal["none", "console", "otlp"] = "none"
+    trace_endpoint: str = ""
+    trace_sample_ratio: float = Field(1.0, ge=0, le=1)
+    trace_service_name: str = ""
+
     log_level: str = "INFO"
     log_json: bool = True
     # /healthz answers 503 when a consumer loop or the scheduler has not been through an

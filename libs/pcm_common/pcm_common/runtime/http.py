@@ -66,7 +66,7 @@ _ERRORS = {
     422: "Invalid request (`invalid_request` and more specific codes)",
     429: "Rate limit or tenant quota reached (Retry-After)",
     500: "Unexpected error (`internal_error`); logged",
-    503: "Redis unreachable; retry later (Retry-After)",
+    503: "Redis or a store unreachable; retry later (Retry-After)",
 }
 
 
@@ -163,6 +163,16 @@ def install(app: FastAPI, service: str) -> None:
         # the client's move (writes acknowledged before are durable; /readyz says 503 too).
         log.warning("redis_unavailable", path=request.url.path, error=repr(exc)[:200])
         body = {"error": "unavailable", "detail": "redis is unreachable; retry later"}
+        return JSONResponse(body, status_code=503, headers={"Retry-After": "5"})
+
+    @app.exception_handler(OSError)
+    async def _store_unavailable(request: Request, exc: Exception) -> JSONResponse:
+        # A store's I/O failed (Qdrant Edge's disk, a connection refused, a timeout): the
+        # request did not complete, nothing was announced for it (events are published
+        # after the store change, `pcm_common.messaging.outbox`), and a retry later may
+        # succeed: the 503 a Redis outage gives, not a 500.
+        log.warning("store_unavailable", path=request.url.path, error=repr(exc)[:200])
+        body = {"error": "unavailable", "detail": "a store is unreachable; retry later"}
         return JSONResponse(body, status_code=503, headers={"Retry-After": "5"})
 
     app.add_middleware(LimitAndTime, service=service)

@@ -18,9 +18,11 @@ from contextvars import ContextVar
 from typing import Any
 
 import structlog
+from opentelemetry.trace import Span, StatusCode
 from starlette.datastructures import Headers
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from pcm_common.runtime import tracing
 from pcm_common.runtime.telemetry import get_logger
 
 HEADER = "X-Request-ID"
@@ -110,16 +112,50 @@ class RequestContext:
 
         # Nothing of an earlier request on this connection's context may leak into this one.
         structlog.contextvars.clear_contextvars()
-        with bound_request(request_id):
+        path = scope.get("path", "")
+        method = scope.get("method", "")
+        # Probes and scrapes are not traced: they would be most of the spans.
+        span_cm = (
+            tracing.server_span(
+                method,
+                _header_map(scope),
+                {"http.request.method": method, "url.path": path, "pcm.request_id": request_id},
+            )
+            if tracing.enabled() and path not in QUIET_PATHS
+            else contextlib.nullcontext(None)
+        )
+        with bound_request(request_id), span_cm as span:
+            if span is not None:
+                structlog.contextvars.bind_contextvars(
+                    trace_id=format(span.get_span_context().trace_id, "032x")
+                )
             try:
                 await self.app(scope, receive, with_id)
             finally:
-                path = scope.get("path", "")
+                if span is not None:
+                    _name_span(span, scope, method, status)
                 line = log.debug if path in QUIET_PATHS else log.info
                 line(
                     "http_request",
-                    method=scope.get("method"),
+                    method=method,
                     path=path,
                     status=status,
                     duration_ms=round((time.perf_counter() - started) * 1000, 2),
                 )
+
+
+def _header_map(scope: Scope) -> dict[str, str]:
+    """The request's headers by lower-case name (the trace context propagator's carrier)."""
+    return {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope.get("headers", [])}
+
+
+def _name_span(span: Span, scope: Scope, method: str, status: int) -> None:
+    """Name the span by its route template once routing found it (never by the path: ids
+    in paths would make every span name unique)."""
+    route = getattr(scope.get("route"), "path", None)
+    if route:
+        span.update_name(f"{method} {route}")
+        span.set_attribute("http.route", route)
+    span.set_attribute("http.response.status_code", status)
+    if status >= 500:
+        span.set_status(StatusCode.ERROR)

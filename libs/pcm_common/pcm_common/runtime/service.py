@@ -13,7 +13,7 @@ from typing import Any
 from fastapi import FastAPI
 
 from pcm_common.access.admin_keys import admin_router
-from pcm_common.runtime import gc_tuning
+from pcm_common.runtime import gc_tuning, tracing
 from pcm_common.runtime.http import ANY_ROUTE, ReadinessCheck, install, ops_router
 from pcm_common.runtime.resources import Resources
 from pcm_common.runtime.telemetry import configure_logging, get_logger, route_library_logs
@@ -49,6 +49,7 @@ async def redis_check(res: Resources) -> dict[str, Any]:
 
 def create_app(res: Resources, components: Sequence[Component], title: str) -> FastAPI:
     configure_logging(res.settings.log_level, res.settings.log_json)
+    tracing.configure_tracing(res.settings, "+".join(c.name for c in components))
     checks: dict[str, ReadinessCheck] = {"redis": lambda: redis_check(res)}
     for c in components:
         checks.update(c.checks())
@@ -73,6 +74,7 @@ def create_app(res: Resources, components: Sequence[Component], title: str) -> F
             for c in reversed(components):
                 await c.stop()
             await res.aclose()
+            tracing.flush()
             log.info("service_stopped", services=[c.name for c in components])
 
     app = FastAPI(title=title, version="0.1.0", lifespan=lifespan, responses=ANY_ROUTE)

@@ -1,11 +1,12 @@
 import phonenumbers
 from pydantic import field_validator
 
+from pcm_common.feedback.settings import FeedbackSettings
 from pcm_common.runtime.config import PcmSettings
 from pcm_ingest.firewall import DEFAULT_PHONE_REGIONS, Action
 
 
-class IngestSettings(PcmSettings):
+class IngestSettings(PcmSettings, FeedbackSettings):
     max_text_chars: int = 100_000
     max_batch: int = 1_000
     near_duplicate_cos: float = 0.94  # DESIGN §3: merge only at or above, with equal figures

@@ -86,3 +86,5 @@ class RecallOut(BaseModel):
     timings_ms: dict[str, float]
     # The query's affect tags (state-dependent recall; None when it is off).
     query_affect: Affect | None = None
+    # This recall's id for `POST /v1/recall/{recall_id}/feedback` (None: feedback is off).
+    recall_id: str | None = None

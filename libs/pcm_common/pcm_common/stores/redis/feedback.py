@@ -90,11 +90,10 @@ class FeedbackStore:
             await self._trim(tenant, int(count) - self.max_cues)
 
     async def _trim(self, tenant: str, extra: int) -> None:
-        old: list[tuple[bytes, float]] = await self.redis.zpopmin(
-            keys.feedback_order(tenant), extra
-        )
-        if old:
-            await self.redis.hdel(keys.feedback_cues(tenant), *[pair[0] for pair in old])
+        old = await self.redis.zpopmin(keys.feedback_order(tenant), extra)
+        ids = [pair[0] for pair in old if isinstance(pair, tuple | list)]  # (member, score)
+        if ids:
+            await self.redis.hdel(keys.feedback_cues(tenant), *ids)
 
     async def memory_signal(self, tenant: str, memory_id: str) -> str | None:
         raw = await self.redis.hget(keys.feedback_memory(tenant), memory_id)

@@ -26,6 +26,9 @@ StoreStatus = Literal["created", "reinforced", "merged", "redacted", "skipped"]
 # How much of the ranking a recall delivers: "precise" stops where relevance falls off and
 # answers empty when nothing is relevant (docs/api.md, "Recall precision").
 Precision = Literal["standard", "precise"]
+# A signal on one memory (docs/api.md, "Retrieval feedback"): `wrong` also asks for its
+# reconsolidation.
+Signal = Literal["helpful", "not_helpful", "wrong"]
 
 
 class Request(BaseModel):
@@ -73,6 +76,17 @@ class MemoryPatch(Request):
     pinned: bool | None = None
     state: State | None = None
     metadata: dict[str, Any] | None = None
+
+
+class RecallFeedbackIn(Request):
+    helpful: list[str] | None = None
+    not_helpful: list[str] | None = None
+    missed: list[str] | None = None
+
+
+class MemoryFeedbackIn(Request):
+    signal: Signal
+    recall_id: str | None = None
 
 
 class RecallIn(Request):
@@ -172,6 +186,17 @@ class RecallOut(Answer):
     empty: bool
     timings_ms: dict[str, float]
     query_affect: Affect | None = None
+    # For `recall_feedback` (None: the server keeps no feedback).
+    recall_id: str | None = None
+
+
+class FeedbackOut(Answer):
+    recall_id: str | None = None
+    memory_id: str | None = None
+    changed: dict[str, str] = Field(default_factory=dict)
+    unchanged: list[str] = Field(default_factory=list)
+    reinforced: list[str] = Field(default_factory=list)
+    reconsolidation: list[str] = Field(default_factory=list)
 
 
 class Readiness(Answer):
@@ -274,6 +299,9 @@ SCHEMA_MODELS: dict[str, type[BaseModel]] = {
         BatchIn,
         MemoryPatch,
         RecallIn,
+        RecallFeedbackIn,
+        MemoryFeedbackIn,
+        FeedbackOut,
         PolicyIn,
         JobIn,
         KeyIn,

@@ -91,3 +91,24 @@ async def test_mcp_recall_is_precise_by_default(pcm_url: str, client_a: Any) -> 
         assert text_of(await mcp.call_tool("recall", unrelated)).endswith(
             "No relevant memories found"
         )
+
+
+async def test_mcp_feedback_tool(pcm_url: str, client_a: Any) -> None:
+    where = {"workspace": "mcp-ws", "project": "mcp-feedback"}
+    async with Client(build(AsyncPcmClient(pcm_url, "key-a"))) as mcp:
+        stored = await mcp.call_tool("store", {"text": "Tomas owns the billing service.", **where})
+        mid = stored.structured_content["id"]
+        await settle(client_a)
+        out = await mcp.call_tool("feedback", {"memory_id": mid, "signal": "helpful"})
+        assert not out.is_error, text_of(out)
+        assert out.structured_content["changed"] == {mid: "helpful"}
+        again = await mcp.call_tool("feedback", {"memory_id": mid, "signal": "helpful"})
+        assert again.structured_content["changed"] == {}
+        wrong = await mcp.call_tool("feedback", {"memory_id": mid, "signal": "wrong"})
+        assert wrong.structured_content["reconsolidation"] == [mid]
+        bad = await mcp.call_tool("feedback", {"memory_id": mid, "signal": "great"})
+        assert bad.is_error
+        unknown = await mcp.call_tool(
+            "feedback", {"memory_id": mid, "signal": "helpful", "recall_id": "nope"}
+        )
+        assert unknown.is_error and "recall_not_found" in text_of(unknown)

@@ -78,3 +78,26 @@ async def test_a_record_expires_with_its_ttl_kept_on_save() -> None:
     assert 0 < await redis.ttl("pcm:feedback:t:recall:r") <= 60
     assert await store.record("other", "r") is None
     await redis.aclose()
+
+
+async def test_erasure_scrubs_the_askers_records_and_the_erased_memories() -> None:
+    from pcm_common.data.erasure_scrub import Asker, scrub_keys
+
+    redis = fakeredis.FakeAsyncRedis()
+    store = FeedbackStore(redis, ttl_s=60, max_cues=10)
+    terms = FeedbackTerms(store, RULE)
+    ana, ben = record("ra", unit(1.0), "ana"), record("rb", unit(1.0), "ben")
+    for rec in (ana, ben):
+        await store.remember("t", rec)
+        await store.save("t", rec, {"m1": RULE.helpful})
+    await store.set_memory_signal("t", "m9", "helpful")
+    # Erasing user ana: her recall and its terms go, ben's stay.
+    assert await scrub_keys(redis, "t", set(), [], Asker(user_id="ana")) == 2
+    assert await store.record("t", "ra") is None and await store.record("t", "rb") is not None
+    assert await terms.bias("t", "ana", unit(1.0)) == {"m9": RULE.memory_helpful}
+    assert (await terms.bias("t", "ben", unit(1.0)))["m1"] == RULE.helpful
+    # Erasing memory m1 (and m9): every record and term naming them goes.
+    await scrub_keys(redis, "t", {"m1", "m9"}, [])
+    assert await store.record("t", "rb") is None
+    assert await terms.bias("t", "ben", unit(1.0)) == {}
+    await redis.aclose()

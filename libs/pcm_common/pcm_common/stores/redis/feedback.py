@@ -10,8 +10,9 @@ the write firewall would refuse to store, and only its vector is compared later.
 from __future__ import annotations
 
 import base64
-from collections.abc import Sequence
+from collections.abc import Callable, Collection, Sequence
 from datetime import datetime
+from typing import Any
 
 import numpy as np
 from pydantic import BaseModel, Field
@@ -125,3 +126,35 @@ class FeedbackStore:
 
 def _text(v: bytes | str) -> str:
     return v.decode() if isinstance(v, bytes) else v
+
+
+async def scrub(
+    redis: Redis, tenant: str, ids: Collection[str], asked: Callable[[dict[str, Any]], bool]
+) -> int:
+    """Erasure (`pcm_common.data.erasure_scrub`): the tenant's recall records and cue terms
+    of an erased asker (`asked` on the record's user, workspace, project) or naming an
+    erased memory, and the erased memories' signals. Returns how many went."""
+    removed = 0
+    gone_recalls: list[str] = []
+    async for name in redis.scan_iter(match=keys.feedback_recall_pattern(tenant), count=500):
+        raw = await redis.get(name)
+        if raw is None:
+            continue
+        rec = RecallRecord.model_validate_json(raw)
+        if asked(rec.model_dump(include={"user_id", "workspace", "project"})) or (
+            set(rec.delivered) | set(rec.signals)
+        ) & set(ids):
+            gone_recalls.append(rec.recall_id)
+            removed += int(await redis.delete(name))
+    cues = await redis.hgetall(keys.feedback_cues(tenant))
+    for rid_raw, raw in cues.items():
+        rid = rid_raw.decode() if isinstance(rid_raw, bytes) else str(rid_raw)
+        cue = CueTerms.model_validate_json(raw)
+        if rid in gone_recalls or asked({"user_id": cue.user_id}) or set(cue.terms) & set(ids):
+            removed += int(await redis.hdel(keys.feedback_cues(tenant), rid))
+            await redis.zrem(keys.feedback_order(tenant), rid)
+    if ids:
+        removed += int(await redis.hdel(keys.feedback_memory(tenant), *ids))
+    if removed:
+        await redis.incr(keys.feedback_version(tenant))
+    return removed

@@ -224,6 +224,10 @@ def feedback_recall(tenant: str, recall_id: str) -> str:
     return f"pcm:feedback:{tenant}:recall:{recall_id}"
 
 
+def feedback_recall_pattern(tenant: str) -> str:
+    return f"pcm:feedback:{glob_escape(tenant)}:recall:*"
+
+
 def feedback_cues(tenant: str) -> str:
     return f"pcm:feedback:{tenant}:cues"
 

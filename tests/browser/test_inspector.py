@@ -296,7 +296,7 @@ async def test_feedback_buttons_on_a_memory_and_in_the_playground(
     await page.click("form >> text=Recall")
     row = page.locator("#recall-result tbody tr", has_text="Wrenfield").first
     await row.locator("[data-feedback=not_helpful]").click()
-    await expect(row.locator(".feedback [role=status]")).to_have_text("marked not helpful")
+    await expect(row.locator(".feedback .said")).to_have_text("marked not helpful")
     await row.locator("[data-feedback=not_helpful]").click()
-    await expect(row.locator(".feedback [role=status]")).to_have_text("already not helpful")
+    await expect(row.locator(".feedback .said")).to_have_text("already not helpful")
     await inspector.shot("recall-feedback")

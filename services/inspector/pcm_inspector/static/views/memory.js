@@ -61,7 +61,7 @@ export function feedbackWords(signal, out) {
 }
 
 function feedbackButtons(mem) {
-  const said = h("span", { class: "muted", role: "status", id: "feedback-result" });
+  const said = h("span", { class: "muted said", "aria-live": "polite", id: "feedback-result" });
   const send = (signal) => async () => {
     try {
       const out = await api("POST", `/v1/memories/${mem.id}/feedback`, { body: { signal } });

@@ -45,7 +45,7 @@ function timings(ms) {
 // near this query rank the memory up or down.
 function feedbackButtons(recallId, c) {
   if (!recallId) return null;
-  const said = h("span", { class: "muted", role: "status" });
+  const said = h("span", { class: "muted said", "aria-live": "polite" });
   const send = (kind) => async () => {
     try {
       const out = await api("POST", `/v1/recall/${recallId}/feedback`, { body: { [kind]: [c.memory_id] } });

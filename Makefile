@@ -69,7 +69,7 @@ bench-inspector: install
 	scripts/chromium.sh
 	$(UV) run python -m bench --only inspector-100k
 
-# bench-feedback: retrieval feedback replayed on LoCoMo dev (~15 minutes per mode on 2 cores): feedback
+# bench-feedback: retrieval feedback replayed on LoCoMo dev (~25 minutes per mode on 2 cores): feedback
 # on half the questions, then every question again, beside a store without feedback.
 bench-feedback: install
 	scripts/redis.sh start

@@ -8,7 +8,7 @@ export LITELLM_LOCAL_MODEL_COST_MAP := True
 ARCADE_URI ?= bolt://127.0.0.1:7688
 PORT ?= 8080
 
-.PHONY: install run test test-unit test-faults lint bench bench-100k bench-inspector servers-test stop clean dist \
+.PHONY: install run test test-unit test-faults lint bench bench-100k bench-inspector bench-feedback servers-test stop clean dist \
 	k8s-tools validate-k8s k8s-dev-secrets
 
 $(UV):
@@ -76,6 +76,14 @@ bench-inspector: install
 	scripts/arcadedb.sh start
 	scripts/chromium.sh
 	$(UV) run python -m bench --only inspector-100k
+
+# bench-feedback: retrieval feedback replayed on LoCoMo dev (~25 minutes per mode on 2 cores): feedback
+# on half the questions, then every question again, beside a store without feedback.
+bench-feedback: install
+	scripts/redis.sh start
+	scripts/arcadedb.sh start
+	$(UV) run python -m bench.feedback --out bench-results/feedback.json
+	$(UV) run python -m bench.feedback --missed --out bench-results/feedback-missed.json
 
 # Wheels of the client and of the agent tooling (MCP server, hooks, client commands) in
 # dist/, to install on a machine without the repository (docs/agents.md).

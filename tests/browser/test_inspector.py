@@ -270,3 +270,33 @@ async def _last_run(client: httpx.AsyncClient, job: str) -> str:
     got = await client.get("/v1/jobs/runs", params={"job": job, "limit": 1})
     assert got.status_code == 200, got.text
     return str(got.json()["jobs"][0]["runs"][0]["started_at"])
+
+
+async def test_feedback_buttons_on_a_memory_and_in_the_playground(
+    inspector: Inspector, client_a: httpx.AsyncClient
+) -> None:
+    text = "The Wrenfield greenhouse sensors report humidity every ten minutes."
+    r = await client_a.post("/v1/memories", json={"text": text, "project": "feedback-ui"})
+    mid = r.json()["id"]
+    await sign_in(inspector, "key-a")
+    page = inspector.page
+    await page.goto(f"{inspector.base}/ui/memories/{mid}")
+    said = page.locator("#feedback-result")
+    await page.click("#feedback-helpful")
+    await expect(said).to_contain_text("Marked helpful")
+    await page.click("#feedback-helpful")
+    await expect(said).to_contain_text("Already marked helpful: nothing changed.")
+    await page.click("#feedback-wrong")
+    await expect(said).to_contain_text("A rewrite from newer information was requested.")
+    await inspector.shot("memory-feedback")
+
+    await page.click("nav >> text=Recall")
+    await page.fill("#r-query", "How often do the Wrenfield greenhouse sensors report?")
+    await page.fill("#r-project", "feedback-ui")
+    await page.click("form >> text=Recall")
+    row = page.locator("#recall-result tbody tr", has_text="Wrenfield").first
+    await row.locator("[data-feedback=not_helpful]").click()
+    await expect(row.locator(".feedback .said")).to_have_text("marked not helpful")
+    await row.locator("[data-feedback=not_helpful]").click()
+    await expect(row.locator(".feedback .said")).to_have_text("already not helpful")
+    await inspector.shot("recall-feedback")

@@ -197,3 +197,36 @@ async def test_governance_set_show_clear(pcm_url: str, client_a: httpx.AsyncClie
     assert "cleared" in ok(await pcm(pcm_url, "governance", "clear", "--project", project))
     again = await pcm(pcm_url, "governance", "clear", "--project", project)
     assert again.exit_code == EXIT_REFUSED and "policy_not_found" in again.stderr
+
+
+async def test_feedback_on_a_recall_and_on_a_memory(
+    pcm_url: str, client_a: httpx.AsyncClient
+) -> None:
+    project = f"cli-fb-{RUN}"
+    fact = "The Orchard release train leaves every second Wednesday."
+    mid = ok(await pcm(pcm_url, "store", fact, "--project", project)).split()[0]
+    await settle(client_a)
+    answer = json.loads(
+        ok(
+            await pcm(
+                pcm_url,
+                "recall",
+                "When does the Orchard release train leave?",
+                "--project",
+                project,
+                "--json",
+            )
+        )
+    )
+    rid = answer["recall_id"]
+    out = json.loads(ok(await pcm(pcm_url, "feedback", "--recall", rid, "--helpful", mid)))
+    assert out["changed"] == {mid: "helpful"} and out["reinforced"] == [mid]
+    again = json.loads(ok(await pcm(pcm_url, "feedback", "--recall", rid, "--helpful", mid)))
+    assert again["changed"] == {} and again["unchanged"] == [mid]
+    wrong = json.loads(ok(await pcm(pcm_url, "feedback", mid, "--signal", "wrong")))
+    assert wrong["reconsolidation"] == [mid]
+    # Refusals: the server's (a memory the recall did not deliver), and the command's own.
+    refused = await pcm(pcm_url, "feedback", "--recall", rid, "--not-helpful", str(uuid.uuid4()))
+    assert refused.exit_code == EXIT_REFUSED and "invalid_feedback" in refused.stderr
+    assert (await pcm(pcm_url, "feedback", "--helpful", mid)).exit_code == 2  # no --recall
+    assert (await pcm(pcm_url, "feedback", mid)).exit_code == 2  # no --signal

@@ -164,3 +164,27 @@ async def test_the_blocking_client(pcm_url: str, client_a: httpx.AsyncClient) ->
     await settle(client_a)
     recalled, listed = await asyncio.to_thread(_sync_use, pcm_url, project, mid)
     assert recalled == mid and listed == [mid]
+
+
+async def test_feedback_through_both_clients(pcm_url: str, client_a: httpx.AsyncClient) -> None:
+    project = f"client-fb-{RUN}"
+    async with AsyncPcmClient(pcm_url, "key-a") as pcm:
+        stored = await pcm.store("The Juniper nightly build starts at 02:00 UTC.", project=project)
+        await settle(client_a)
+        recalled = await pcm.recall("When does the Juniper nightly build start?", project=project)
+        assert recalled.recall_id
+        out = await pcm.recall_feedback(recalled.recall_id, helpful=[stored.id])
+        assert out.changed == {stored.id: "helpful"} and out.reinforced == [stored.id]
+        again = await pcm.recall_feedback(recalled.recall_id, helpful=[stored.id])
+        assert again.changed == {} and again.unchanged == [stored.id]
+        with pytest.raises(pcm_client.NotFound):
+            await pcm.recall_feedback(uuid.uuid4().hex, helpful=[stored.id])
+        with pytest.raises(pcm_client.ValidationError):
+            await pcm.recall_feedback(recalled.recall_id, missed=[stored.id])  # delivered
+
+    def blocking() -> tuple[dict[str, str], list[str]]:
+        with PcmClient(pcm_url, "key-a") as pcm:
+            out = pcm.memory_feedback(stored.id, "wrong")
+            return out.changed, out.reconsolidation
+
+    assert await asyncio.to_thread(blocking) == ({stored.id: "wrong"}, [stored.id])

@@ -117,3 +117,24 @@ async def test_mcp_recall_takes_the_associative_mode(pcm_url: str, client_a: Any
         assert assoc.startswith(focused) and "[ASSOCIATIONS]" in assoc
         bad = await mcp.call_tool("recall", query | {"mode": "dreamy"})
         assert bad.is_error
+
+
+async def test_mcp_feedback_tool(pcm_url: str, client_a: Any) -> None:
+    where = {"workspace": "mcp-ws", "project": "mcp-feedback"}
+    async with Client(build(AsyncPcmClient(pcm_url, "key-a"))) as mcp:
+        stored = await mcp.call_tool("store", {"text": "Tomas owns the billing service.", **where})
+        mid = stored.structured_content["id"]
+        await settle(client_a)
+        out = await mcp.call_tool("feedback", {"memory_id": mid, "signal": "helpful"})
+        assert not out.is_error, text_of(out)
+        assert out.structured_content["changed"] == {mid: "helpful"}
+        again = await mcp.call_tool("feedback", {"memory_id": mid, "signal": "helpful"})
+        assert again.structured_content["changed"] == {}
+        wrong = await mcp.call_tool("feedback", {"memory_id": mid, "signal": "wrong"})
+        assert wrong.structured_content["reconsolidation"] == [mid]
+        bad = await mcp.call_tool("feedback", {"memory_id": mid, "signal": "great"})
+        assert bad.is_error
+        unknown = await mcp.call_tool(
+            "feedback", {"memory_id": mid, "signal": "helpful", "recall_id": "nope"}
+        )
+        assert unknown.is_error and "recall_not_found" in text_of(unknown)

@@ -22,6 +22,7 @@ ENUMS = {
     "importance": ["low", "normal", "high"],
     "state": ["active", "archived", "superseded"],
     "mode": ["focused", "associative"],
+    "signal": ["helpful", "not_helpful", "wrong"],
 }
 
 
@@ -46,7 +47,8 @@ def enum_of(schema: dict[str, Any]) -> list[str] | None:
 async def test_tool_list_describes_parameters_and_annotates(pcm_url: str) -> None:
     async with Client(stdio(pcm_url, "key-a")) as mcp:
         tools = {t.name: t for t in (await mcp.list_tools()).tools}
-    assert {"store", "recall", "update", "forget", "pin"} | READ_ONLY <= set(tools)
+    assert {"store", "recall", "update", "feedback", "forget", "pin"} | READ_ONLY <= set(tools)
+    assert "signal" in tools["feedback"].input_schema["properties"]
     for name, tool in tools.items():
         assert tool.description, name
         for param, schema in tool.input_schema.get("properties", {}).items():
@@ -59,7 +61,7 @@ async def test_tool_list_describes_parameters_and_annotates(pcm_url: str) -> Non
     forget = tools["forget"].annotations
     assert forget is not None and forget.destructive_hint is True
     assert forget.read_only_hint is False
-    for name in ("store", "update", "pin", "forget", "consolidate"):
+    for name in ("store", "update", "pin", "feedback", "forget", "consolidate"):
         ann = tools[name].annotations
         assert ann is not None and ann.read_only_hint is False, name
 

@@ -21,7 +21,7 @@ from pcm_client.models import SCHEMA_MODELS
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 
 REQUESTS = {"MemoryIn", "BatchIn", "MemoryPatch", "RecallIn", "PolicyIn", "JobIn", "KeyIn"}
-REQUESTS |= {"RotateIn"}
+REQUESTS |= {"RotateIn", "RecallFeedbackIn", "MemoryFeedbackIn"}
 Schema = dict[str, Any]
 
 
@@ -129,6 +129,8 @@ def _sample_calls() -> list[calls.Call[Any]]:
         calls.store(models.MemoryIn(text="x"), None),
         calls.store_batch([{"text": "x"}], None),
         calls.recall(models.RecallIn(query="q")),
+        calls.recall_feedback("r", models.RecallFeedbackIn(helpful=["m"])),
+        calls.memory_feedback("m", models.MemoryFeedbackIn(signal="wrong")),
         calls.get("m"),
         calls.history("m"),
         calls.update("m", models.MemoryPatch(pinned=True)),

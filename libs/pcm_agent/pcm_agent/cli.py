@@ -14,7 +14,7 @@ from importlib.metadata import entry_points
 
 import typer
 
-from pcm_agent import agent_commands, data_commands, memory_commands
+from pcm_agent import agent_commands, data_commands, feedback_commands, memory_commands
 from pcm_agent.governance_commands import governance_app
 
 PLUGINS = "pcm.commands"
@@ -26,6 +26,7 @@ def build() -> typer.Typer:
         help="PCM (Peripheral Cognitive Mesh): memory for AI agents.", no_args_is_help=True
     )
     memory_commands.register(app)
+    feedback_commands.register(app)
     agent_commands.register(app)
     data_commands.register(app)
     app.add_typer(governance_app, name="governance")

@@ -9,7 +9,7 @@ from typing import Annotated, Any
 from mcp.types import ToolAnnotations
 from pydantic import Field
 
-from pcm_client.models import Importance, Precision, RecallMode, Scope, State
+from pcm_client.models import Importance, Precision, RecallMode, Scope, Signal, State
 
 MemoryId = Annotated[
     str, Field(description="The memory's id, as `store`, `list` or a recall's slots give it.")
@@ -98,6 +98,22 @@ NewState = Annotated[
 Metadata = Annotated[
     dict[str, Any] | None,
     Field(description="Replacement metadata: a small JSON object of your own keys."),
+]
+
+SignalArg = Annotated[
+    Signal,
+    Field(
+        description="helpful: the memory helped (it ranks higher and is reinforced); "
+        "not_helpful: it did not (it ranks lower); wrong: what it says is wrong (it ranks "
+        "lower and is rewritten from newer information)."
+    ),
+]
+RecallIdArg = Annotated[
+    str | None,
+    Field(
+        description="The recall that delivered the memory (its recall_id): the signal then "
+        "applies to queries like that recall's; omitted: a smaller change for every query."
+    ),
 ]
 
 # Hints for the client (MCP tool annotations); PCM is a closed store, never the open world.

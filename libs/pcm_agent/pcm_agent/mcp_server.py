@@ -3,8 +3,8 @@ an agent needs to keep and use memory, over stdio or streamable HTTP.
 
 It is a client of PCM's HTTP API (`PCM_URL`, `PCM_API_KEY`), so the API's rules hold for
 every tool unchanged: one key is one tenant, the write firewall screens every store, and
-recall returns the rendered PAE slots. Tools: store, recall, pin, update, forget, inspect,
-list, consolidate, stats, health. Resources: `pcm://pinned` (the guardrails recall always
+recall returns the rendered PAE slots. Tools: store, recall, pin, update, feedback, forget,
+inspect, list, consolidate, stats, health. Resources: `pcm://pinned` (the guardrails recall always
 delivers) and `pcm://pipeline` (what the background consumers have left to do).
 
     pcm mcp                               # stdio, for a local agent
@@ -48,8 +48,10 @@ from pcm_agent.mcp_params import (
     PrecisionArg,
     Project,
     Query,
+    RecallIdArg,
     ScopeArg,
     ScopeFilter,
+    SignalArg,
     StateFilter,
     Text,
     UserId,
@@ -196,6 +198,16 @@ def _add_edit_tools(server: MCPServer, api: AsyncPcmClient) -> None:
             raise ToolError("nothing to update: give text, importance, pinned, state or metadata")
         with _tool_error():
             return plain(await api.update(memory_id, **fields))
+
+    # Idempotent: a signal is set, not added; the same feedback again changes nothing.
+    @server.tool(annotations=IDEMPOTENT_WRITE)
+    async def feedback(
+        memory_id: MemoryId, signal: SignalArg, recall_id: RecallIdArg = None
+    ) -> dict[str, Any]:
+        """Tell PCM whether a recalled memory helped: helpful, not_helpful, or wrong (its
+        content is wrong: PCM rewrites it). Returns what changed."""
+        with _tool_error():
+            return plain(await api.memory_feedback(memory_id, signal, recall_id=recall_id))
 
     @server.tool(annotations=DESTRUCTIVE)
     async def forget(memory_id: MemoryId) -> str:

@@ -20,12 +20,14 @@ from pcm_client.models import (
     BatchOut,
     CaptureMode,
     ErasureOut,
+    FeedbackOut,
     Importance,
     ImportOut,
     JobIn,
     JobResult,
     KeyIn,
     Memory,
+    MemoryFeedbackIn,
     MemoryHistory,
     MemoryIn,
     MemoryPage,
@@ -33,6 +35,7 @@ from pcm_client.models import (
     PolicyIn,
     Precision,
     Readiness,
+    RecallFeedbackIn,
     RecallIn,
     RecallMode,
     RecallOut,
@@ -184,6 +187,19 @@ def store_batch(
 def recall(body: RecallIn) -> Call[RecallOut]:
     # A read (its reinforcement happens once per answered recall, in the sweeper).
     return Call("POST", "/v1/recall", model(RecallOut), json=body.body())
+
+
+def recall_feedback(recall_id: str, body: RecallFeedbackIn) -> Call[FeedbackOut]:
+    # Feedback sets signals, so the same body sent twice changes nothing the second time.
+    return Call(
+        "POST", f"/v1/recall/{_id(recall_id)}/feedback", model(FeedbackOut), json=body.body()
+    )
+
+
+def memory_feedback(memory_id: str, body: MemoryFeedbackIn) -> Call[FeedbackOut]:
+    return Call(
+        "POST", f"/v1/memories/{_id(memory_id)}/feedback", model(FeedbackOut), json=body.body()
+    )
 
 
 def get(memory_id: str) -> Call[Memory]:

@@ -30,6 +30,10 @@ Precision = Literal["standard", "precise"]
 # the best ones reaches, as `associations` (docs/api.md, "Associative recall").
 RecallMode = Literal["focused", "associative"]
 
+# A signal on one memory (docs/api.md, "Retrieval feedback"): `wrong` also asks for its
+# reconsolidation.
+Signal = Literal["helpful", "not_helpful", "wrong"]
+
 
 class Request(BaseModel):
     """A request body: unknown fields are refused here (a typo would otherwise be a 422
@@ -76,6 +80,17 @@ class MemoryPatch(Request):
     pinned: bool | None = None
     state: State | None = None
     metadata: dict[str, Any] | None = None
+
+
+class RecallFeedbackIn(Request):
+    helpful: list[str] | None = None
+    not_helpful: list[str] | None = None
+    missed: list[str] | None = None
+
+
+class MemoryFeedbackIn(Request):
+    signal: Signal
+    recall_id: str | None = None
 
 
 class RecallIn(Request):
@@ -192,6 +207,17 @@ class RecallOut(Answer):
     query_affect: Affect | None = None
     query_charge: float | None = None
     associations: list[Association] = []
+    # For `recall_feedback` (None: the server keeps no feedback).
+    recall_id: str | None = None
+
+
+class FeedbackOut(Answer):
+    recall_id: str | None = None
+    memory_id: str | None = None
+    changed: dict[str, str] = Field(default_factory=dict)
+    unchanged: list[str] = Field(default_factory=list)
+    reinforced: list[str] = Field(default_factory=list)
+    reconsolidation: list[str] = Field(default_factory=list)
 
 
 class Readiness(Answer):
@@ -298,6 +324,9 @@ SCHEMA_MODELS: dict[str, type[BaseModel]] = {
         BatchIn,
         MemoryPatch,
         RecallIn,
+        RecallFeedbackIn,
+        MemoryFeedbackIn,
+        FeedbackOut,
         PolicyIn,
         JobIn,
         KeyIn,

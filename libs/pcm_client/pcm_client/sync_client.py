@@ -31,20 +31,24 @@ from pcm_client.errors import ApiError, PcmError, error_of
 from pcm_client.models import (
     BatchOut,
     ErasureOut,
+    FeedbackOut,
     ImportOut,
     JobIn,
     JobResult,
     Memory,
+    MemoryFeedbackIn,
     MemoryHistory,
     MemoryIn,
     MemoryPage,
     MemoryPatch,
     PolicyIn,
     Readiness,
+    RecallFeedbackIn,
     RecallIn,
     RecallOut,
     Role,
     Scope,
+    Signal,
     StoreResult,
 )
 from pcm_client.retry import Retry, transport_error
@@ -187,6 +191,32 @@ class PcmClient(ClientBase):
     ) -> RecallOut:
         """What PCM knows for `query`: the slots and the rendered `prompt`."""
         return self.send(calls.recall(RecallIn(query=query, **fields)), timeout_s)
+
+    def recall_feedback(
+        self,
+        recall_id: str,
+        *,
+        helpful: Iterable[str] = (),
+        not_helpful: Iterable[str] = (),
+        missed: Iterable[str] = (),
+    ) -> FeedbackOut:
+        """Signals on what recall `recall_id` (`RecallOut.recall_id`) delivered, and on what
+        it missed: later recalls near its query rank them up or down. Setting the same
+        signals again changes nothing."""
+        body = RecallFeedbackIn(
+            helpful=list(helpful) or None,
+            not_helpful=list(not_helpful) or None,
+            missed=list(missed) or None,
+        )
+        return self.send(calls.recall_feedback(recall_id, body))
+
+    def memory_feedback(
+        self, memory_id: str, signal: Signal, *, recall_id: str | None = None
+    ) -> FeedbackOut:
+        """A signal on one memory (on recall `recall_id`'s query when given); `wrong` also
+        asks for its reconsolidation."""
+        body = MemoryFeedbackIn(signal=signal, recall_id=recall_id)
+        return self.send(calls.memory_feedback(memory_id, body))
 
     def get(self, memory_id: str) -> Memory:
         return self.send(calls.get(memory_id))

@@ -84,7 +84,7 @@ class WritePorts(StorePorts, Protocol):
 class RecallPorts(RoutinePorts, Protocol):
     """What the read path needs (`pcm_recall.service.RecallService`): the vector store, the
     routine index, the graph for entity links, the query embedder, the bus for the recall
-    event; an extractor only where the graph links parse the query
+    event, Redis for retrieval feedback; an extractor only where the graph links parse the query
     (`graph_query_ngrams` off)."""
 
     @property
@@ -98,6 +98,9 @@ class RecallPorts(RoutinePorts, Protocol):
 
     @property
     def bus(self) -> EventBus: ...
+
+    @property
+    def redis(self) -> Redis: ...  # the recall records and feedback terms (`pcm_common.feedback`)
 
 
 class SweeperPorts(WritePorts, RoutinePorts, Protocol):

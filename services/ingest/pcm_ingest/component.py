@@ -4,12 +4,14 @@ from typing import Any
 
 from fastapi import FastAPI
 
+from pcm_common.feedback.service import FeedbackService
 from pcm_common.runtime.http import ReadinessCheck
 from pcm_common.runtime.resources import Resources
 from pcm_common.runtime.service import Component
 from pcm_ingest.api import router
 from pcm_ingest.erasure_api import router as erasure_router
 from pcm_ingest.export_api import router as export_router
+from pcm_ingest.feedback_api import router as feedback_router
 from pcm_ingest.governance_api import router as governance_router
 from pcm_ingest.service import IngestService
 from pcm_ingest.settings import IngestSettings
@@ -23,6 +25,8 @@ class IngestComponent(Component):
         self.settings = settings or IngestSettings()
         self.service = IngestService(res, self.settings)
         self.memories = self.service.edits()
+        # `wrong` asks for reconsolidation through `feedback.on_wrong` (wired where it runs).
+        self.feedback = FeedbackService(res.redis, res.vectors, res.bus, self.settings)
 
     def attach(self, app: FastAPI) -> None:
         app.state.ingest = self.service
@@ -32,6 +36,8 @@ class IngestComponent(Component):
         app.include_router(governance_router)
         app.include_router(erasure_router)
         app.include_router(export_router)
+        app.state.memory_feedback = self.feedback
+        app.include_router(feedback_router)
 
     def checks(self) -> dict[str, ReadinessCheck]:
         async def vectors() -> dict[str, Any]:

@@ -2,12 +2,13 @@ from typing import Any
 
 from pydantic import Field
 
+from pcm_common.feedback.settings import FeedbackSettings
 from pcm_common.firewall.settings import FirewallSettings
 
 
 # The firewall's own settings (firewall_secrets, firewall_pii, firewall_phone_regions) are
 # in `FirewallSettings`: the sweeper screens its rewrites with the same ones.
-class IngestSettings(FirewallSettings):
+class IngestSettings(FirewallSettings, FeedbackSettings):
     max_text_chars: int = 100_000
     max_batch: int = 1_000
     # How long a keyed write's claim waits for its answer before a retry may take it over

@@ -4,6 +4,7 @@ cue, scope, state and graph-link terms, and the floors that drop it."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import datetime
 
@@ -73,7 +74,12 @@ class Ranker:
         req: RecallIn,
         links: dict[str, float],
         mood: Affect | None = None,
+        feedback: Mapping[str, float] | None = None,
     ) -> list[Candidate]:
+        """Candidates over their floor, best first. `feedback` (memory id -> its retrieval
+        feedback term, `pcm_common.feedback`) is added to the score; a memory that feedback
+        lifts is held to the graph links' lower floor, as a memory linked to the query is."""
+        bias = feedback or {}
         if rel.reranked and self.reranker is not None:
             floor = link_floor = self.reranker.floor
         else:
@@ -83,9 +89,11 @@ class Ranker:
             link_floor = min(floor, self.settings.graph_link_floor)
         cue = self._cue(rel.reranked)
         ranked = [
-            self._candidate(h, now, r, req, links.get(h.id, 0.0), cue, mood)
+            self._candidate(h, now, r, req, links.get(h.id, 0.0), cue, mood, bias.get(h.id, 0.0))
             for h, r, f in zip(hits, rel.scores, rel.floors, strict=True)
-            if scoring.passes_floor(f, link_floor if h.id in links else floor)
+            if scoring.passes_floor(
+                f, link_floor if h.id in links or bias.get(h.id, 0.0) > 0 else floor
+            )
             and self.reachable(h, r, req)
         ]
         ranked.sort(key=lambda c: c.score, reverse=True)
@@ -100,6 +108,7 @@ class Ranker:
         link: float,
         cue: tuple[float, float],
         mood: Affect | None = None,
+        bias: float = 0.0,
     ) -> Candidate:
         """A candidate's score from the few fields it needs (`ScoreView`); the whole record
         is read only if the candidate makes the answer (`Candidate.item`)."""
@@ -116,7 +125,7 @@ class Ranker:
             link_weight=self.settings.graph_link_weight,
             state_bonus=self._state_bonus(mood, h),
         )
-        return Candidate(h, rel, s, score)
+        return Candidate(h, rel, s, score + bias)
 
     def _state_bonus(self, mood: Affect | None, h: ScoredPoint) -> float:
         """State-dependent recall (pcm_common.domain.affect) for a charged query's `mood`;

@@ -110,3 +110,5 @@ class RecallOut(BaseModel):
     query_charge: float | None = None
     # Associative recall's additions (`mode: "associative"`); empty in focused mode.
     associations: list[Association] = Field(default_factory=list)
+    # This recall's id for `POST /v1/recall/{recall_id}/feedback` (None: feedback is off).
+    recall_id: str | None = None

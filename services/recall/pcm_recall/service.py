@@ -11,6 +11,7 @@ from datetime import datetime
 from pcm_common.domain import affect, scoring, time_cues
 from pcm_common.domain.clock import as_utc, utcnow
 from pcm_common.domain.memory import Affect
+from pcm_common.feedback.service import FeedbackService
 from pcm_common.messaging.events import STREAM_RECALLED, MemoryRecalled, RecalledItem
 from pcm_common.models.affect import classify
 from pcm_common.models.rerank import build_reranker
@@ -47,6 +48,7 @@ class RecallService:
         self.flags = RecallFlags(res, settings)
         self.associator = Associator(res, settings)
         self.urgency = UrgencyPrototypes(res.embedder)
+        self.feedback = FeedbackService(res.redis, res.vectors, res.bus, settings)
         self.linker = (
             GraphLinker(
                 res.graph,
@@ -95,12 +97,15 @@ class RecallService:
         )
         qvec = await self.res.embedder.embed_query(req.query)
         timer.lap("embed")
+        # The feedback terms near this query (one GET while nothing changed) meanwhile.
+        bias_task = asyncio.create_task(self.feedback.bias(tenant, req.user_id, qvec))
         # Archived memories are searched too: a strong cue brings one back (see `Ranker.score`).
         flt = visibility(req, include_archived=True)
         hits = await self._candidates(tenant, req, qvec, flt, scoring.pool_size(k), now)
         timer.lap("search")
         graph = await graph_task if graph_task else GraphLinks(ok=False, reason="disabled")
         graph, hits = await self._join_graph(tenant, qvec, graph, hits, flt)
+        bias, hits = await self._join_feedback(tenant, qvec, bias_task, hits, flt)
         timer.lap("graph_join")
         # The candidates' routine memberships (a Redis round trip) are read while they are
         # scored; the flags need them for the best-ranked ones, which are among them.
@@ -109,7 +114,7 @@ class RecallService:
             if self.settings.flags_enabled
             else None
         )
-        ranked, mood, charge = await self._rank(req, qvec, hits, graph, now, k, timer)
+        ranked, mood, charge = await self._rank(req, qvec, hits, graph, now, k, timer, bias)
         timer.lap("score")
         shown_texts: set[str] = set()
         top = await self._situational(tenant, req, ranked, k, shown_texts)
@@ -139,6 +144,7 @@ class RecallService:
             query_charge=charge,
             associations=associations or [],
         )
+        out.recall_id = await self._remember(tenant, req, now, qvec, out)
         event = _recalled_event(tenant, req, now, top)
         log.info("recalled", tenant=tenant, k=k, returned=len(top), timings_ms=timer.ms)
         return out, event
@@ -202,6 +208,55 @@ class RecallService:
         graph = replace(graph, links=graph.closest(cosines))
         return graph, hits + [p for p in linked if p.id in graph.links]
 
+    async def _join_feedback(
+        self,
+        tenant: str,
+        qvec: list[float],
+        bias_task: asyncio.Task[dict[str, float]],
+        hits: list[ScoredPoint],
+        flt: Filter,
+    ) -> tuple[dict[str, float], list[ScoredPoint]]:
+        """The feedback terms of this query, and the memories feedback lifts for it (a
+        `missed` one) that the search did not find, added to the candidates if visible.
+        A failure leaves the recall as without feedback."""
+        try:
+            bias = await bias_task
+        except Exception as exc:
+            log.warning("feedback_terms_failed", tenant=tenant, error=repr(exc)[:200])
+            return {}, hits
+        lifted = {m: b for m, b in bias.items() if b > 0}
+        if not lifted:
+            return bias, hits
+        found = await fetch_linked(
+            self.res.vectors, tenant, qvec, lifted, exclude={h.id for h in hits}, visible=flt
+        )
+        return bias, hits + found
+
+    async def _remember(
+        self, tenant: str, req: RecallIn, now: datetime, qvec: list[float], out: RecallOut
+    ) -> str | None:
+        """Records the recall for feedback (its id, or None when feedback is off or Redis
+        failed: the answer stands without it)."""
+        if not self.feedback.enabled:
+            return None
+        delivered = [
+            c.memory_id
+            for c in [*out.situational_context, *out.episode_context, *out.asker_context]
+        ]
+        try:
+            return await self.feedback.remember(
+                tenant,
+                at=now,
+                user_id=req.user_id,
+                workspace=req.workspace,
+                project=req.project,
+                query_vec=qvec,
+                delivered=delivered,
+            )
+        except Exception as exc:
+            log.warning("feedback_record_failed", tenant=tenant, error=repr(exc)[:200])
+            return None
+
     async def _rank(
         self,
         req: RecallIn,
@@ -211,6 +266,7 @@ class RecallService:
         now: datetime,
         k: int,
         timer: Timer,
+        bias: dict[str, float] | None = None,
     ) -> tuple[list[Candidate], Affect | None, float | None]:
         """Relevance, then the cognitive score (with the query's state when it is charged),
         then for precise recall the cut to what clearly answers; and the query's affect
@@ -223,7 +279,7 @@ class RecallService:
         )
         # Only a charged query's state counts (decided once, not per candidate).
         charged = state if charge else None
-        ranked = self.ranker.score(hits, rel, now, req, graph.links, charged)
+        ranked = self.ranker.score(hits, rel, now, req, graph.links, charged, bias)
         if req.precision == "precise":
             head = ranked[:k]
             keep = precise_cut.kept([c.score for c in head], [c.hit.score for c in head], self.rule)

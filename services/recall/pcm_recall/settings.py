@@ -1,11 +1,12 @@
 from pydantic import Field
 
+from pcm_common.feedback.settings import FeedbackSettings
 from pcm_common.models.rerank import RerankerSettings
 from pcm_common.runtime.config import PcmSettings
 from pcm_recall.precise import PreciseRule
 
 
-class RecallSettings(PcmSettings, RerankerSettings):
+class RecallSettings(PcmSettings, RerankerSettings, FeedbackSettings):
     default_k: int = 50
     compact_k: int = 10
     max_k: int = 200

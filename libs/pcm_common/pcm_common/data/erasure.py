@@ -124,7 +124,7 @@ class Erasure:
         asker = Asker(**target.must())
         await self._count(key, "stream_entries", await scrub_streams(self.res.redis, ids, asker))
         episode_keys = [_s(k) for k in await self.res.redis.smembers(keys.erasure_owners(key))]
-        removed = await scrub_keys(self.res.redis, tenant, ids, episode_keys)
+        removed = await scrub_keys(self.res.redis, tenant, ids, episode_keys, asker)
         removed += await capture_buffer.scrub(self.res.redis, tenant, asker.asked)
         await self._count(key, "redis_keys", removed)
         # Once more after the streams are clean: an extraction or a judgment that was under

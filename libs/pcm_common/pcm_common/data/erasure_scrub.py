@@ -19,7 +19,7 @@ from redis.exceptions import ResponseError
 
 from pcm_common.messaging.events import PIPELINE_GROUPS, STREAM_DLQ
 from pcm_common.messaging.stream_batches import decode_entry
-from pcm_common.stores.redis import keys
+from pcm_common.stores.redis import feedback, keys
 
 # Entries read per XRANGE call while looking for the erased ones.
 _PAGE = 500
@@ -118,13 +118,18 @@ async def scrub_streams(redis: Redis, ids: Collection[str], asker: Asker) -> int
 
 
 async def scrub_keys(
-    redis: Redis, tenant: str, ids: Collection[str], episode_keys: Iterable[str]
+    redis: Redis,
+    tenant: str,
+    ids: Collection[str],
+    episode_keys: Iterable[str],
+    asker: Asker | None = None,
 ) -> int:
     """Delete the Redis keys and members that hold an erased memory: its outbox notes, the
     repair jobs' per-memory markers, its reconsolidation keys (`keys.labile`), the
-    sweeper's applied-recall markers, the stored
-    answers of writes that stored it (`Idempotency-Key`), and the erased owners'
-    current-episode keys. Returns how many."""
+    sweeper's applied-recall markers, the stored answers of writes that stored it
+    (`Idempotency-Key`), the erased owners' current-episode keys, and the retrieval
+    feedback of the erased asker or naming an erased memory
+    (`stores.redis.feedback.scrub`). Returns how many."""
     removed = 0
     if ids:
         async with redis.pipeline(transaction=False) as pipe:
@@ -140,6 +145,7 @@ async def scrub_keys(
     removed += await _scrub_owed_changes(redis, tenant, ids)
     removed += await _scrub_answers(redis, tenant, ids)
     removed += await _scrub_markers(redis, ids)
+    removed += await feedback.scrub(redis, tenant, ids, (asker or Asker()).asked)
     owners = sorted(set(episode_keys))
     if owners:
         removed += int(await redis.delete(*owners))

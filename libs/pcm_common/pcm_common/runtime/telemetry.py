@@ -154,3 +154,14 @@ def get_logger(service: str) -> FilteringBoundLogger:
     # bound logger; structlog's `get_logger` is typed Any for any configuration.
     logger: FilteringBoundLogger = structlog.get_logger(service=service)
     return logger
+
+
+FEEDBACK_SIGNALS = Counter(
+    "pcm_feedback_signals_total",
+    "Retrieval feedback signals newly set",
+    ["signal"],  # helpful|not_helpful|missed|wrong
+)
+RECONSOLIDATION_REQUESTS = Counter(
+    "pcm_feedback_reconsolidation_requests_total",
+    "Memories marked wrong by feedback, whose rewrite was requested",
+)

@@ -26,6 +26,8 @@ const WORDS = {
   job_running: "That job is already running.",
   dead_letter_not_found: "That dead letter is gone: it was retried already (here or elsewhere) or trimmed by age.",
   dead_letter_busy: "The dead letters kept changing while retrying; nothing was sent. Try again.",
+  recall_not_found: "That recall is no longer kept for feedback (recalls are kept for a while, then forgotten). Run it again.",
+  invalid_feedback: "That feedback does not fit this recall; nothing was changed.",
 };
 
 export const key = {

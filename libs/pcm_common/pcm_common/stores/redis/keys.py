@@ -270,3 +270,45 @@ def last_write(tenant: str) -> str:
 def idle_consolidated(tenant: str) -> str:
     """String: the `last_write` value after which the idle consolidation last ran."""
     return f"pcm:job:idle:consolidation:{tenant}"
+
+
+# ---- retrieval feedback (`feedback`) -----------------------------------------------------
+#   pcm:feedback:<tenant>:recall:<recall id>  string (JSON, PCM_FEEDBACK_RECALL_TTL_S): a
+#                                             recall's record (who asked, its cue vector,
+#                                             the delivered ids, the signals given on it)
+#   pcm:feedback:<tenant>:cues                hash: recall id -> its cue terms (JSON)
+#   pcm:feedback:<tenant>:order               sorted set: recall id -> when its terms were
+#                                             last set (the oldest go past the cap)
+#   pcm:feedback:<tenant>:memory              hash: memory id -> the signal given on it
+#                                             without a recall
+#   pcm:feedback:<tenant>:ver                 string: a counter bumped on every change (a
+#                                             recall replica reloads the terms when it moves)
+
+
+def feedback_recall(tenant: str, recall_id: str) -> str:
+    return f"pcm:feedback:{tenant}:recall:{recall_id}"
+
+
+def feedback_recall_pattern(tenant: str) -> str:
+    return f"pcm:feedback:{glob_escape(tenant)}:recall:*"
+
+
+def feedback_cues(tenant: str) -> str:
+    return f"pcm:feedback:{tenant}:cues"
+
+
+def feedback_order(tenant: str) -> str:
+    return f"pcm:feedback:{tenant}:order"
+
+
+def feedback_memory(tenant: str) -> str:
+    return f"pcm:feedback:{tenant}:memory"
+
+
+def feedback_version(tenant: str) -> str:
+    return f"pcm:feedback:{tenant}:ver"
+
+
+def feedback_lock(tenant: str, subject: str) -> str:
+    """Lock name of one recall's or one memory's feedback (concurrent posts take turns)."""
+    return f"feedback:{tenant}:{subject}"

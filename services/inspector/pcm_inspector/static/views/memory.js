@@ -1,6 +1,6 @@
 // One memory: text and metadata, versions with diffs, the supersession chain, strength
 // over time, surprisal, episode, graph neighbourhood, and the actions pin/unpin, edit,
-// forget. Each part reads its own API route; a part that fails says so in words and the
+// forget, and feedback (helpful, not helpful, wrong). Each part reads its own API route; a part that fails says so in words and the
 // rest of the page stays.
 
 import { api, ApiFailure } from "../api.js";
@@ -48,6 +48,34 @@ async function chain(mem) {
   return [...older.reverse().map((m) => item(m, "older")), h("li", { class: "current" }, mem.text, h("span", { class: "muted" }, " · this memory")), ...newer.map((m) => item(m, "newer"))];
 }
 
+// What a feedback answer changed, in words (POST /v1/memories/{id}/feedback).
+export function feedbackWords(signal, out) {
+  const label = { helpful: "helpful", not_helpful: "not helpful", wrong: "wrong" }[signal] || signal;
+  if (!Object.keys(out.changed || {}).length) return `Already marked ${label}: nothing changed.`;
+  const parts = [`Marked ${label}.`];
+  if (signal === "helpful") parts.push("It ranks a little higher from now on.");
+  else parts.push("It ranks a little lower from now on.");
+  if ((out.reinforced || []).length) parts.push("Its strength is reinforced.");
+  if ((out.reconsolidation || []).length) parts.push("A rewrite from newer information was requested.");
+  return parts.join(" ");
+}
+
+function feedbackButtons(mem) {
+  const said = h("span", { class: "muted said", "aria-live": "polite", id: "feedback-result" });
+  const send = (signal) => async () => {
+    try {
+      const out = await api("POST", `/v1/memories/${mem.id}/feedback`, { body: { signal } });
+      said.textContent = feedbackWords(signal, out);
+    } catch (err) { showError(err); }
+  };
+  return h("div", { class: "toolbar feedback", role: "group", "aria-label": "Feedback" },
+    h("span", {}, "Feedback:"),
+    h("button", { type: "button", class: "secondary", id: "feedback-helpful", onclick: send("helpful") }, "Helpful"),
+    h("button", { type: "button", class: "secondary", id: "feedback-not-helpful", onclick: send("not_helpful") }, "Not helpful"),
+    h("button", { type: "button", class: "danger", id: "feedback-wrong", title: "What it says is wrong: it is rewritten from newer information", onclick: send("wrong") }, "Wrong"),
+    said);
+}
+
 function actions(mem, main) {
   const status = h("p", { class: "muted", role: "status" });
   const editor = h("form", { class: "editor", hidden: true, onsubmit: async (ev) => {
@@ -89,6 +117,7 @@ function overview(mem, main) {
     h("p", {}, h("span", { class: `badge ${mem.state}` }, mem.state), mem.pinned ? h("span", { class: "badge pinned" }, "pinned") : null,
       h("span", { class: "badge" }, `importance ${mem.importance}`), h("span", { class: "badge" }, `strength ${num(mem.current_strength, 3)}`)),
     actions(mem, main),
+    feedbackButtons(mem),
     dl([
       ["id", mem.id], ["created", when(mem.created_at)], ["stored", when(mem.ingested_at)],
       ["scope", [mem.scope, mem.workspace, mem.project].filter(Boolean).join(" / ")],

@@ -1,5 +1,6 @@
 // Recall playground: POST /v1/recall as an agent would, the rendered prompt beside the
-// structured answer, each candidate's scores, and the time per stage. (A recall reinforces
+// structured answer, each candidate's scores with helpful / not helpful buttons (feedback
+// on this recall), and the time per stage. (A recall reinforces
 // what it returns, as any recall does.)
 
 import { api } from "../api.js";
@@ -40,9 +41,27 @@ function timings(ms) {
     h("li", {}, h("span", { class: "bar-label" }, stage), h("span", { class: "bar", style: `width:${Math.max(1, (100 * v) / max)}%` }), h("span", { class: "bar-value" }, `${num(v, 1)} ms`))));
 }
 
-function candidates(items) {
+// Per-item feedback on this recall (POST /v1/recall/{recall_id}/feedback): later recalls
+// near this query rank the memory up or down.
+function feedbackButtons(recallId, c) {
+  if (!recallId) return null;
+  const said = h("span", { class: "muted said", "aria-live": "polite" });
+  const send = (kind) => async () => {
+    try {
+      const out = await api("POST", `/v1/recall/${recallId}/feedback`, { body: { [kind]: [c.memory_id] } });
+      const label = kind === "helpful" ? "helpful" : "not helpful";
+      said.textContent = Object.keys(out.changed).length ? `marked ${label}` : `already ${label}`;
+    } catch (err) { showError(err); }
+  };
+  return h("div", { class: "feedback", role: "group", "aria-label": "Feedback on this recall" },
+    h("button", { type: "button", class: "secondary", "data-feedback": "helpful", "aria-label": `Helpful: ${c.text.slice(0, 60)}`, onclick: send("helpful") }, "Helpful"),
+    h("button", { type: "button", class: "secondary", "data-feedback": "not_helpful", "aria-label": `Not helpful: ${c.text.slice(0, 60)}`, onclick: send("not_helpful") }, "Not helpful"),
+    said);
+}
+
+function candidates(items, recallId) {
   return table(["Memory", "Relevance", "Strength", "Score", "Scope", "Created"], items.map((c) =>
-    h("tr", {}, h("td", { class: "text" }, h("a", { href: `/ui/memories/${c.memory_id}` }, c.text)),
+    h("tr", {}, h("td", { class: "text" }, h("a", { href: `/ui/memories/${c.memory_id}` }, c.text), feedbackButtons(recallId, c)),
       h("td", {}, num(c.relevance)), h("td", {}, num(c.strength)), h("td", {}, num(c.score)), h("td", {}, c.scope), h("td", {}, when(c.created_at).slice(0, 10)))));
 }
 
@@ -52,9 +71,9 @@ function answer(out) {
     h("section", { class: "card", "aria-labelledby": "r-prompt" }, h("h2", { id: "r-prompt" }, "Prompt slots"), h("pre", { class: "prompt" }, out.prompt)),
     h("section", { class: "card", "aria-labelledby": "r-struct" }, h("h2", { id: "r-struct" }, "Structured answer"),
       h("h3", {}, `Anomaly flags (${out.anomaly_flags.length})`), flags.length ? h("ul", {}, flags) : h("p", { class: "muted" }, "none"),
-      h("h3", {}, `Asker context: pinned (${out.asker_context.length})`), out.asker_context.length ? candidates(out.asker_context) : h("p", { class: "muted" }, "none"),
-      h("h3", {}, `Situational context (${out.situational_context.length})`), out.situational_context.length ? candidates(out.situational_context) : h("p", { class: "muted" }, "nothing relevant"),
-      h("h3", {}, `Episode context (${out.episode_context.length})`), out.episode_context.length ? candidates(out.episode_context) : h("p", { class: "muted" }, "none"),
+      h("h3", {}, `Asker context: pinned (${out.asker_context.length})`), out.asker_context.length ? candidates(out.asker_context, out.recall_id) : h("p", { class: "muted" }, "none"),
+      h("h3", {}, `Situational context (${out.situational_context.length})`), out.situational_context.length ? candidates(out.situational_context, out.recall_id) : h("p", { class: "muted" }, "nothing relevant"),
+      h("h3", {}, `Episode context (${out.episode_context.length})`), out.episode_context.length ? candidates(out.episode_context, out.recall_id) : h("p", { class: "muted" }, "none"),
       h("h3", {}, "Time per stage"),
       h("p", { class: "muted" }, `The graph lookup runs alongside embed and search; it ${out.timings_ms.graph_ok ? "answered" : "did not answer"} and linked ${out.timings_ms.graph_links ?? 0} memories.`),
       timings(out.timings_ms)));

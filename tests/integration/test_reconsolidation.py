@@ -151,6 +151,26 @@ async def test_feedback_request_rewrites_from_newer_stored_information(
     assert got["text"].startswith("The standup is at 10:15") and "9:30" in got["text"]
 
 
+async def test_wrong_feedback_through_the_api_rewrites_the_memory(
+    client_a: httpx.AsyncClient,
+) -> None:
+    """`POST /v1/memories/{id}/feedback {"signal": "wrong"}` asks for the rewrite itself."""
+    who = user()
+    mid = await store(client_a, "The office wifi password rotates every Monday.", who)
+    await settle(client_a)
+    await store(client_a, "The office wifi password rotates every Friday.", who)
+    await settle(client_a)
+    assert (await memory(client_a, mid))["version"] == 1
+    r = await client_a.post(f"/v1/memories/{mid}/feedback", json={"signal": "wrong"})
+    assert r.status_code == 200, r.text
+    assert r.json()["reconsolidation"] == [mid]
+    got = await version_reached(client_a, mid, 2)
+    assert got["version"] == 2, got
+    assert "Friday" in got["text"] and "Monday" in got["text"]
+    history = (await client_a.get(f"/v1/memories/{mid}/history")).json()
+    assert any(v["text"].endswith("every Monday.") for v in history["versions"])
+
+
 # ---- the claim rules on real Redis ------------------------------------------------------
 
 

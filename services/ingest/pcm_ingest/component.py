@@ -25,7 +25,7 @@ class IngestComponent(Component):
         self.settings = settings or IngestSettings()
         self.service = IngestService(res, self.settings)
         self.memories = self.service.edits()
-        # `wrong` asks for reconsolidation through `feedback.on_wrong` (wired where it runs).
+        # `wrong` asks the sweeper for reconsolidation (`FeedbackService.request_rewrite`).
         self.feedback = FeedbackService(res.redis, res.vectors, res.bus, self.settings)
 
     def attach(self, app: FastAPI) -> None:

@@ -107,13 +107,7 @@ class RecallService:
         graph, hits = await self._join_graph(tenant, qvec, graph, hits, flt)
         bias, hits = await self._join_feedback(tenant, qvec, bias_task, hits, flt)
         timer.lap("graph_join")
-        # The candidates' routine memberships (a Redis round trip) are read while they are
-        # scored; the flags need them for the best-ranked ones, which are among them.
-        routine_of = (
-            asyncio.create_task(self.res.routines.routine_of(tenant, [h.id for h in hits]))
-            if self.settings.flags_enabled
-            else None
-        )
+        routine_of = self._routines_read(tenant, hits)
         ranked, mood, charge = await self._rank(req, qvec, hits, graph, now, k, timer, bias)
         timer.lap("score")
         shown_texts: set[str] = set()
@@ -148,6 +142,15 @@ class RecallService:
         event = _recalled_event(tenant, req, now, top)
         log.info("recalled", tenant=tenant, k=k, returned=len(top), timings_ms=timer.ms)
         return out, event
+
+    def _routines_read(
+        self, tenant: str, hits: list[ScoredPoint]
+    ) -> asyncio.Task[dict[str, str | None]] | None:
+        """The candidates' routine memberships (a Redis round trip), read while they are
+        scored: the flags need them for the best-ranked ones, which are among them."""
+        if not self.settings.flags_enabled:
+            return None
+        return asyncio.create_task(self.res.routines.routine_of(tenant, [h.id for h in hits]))
 
     async def _candidates(
         self,

@@ -8,7 +8,7 @@
   it is applied once).
 - Feedback on one memory (`on_memory`) does the same for that memory: on a recall's cue
   when it names one, else as a small term for every query. `wrong` asks for the memory's
-  reconsolidation through `on_wrong` (injected: the default records the request).
+  reconsolidation through `on_wrong` (by default a `ReconsolidationRequested` event).
 
 Signals are set, not added: the same feedback again changes nothing, and a recall's terms
 are bounded by one signal's amount per memory. Every refusal happens before any change.
@@ -32,6 +32,7 @@ from pcm_common.feedback.schemas import FeedbackOut, MemoryFeedbackIn, RecallFee
 from pcm_common.feedback.settings import FeedbackSettings
 from pcm_common.feedback.terms import FeedbackTerms
 from pcm_common.messaging.events import STREAM_RECALLED, MemoryRecalled, RecalledItem
+from pcm_common.messaging.reconsolidation import request_reconsolidation
 from pcm_common.ports import EventBus
 from pcm_common.runtime.http import ApiError
 from pcm_common.runtime.telemetry import FEEDBACK_SIGNALS, RECONSOLIDATION_REQUESTS, get_logger
@@ -47,13 +48,6 @@ log = get_logger("feedback")
 OnWrong = Callable[[str, str], Awaitable[None]]
 
 _OWNER_FIELDS = ["user_id", "scope", "workspace", "project", "state"]
-
-
-async def record_wrong(tenant: str, memory_id: str) -> None:
-    """The default `on_wrong`: the request is logged and counted; a deployment that
-    reconsolidates wires its own (`pcm_common.messaging.reconsolidation`)."""
-    RECONSOLIDATION_REQUESTS.inc()
-    log.info("reconsolidation_requested", tenant=tenant, memory_id=memory_id, reason="feedback")
 
 
 def _event_id(*parts: str) -> str:
@@ -80,7 +74,14 @@ class FeedbackService:
         self.vectors = vectors
         self.bus = bus
         self.locks = KeyLocks(redis)
-        self.on_wrong: OnWrong = on_wrong or record_wrong
+        self.on_wrong: OnWrong = on_wrong or self.request_rewrite
+
+    async def request_rewrite(self, tenant: str, memory_id: str) -> None:
+        """The default `on_wrong`: the sweeper's reconsolidation rewrites the memory from
+        the newest stored memory that updates it (`pcm_common.messaging.reconsolidation`)."""
+        RECONSOLIDATION_REQUESTS.inc()
+        log.info("reconsolidation_requested", tenant=tenant, memory_id=memory_id, reason="feedback")
+        await request_reconsolidation(self.bus, tenant, memory_id, "feedback")
 
     # ---- the recall side ---------------------------------------------------------------
 

@@ -26,6 +26,8 @@ from pcm_common.messaging import outbox
 from pcm_common.messaging.events import MemoryChanged, MemoryWritten
 from pcm_common.ports import SweeperPorts
 from pcm_common.runtime.telemetry import get_logger
+from pcm_common.stores.redis.keys import memory_lock
+from pcm_common.stores.redis.locks import KeyLocks
 from pcm_common.stores.vectors import Filter, ScoredPoint, SearchQuery
 from pcm_sweeper.judgement import (
     Judgement,
@@ -321,7 +323,11 @@ class Judging:
         # Owed before the write: once the verdict is stored, a redelivery skips the memory
         # (judged), so a publish lost here would never be made again but by the outbox.
         await outbox.owe(self.res.redis, superseded)
-        await self.res.vectors.set_payload_many(tenant, [*patches, *replaced])
+        # An older memory's state is set under its lock: reconsolidation rewrites a memory
+        # whole under that lock, and would otherwise write back the state it read.
+        olds = [memory_lock(tenant, old) for old, _ in replaced]
+        async with KeyLocks(self.res.redis).hold(olds):
+            await self.res.vectors.set_payload_many(tenant, [*patches, *replaced])
         await outbox.pay_or_leave_owed(self.res, superseded)
         for old, patch in replaced:
             log.info("memory_superseded", tenant=tenant, memory_id=old, by=patch["superseded_by"])

@@ -25,7 +25,7 @@ class IngestComponent(Component):
         self.settings = settings or IngestSettings()
         self.service = IngestService(res, self.settings)
         self.memories = self.service.edits()
-        self.reembed = Reembedding(res)
+        self.reembed = Reembedding(res, page=self.settings.reembed_page)
 
     def attach(self, app: FastAPI) -> None:
         app.state.ingest = self.service

@@ -8,6 +8,9 @@ from pcm_ingest.firewall import DEFAULT_PHONE_REGIONS, Action
 class IngestSettings(PcmSettings):
     max_text_chars: int = 100_000
     max_batch: int = 1_000
+    # Points a re-embedding job copies at a time (`pcm_common.data.reembed`): one embed
+    # call and one write each, a checkpoint after each.
+    reembed_page: int = 256
     near_duplicate_cos: float = 0.94  # DESIGN §3: merge only at or above, with equal figures
     # Near-duplicate lookups (vector searches) in flight per batch request, for stores
     # that search one query at a time (Qdrant Edge runs a request's lookups as one batch).

@@ -9,6 +9,7 @@ after it. The admin route's refusals: a data key (403), an unknown or the curren
 from __future__ import annotations
 
 import asyncio
+import json
 import os
 import random
 import uuid
@@ -21,6 +22,7 @@ import pytest
 
 from pcm_cli.testing import running_server
 from tests.conftest import TEST_REDIS, service_env, settle
+from tests.integration.test_cli import ok, pcm
 
 FROM_MODEL = "pcm-local/minilm"
 TO_MODEL = "pcm-local/minilm-q8t"
@@ -214,3 +216,15 @@ async def test_writes_during_the_job_are_found_after_the_switch(
         assert memory_id in _ids(r), (memory_id, text, r.json()["situational_context"])
     got = await admin.get(f"/v1/memories/{changed_id}")
     assert got.status_code == 200 and got.json()["pinned"] is True, got.text
+
+    # `pcm reembed` moves it back, following the job to the end; `--status` shows it.
+    url = str(admin.base_url)
+    moved = json.loads(ok(await pcm(url, "reembed", "--model", FROM_MODEL, "-q")))
+    assert moved["status"] == "done" and moved["store_model"] == FROM_MODEL, moved
+    assert moved["from_model"] == TO_MODEL and moved["done"] >= len(texts) + len(during)
+    shown = json.loads(ok(await pcm(url, "reembed", "--status")))
+    assert shown["job_id"] == moved["job_id"]
+    refused = await pcm(url, "reembed", "--model", "pcm-local/none")
+    assert refused.exit_code != 0 and "unknown embedding model" in refused.stderr
+    r = await _recall(admin, during[0][1])
+    assert during[0][0] in _ids(r)

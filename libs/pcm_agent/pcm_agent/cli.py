@@ -14,7 +14,7 @@ from importlib.metadata import entry_points
 
 import typer
 
-from pcm_agent import agent_commands, data_commands, memory_commands
+from pcm_agent import agent_commands, data_commands, memory_commands, reembed_command
 from pcm_agent.governance_commands import governance_app
 
 PLUGINS = "pcm.commands"
@@ -28,6 +28,7 @@ def build() -> typer.Typer:
     memory_commands.register(app)
     agent_commands.register(app)
     data_commands.register(app)
+    reembed_command.register(app)
     app.add_typer(governance_app, name="governance")
     return app
 

@@ -36,8 +36,10 @@ THINGS = [
     ("fixed the {x} service outage on Tuesday", "Which outage did {n} fix?"),
     ("is allergic to {x}", "What is {n} allergic to?"),
 ]
-FILLERS = ["Mango", "cello", "Lisbon", "jasmine", "billing", "peanuts", "Kiwi", "oboe",
-           "Nairobi", "oolong", "search", "shellfish", "Pepper", "banjo", "Oslo", "rooibos"]  # fmt: skip
+FILLERS = (
+    "Mango cello Lisbon jasmine billing peanuts Kiwi oboe Nairobi oolong search shellfish"
+    " Pepper banjo Oslo rooibos"
+).split()
 
 
 def _corpus(n: int) -> tuple[list[str], list[str]]:

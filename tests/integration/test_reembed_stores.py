@@ -24,9 +24,8 @@ from tests.conftest import TEST_REDIS
 
 FROM_MODEL = "pcm-local/minilm"
 TO_MODEL = "pcm-local/minilm-q8t"
-TEXTS = [f"Note {i}: the {w} shipment arrives on dock {i % 7}." for i, w in enumerate(
-    ["copper", "timber", "glass", "cotton", "salt", "coffee", "steel", "paper"] * 5
-)]  # fmt: skip
+GOODS = "copper timber glass cotton salt coffee steel paper".split() * 5
+TEXTS = [f"Note {i}: the {w} shipment arrives on dock {i % 7}." for i, w in enumerate(GOODS)]
 
 
 def _point(tenant: str, text: str, vector: list[float]) -> VectorPoint:

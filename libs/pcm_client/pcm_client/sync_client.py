@@ -31,7 +31,6 @@ from pcm_client.errors import ApiError, PcmError, error_of
 from pcm_client.models import (
     BatchOut,
     ErasureOut,
-    ReembedOut,
     ImportOut,
     JobIn,
     JobResult,
@@ -44,6 +43,7 @@ from pcm_client.models import (
     Readiness,
     RecallIn,
     RecallOut,
+    ReembedOut,
     Role,
     Scope,
     StoreResult,

@@ -46,7 +46,7 @@ from pcm_common.models.sparse import encode_document
 from pcm_common.runtime.resources import Resources
 from pcm_common.runtime.telemetry import get_logger
 from pcm_common.stores.dual_write import DualWriteStore
-from pcm_common.stores.redis import keys
+from pcm_common.stores.redis import fields, keys
 from pcm_common.stores.redis.keys import TENANTS
 from pcm_common.stores.vectors import ScoredPoint, VectorPoint, VectorStore
 
@@ -135,7 +135,7 @@ class Reembedding:
                     "started_at": str(time.time()),
                 }
                 await self.res.redis.delete(keys.REEMBED)
-                await self.res.redis.hset(keys.REEMBED, mapping=rec)
+                await self.res.redis.hset(keys.REEMBED, mapping=fields(rec))
             await self._begin(rec)
         except BaseException:
             await self._unlock()
@@ -279,7 +279,9 @@ class Reembedding:
             async with self.dual.lock:
                 theirs = {p.id: p for p in await _get_all(side, page)}
                 differ = [
-                    p for p in page if p.id not in theirs or not same_payload(theirs[p.id].payload, p.payload)
+                    p
+                    for p in page
+                    if p.id not in theirs or not same_payload(theirs[p.id].payload, p.payload)
                 ]
                 if differ:
                     vecs = await embedder.embed([_text(p) for p in differ])
@@ -354,10 +356,9 @@ def _text(p: ScoredPoint) -> str:
 
 def _known_dim(embedder: Embedder) -> bool:
     try:
-        embedder.dim
-    except RuntimeError:
+        return embedder.dim > 0
+    except RuntimeError:  # a hosted model not called yet
         return False
-    return True
 
 
 async def _get_all(store: VectorStore, page: Sequence[ScoredPoint]) -> list[ScoredPoint]:

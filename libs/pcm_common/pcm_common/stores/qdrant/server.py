@@ -428,7 +428,9 @@ class ServerVectorStore(VectorStore):
         records, next_offset = await self._client.scroll(
             self.collection, limit=limit, offset=offset, with_payload=True, with_vectors=False
         )
-        points = [ScoredPoint(id=str(r.id), score=0.0, payload=dict(r.payload or {})) for r in records]
+        points = [
+            ScoredPoint(id=str(r.id), score=0.0, payload=dict(r.payload or {})) for r in records
+        ]
         return points, (str(next_offset) if next_offset is not None else None)
 
     def beside(self, name: str, dim: int) -> VectorStore:

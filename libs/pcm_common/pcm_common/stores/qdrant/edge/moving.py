@@ -9,12 +9,12 @@ import shutil
 
 import qdrant_edge as qe
 
+from pcm_common.stores.qdrant.common import is_uuid
 from pcm_common.stores.qdrant.edge import optimize as edge_optimize
 from pcm_common.stores.qdrant.edge.dense_mirror import DenseMirror
 from pcm_common.stores.qdrant.edge.optimizer import EdgeOptimizer
 from pcm_common.stores.qdrant.edge.pagination import stored
 from pcm_common.stores.qdrant.edge.query import selector
-from pcm_common.stores.qdrant.common import is_uuid
 from pcm_common.stores.vectors import ScoredPoint, VectorStore
 
 

@@ -198,8 +198,10 @@ class Reembedding:
         try:
             if rec["status"] == "running":
                 await self._copy(rec, side, embedder)
-                await self._agree(side, embedder)
                 await self.res.redis.hset(keys.REEMBED, "status", "switching")
+            # Also when continuing a switch that failed: writes made since went to the old
+            # store only.
+            await self._agree(side, embedder)
             await self._switch(rec, side)
             await self._finish(rec, embedder)
         except asyncio.CancelledError:

@@ -14,7 +14,13 @@ from importlib.metadata import entry_points
 
 import typer
 
-from pcm_agent import agent_commands, data_commands, feedback_commands, memory_commands
+from pcm_agent import (
+    agent_commands,
+    data_commands,
+    feedback_commands,
+    memory_commands,
+    reembed_command,
+)
 from pcm_agent.governance_commands import governance_app
 
 PLUGINS = "pcm.commands"
@@ -29,6 +35,7 @@ def build() -> typer.Typer:
     feedback_commands.register(app)
     agent_commands.register(app)
     data_commands.register(app)
+    reembed_command.register(app)
     app.add_typer(governance_app, name="governance")
     return app
 

@@ -36,7 +36,7 @@ Target = Annotated[
 ]
 
 
-def _progress(quiet: bool) -> Progress:
+def progress_bar(quiet: bool) -> Progress:
     return Progress(
         TextColumn("{task.description}"),
         BarColumn(),
@@ -47,7 +47,7 @@ def _progress(quiet: bool) -> Progress:
     )
 
 
-def _client_call(fn: Callable[[PcmClient], T]) -> T:
+def client_call(fn: Callable[[PcmClient], T]) -> T:
     """Run `fn` with a blocking client of PCM_URL and PCM_API_KEY; a refusal or an
     unreachable server ends the command (as `cli_support.call`)."""
     try:
@@ -91,7 +91,7 @@ def export(
             scope=scope.value if scope else None,
             state=state.value if state else None,
         )
-        with _opened(target, "w") as out, _progress(quiet) as bar:
+        with _opened(target, "w") as out, progress_bar(quiet) as bar:
             task = bar.add_task("exporting", total=None)
             for line in lines:
                 if line.get("kind") == "header":
@@ -102,7 +102,7 @@ def export(
                 out.write(json.dumps(line, ensure_ascii=False) + "\n")
         return written
 
-    written = _client_call(run)
+    written = client_call(run)
     typer.echo(f"exported {written} memories", err=True)
 
 
@@ -118,11 +118,11 @@ def import_(
         with _opened(source, "r") as f:
             lines = [line for line in f if line.strip()]
         memories = sum(1 for line in lines if '"header"' not in line[:200])
-        with _progress(quiet) as bar:
+        with progress_bar(quiet) as bar:
             task = bar.add_task("importing", total=memories)
             return api.import_lines(lines, progress=lambda n: bar.advance(task, n))
 
-    out = _client_call(run)
+    out = client_call(run)
     if as_json:
         print_json(out.model_dump(mode="json"))
         return
@@ -149,7 +149,7 @@ def erase(
     )
     if not yes:
         typer.confirm(f"Erase everything of {named}?", abort=True)
-    out = _client_call(lambda api: api.erase(user_id=user, workspace=workspace, project=project))
+    out = client_call(lambda api: api.erase(user_id=user, workspace=workspace, project=project))
     print_json(out.model_dump(mode="json"))
 
 

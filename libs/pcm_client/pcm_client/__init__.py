@@ -24,6 +24,7 @@ from pcm_client.errors import (
     PayloadTooLarge,
     PcmError,
     RateLimited,
+    ReembedRunning,
     SecretDetected,
     ServerError,
     Timeout,
@@ -46,6 +47,7 @@ from pcm_client.models import (
     MemoryPage,
     Readiness,
     RecallOut,
+    ReembedOut,
     StoreResult,
 )
 from pcm_client.retry import NO_RETRY, Retry
@@ -82,6 +84,8 @@ __all__ = [
     "RateLimited",
     "Readiness",
     "RecallOut",
+    "ReembedOut",
+    "ReembedRunning",
     "Retry",
     "SecretDetected",
     "ServerError",

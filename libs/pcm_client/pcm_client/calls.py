@@ -39,6 +39,8 @@ from pcm_client.models import (
     RecallIn,
     RecallMode,
     RecallOut,
+    ReembedIn,
+    ReembedOut,
     Role,
     RotateIn,
     Scope,
@@ -334,6 +336,16 @@ def import_parts(
 
 def _body(header: bytes | None, part: list[bytes]) -> bytes:
     return b"\n".join([header, *part] if header else part) + b"\n"
+
+
+def reembed(model_name: str) -> Call[ReembedOut]:
+    # Sent again it answers 409 while the job runs (or continues one that stopped).
+    body = ReembedIn(model=model_name).body()
+    return Call("POST", "/v1/admin/reembed", model(ReembedOut), json=body, replayable=False)
+
+
+def reembed_status() -> Call[ReembedOut]:
+    return Call("GET", "/v1/admin/reembed", model(ReembedOut))
 
 
 def erase(user_id: str | None, workspace: str | None, project: str | None) -> Call[ErasureOut]:

@@ -9,7 +9,8 @@ the server's body (`{"error": code, "detail": ...}`, DESIGN §4), else by the st
     │   │   └── CaptureRefused    403 capture_refused (the scope keeps hook captures only)
     │   ├── NotFound              404 memory_not_found, policy_not_found, unknown_job, ...
     │   ├── Conflict              409 key_not_active, idempotency_key_in_progress
-    │   │   └── JobRunning        409 job_running
+    │   │   ├── JobRunning        409 job_running
+    │   │   └── ReembedRunning    409 reembed_running
     │   ├── PayloadTooLarge       413 payload_too_large, text_too_large, batch_too_large
     │   ├── ValidationError       422 invalid_request, invalid_scope, idempotency_key_reused
     │   │   └── SecretDetected    422 secret_detected (nothing was stored)
@@ -106,6 +107,10 @@ class ErasureRunning(Conflict):
     pass
 
 
+class ReembedRunning(Conflict):
+    pass
+
+
 class PayloadTooLarge(ApiError):
     pass
 
@@ -144,6 +149,8 @@ BY_CODE: dict[str, type[ApiError]] = {
     "unknown_job": NotFound,
     "job_running": JobRunning,
     "erasure_running": ErasureRunning,
+    "reembed_running": ReembedRunning,
+    "reembed_needs_one_process": Conflict,
     "key_not_active": Conflict,
     "idempotency_key_in_progress": Conflict,
     "payload_too_large": PayloadTooLarge,
@@ -153,6 +160,7 @@ BY_CODE: dict[str, type[ApiError]] = {
     "invalid_scope": ValidationError,
     "invalid_import": ValidationError,
     "invalid_feedback": ValidationError,
+    "unknown_model": ValidationError,
     "idempotency_key_reused": ValidationError,
     "secret_detected": SecretDetected,
     "rate_limited": RateLimited,

@@ -315,6 +315,27 @@ class ErasureOut(Answer):
     erased: Erased
 
 
+class ReembedIn(Request):
+    model: str
+
+
+class ReembedOut(Answer):
+    """A re-embedding job (`GET /v1/admin/reembed`); status "none": there was none."""
+
+    job_id: str | None
+    status: str  # none | running | switching | done
+    model: str | None
+    from_model: str | None
+    store_model: str
+    done: int
+    total: int
+    fraction: float
+    resumed: int
+    started_at: float | None
+    finished_at: float | None
+    error: str | None
+
+
 # The server's schema names of the models above whose fields it declares (the rest are
 # answers it publishes as free-form objects); the OpenAPI drift test walks this.
 SCHEMA_MODELS: dict[str, type[BaseModel]] = {
@@ -347,5 +368,7 @@ SCHEMA_MODELS: dict[str, type[BaseModel]] = {
         ErasureOut,
         MemoryVersion,
         MemoryHistory,
+        ReembedIn,
+        ReembedOut,
     )
 }

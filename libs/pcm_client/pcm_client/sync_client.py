@@ -46,6 +46,7 @@ from pcm_client.models import (
     RecallFeedbackIn,
     RecallIn,
     RecallOut,
+    ReembedOut,
     Role,
     Scope,
     Signal,
@@ -146,6 +147,16 @@ class PcmClient(ClientBase):
             if progress is not None:
                 progress(sent)
         return total
+
+    def reembed(self, model: str, *, timeout_s: float | None = None) -> ReembedOut:
+        """Start moving the store to embedding model `model` (or continue a stopped job
+        for it); `reembed_status` follows it. An admin key's; `ReembedRunning` while a
+        job runs, `ValidationError` (unknown_model) for a model it cannot move to."""
+        return self.send(calls.reembed(model), timeout_s)
+
+    def reembed_status(self, *, timeout_s: float | None = None) -> ReembedOut:
+        """The last re-embedding job and the store's model now (an admin key's)."""
+        return self.send(calls.reembed_status(), timeout_s)
 
     def erase(
         self,

@@ -4,6 +4,7 @@ from typing import Any
 
 from fastapi import FastAPI
 
+from pcm_common.data.reembed import Reembedding
 from pcm_common.feedback.service import FeedbackService
 from pcm_common.runtime.http import ReadinessCheck
 from pcm_common.runtime.resources import Resources
@@ -13,6 +14,7 @@ from pcm_ingest.erasure_api import router as erasure_router
 from pcm_ingest.export_api import router as export_router
 from pcm_ingest.feedback_api import router as feedback_router
 from pcm_ingest.governance_api import router as governance_router
+from pcm_ingest.reembed_api import router as reembed_router
 from pcm_ingest.service import IngestService
 from pcm_ingest.settings import IngestSettings
 
@@ -27,6 +29,7 @@ class IngestComponent(Component):
         self.memories = self.service.edits()
         # `wrong` asks the sweeper for reconsolidation (`FeedbackService.request_rewrite`).
         self.feedback = FeedbackService(res.redis, res.vectors, res.bus, self.settings)
+        self.reembed = Reembedding(res, page=self.settings.reembed_page)
 
     def attach(self, app: FastAPI) -> None:
         app.state.ingest = self.service
@@ -38,6 +41,8 @@ class IngestComponent(Component):
         app.include_router(export_router)
         app.state.memory_feedback = self.feedback
         app.include_router(feedback_router)
+        app.state.reembed = self.reembed
+        app.include_router(reembed_router)
 
     def checks(self) -> dict[str, ReadinessCheck]:
         async def vectors() -> dict[str, Any]:
@@ -53,6 +58,9 @@ class IngestComponent(Component):
     async def start(self) -> None:
         self.service.screens.start()
         await self.res.open_vectors()
+        # A re-embedding job this process was running when it stopped: its dual writes
+        # are on again before the first write.
+        await self.reembed.resume()
         if self.res.embedder.is_local:
             # Load the batch model (and for an int8 one, make its copy on a machine
             # without one) before the first write, not inside it.
@@ -60,3 +68,4 @@ class IngestComponent(Component):
 
     async def stop(self) -> None:
         self.service.screens.stop()
+        await self.reembed.stop()

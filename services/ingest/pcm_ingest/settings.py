@@ -15,6 +15,9 @@ class IngestSettings(FirewallSettings, FeedbackSettings):
     # (`pcm_ingest.idempotency`; meanwhile 409 with Retry-After): longer than a
     # `max_batch` request takes to store.
     idempotency_lease_s: float = Field(30.0, gt=0)
+    # Points a re-embedding job copies at a time (`pcm_common.data.reembed`): one embed
+    # call and one write each, a checkpoint after each.
+    reembed_page: int = 256
     near_duplicate_cos: float = 0.94  # DESIGN §3: merge only at or above, with equal figures
     # Near-duplicate lookups (vector searches) in flight per batch request, for stores
     # that search one query at a time (Qdrant Edge runs a request's lookups as one batch).

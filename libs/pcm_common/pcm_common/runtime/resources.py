@@ -12,14 +12,18 @@ from redis.asyncio import Redis
 from pcm_common.messaging.bus import Bus
 from pcm_common.runtime.config import PcmSettings
 from pcm_common.runtime.heartbeats import Heartbeats
+from pcm_common.runtime.telemetry import get_logger
 from pcm_common.stores.vectors import usable_vector
 
 if TYPE_CHECKING:
     from pcm_common.extract import Extractor
     from pcm_common.models.embeddings import Embedder
+    from pcm_common.stores.dual_write import DualWriteStore
     from pcm_common.stores.graph.port import GraphStore
     from pcm_common.stores.redis.routines import RoutineIndex
     from pcm_common.stores.vectors import VectorStore
+
+log = get_logger("resources")
 
 # Points re-embedded to check a store that recorded no model, and the median cosine to
 # their stored vectors that means the same model (a local model gives the same vector
@@ -58,9 +62,18 @@ class Resources:
         return RoutineIndex(self.redis)
 
     @cached_property
+    def dual_writes(self) -> DualWriteStore:
+        """The adapter, with writes made in a second store while a re-embedding job builds
+        one (`pcm_common.data.reembed`); inside the strength overlay, so folds go to both."""
+        from pcm_common.stores.dual_write import DualWriteStore
+
+        self._opened.add("vectors")
+        return DualWriteStore(self._vector_adapter())
+
+    @cached_property
     def vectors(self) -> VectorStore:
         self._opened.add("vectors")
-        store = self._vector_adapter()
+        store: VectorStore = self.dual_writes
         if not self.settings.strength_overlay:
             return store
         from pcm_common.stores.redis.strength_overlay import StrengthOverlayStore
@@ -105,11 +118,39 @@ class Resources:
             await self._check_unrecorded(model)
             recorded = await self.vectors.claim_embedding_model(model)
         if recorded is not None and not interchangeable(recorded, model):
+            if await self._moved_to(recorded):
+                # `pcm reembed` moved the store: its model is the one to use now.
+                log.warning(
+                    "embedding_model_moved",
+                    configured=model,
+                    store=recorded,
+                    hint=f"set PCM_EMBEDDING_MODEL={recorded}",
+                )
+                self.use_embedding_model(recorded)
+                return
             raise EmbeddingModelMismatch(
                 f"the vector store's memories were embedded with {recorded!r} but "
                 f"PCM_EMBEDDING_MODEL is {model!r}: vectors of two models cannot be compared. "
                 f"Set PCM_EMBEDDING_MODEL={recorded}, or start from an empty store."
             )
+
+    async def _moved_to(self, recorded: str) -> bool:
+        """Whether a re-embedding job moved the store to `recorded` (its record says it
+        switched, or was switching, to that model)."""
+        from pcm_common.stores.redis import keys
+
+        status, to = await self.redis.hmget(keys.REEMBED, ["status", "model"])
+        text = [v.decode() if isinstance(v, bytes) else v for v in (status, to)]
+        return text[0] in ("switching", "done") and text[1] == recorded
+
+    def use_embedding_model(self, model: str) -> None:
+        """Embed with `model` from now on (a re-embedding job switched the store to it):
+        the settings report it, and the next use of `embedder` builds it."""
+        from pcm_common.models.embeddings import known_dim
+
+        self.settings.embedding_model = model
+        self.settings.embedding_dim = known_dim(model) or self.settings.embedding_dim
+        self.__dict__.pop("embedder", None)
 
     async def _check_unrecorded(self, model: str) -> None:
         """A store from before models were recorded: its texts embedded again must give

@@ -149,6 +149,32 @@ class VectorStore(ABC):
         never replaces another tenant's point. Never for answering clients."""
         raise NotImplementedError(f"{type(self).__name__} cannot tell the owners of points")
 
+    # ---- moving to another embedding model (`pcm_common.data.reembed`) ---------------
+
+    async def scroll_all(
+        self, *, limit: int = 256, offset: str | None = None
+    ) -> tuple[list[ScoredPoint], str | None]:
+        """A page of every tenant's points, whole payloads and no vectors, in id order;
+        returns (points, next offset or None). What re-embedding copies; never for
+        answering clients."""
+        raise NotImplementedError(f"{type(self).__name__} cannot read across tenants")
+
+    def beside(self, name: str, dim: int) -> VectorStore:
+        """A separate store of the same kind next to this one (a sibling shard, another
+        collection of the same server), told apart by `name`, for vectors of `dim`: where
+        re-embedding builds the new vectors while this store keeps serving."""
+        raise NotImplementedError(f"{type(self).__name__} cannot make a store beside it")
+
+    async def replace_with(self, other: VectorStore) -> None:
+        """Make `other` (made by `beside`) this store's contents, where it stands: calls
+        made after this returns see `other`'s points, and this store's old points and
+        vectors are removed. `other` is not to be used after."""
+        raise NotImplementedError(f"{type(self).__name__} cannot be replaced")
+
+    async def drop(self) -> None:
+        """Remove this store and everything in it (a `beside` store given up)."""
+        raise NotImplementedError(f"{type(self).__name__} cannot be dropped")
+
     @property
     def backend(self) -> str:
         """The adapter that holds the points (what `/readyz` reports)."""

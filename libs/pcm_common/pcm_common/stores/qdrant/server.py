@@ -148,6 +148,9 @@ class ServerVectorStore(VectorStore):
         self.collection = collection
         self.dim = dim
         self._local = location is not None or path is not None
+        # A store made `beside` another shares its client (and does not close it): one
+        # local-mode instance holds both collections, and the alias switch needs both.
+        self._owns_client = True
         if self._local:
             self._client = AsyncQdrantClient(location=location, path=path)
         else:
@@ -410,4 +413,68 @@ class ServerVectorStore(VectorStore):
         return int(result.count)
 
     async def close(self) -> None:
-        await self._client.close()
+        if self._owns_client:
+            await self._client.close()
+
+    # ---- moving to another embedding model ------------------------------------------
+    # The store's name becomes an alias of the collection that holds its points: the
+    # switch repoints it in one call, so every process using the name moves at once.
+
+    async def scroll_all(
+        self, *, limit: int = 256, offset: str | None = None
+    ) -> tuple[list[ScoredPoint], str | None]:
+        if offset is not None and not is_uuid(offset):
+            raise ValueError(f"scroll offset must be a point id: {offset!r}")
+        records, next_offset = await self._client.scroll(
+            self.collection, limit=limit, offset=offset, with_payload=True, with_vectors=False
+        )
+        points = [
+            ScoredPoint(id=str(r.id), score=0.0, payload=dict(r.payload or {})) for r in records
+        ]
+        return points, (str(next_offset) if next_offset is not None else None)
+
+    def beside(self, name: str, dim: int) -> VectorStore:
+        other = ServerVectorStore.__new__(ServerVectorStore)
+        other.collection = f"{self.collection}__{name}"
+        other.dim = dim
+        other._local = self._local
+        other._owns_client = False
+        other._client = self._client
+        return other
+
+    async def _aliased(self) -> str | None:
+        """The collection this store's name is an alias of (None: a collection itself)."""
+        found = await self._client.get_aliases()
+        return next(
+            (a.collection_name for a in found.aliases if a.alias_name == self.collection), None
+        )
+
+    async def replace_with(self, other: VectorStore) -> None:
+        if not isinstance(other, ServerVectorStore) or other._client is not self._client:
+            raise ValueError("a server store is replaced only by a store made beside it")
+        before = await self._aliased()
+        ops: list[Any] = []
+        if before is None:
+            # A store from before its name was an alias: the name is taken by the
+            # collection, which must go first (calls in between fail and are retried).
+            await self._client.delete_collection(self.collection)
+        else:
+            ops.append(
+                models.DeleteAliasOperation(
+                    delete_alias=models.DeleteAlias(alias_name=self.collection)
+                )
+            )
+        ops.append(
+            models.CreateAliasOperation(
+                create_alias=models.CreateAlias(
+                    collection_name=other.collection, alias_name=self.collection
+                )
+            )
+        )
+        await self._client.update_collection_aliases(change_aliases_operations=ops)
+        if before is not None and before != other.collection:
+            await self._client.delete_collection(before)
+        self.dim = other.dim
+
+    async def drop(self) -> None:
+        await self._client.delete_collection(self.collection)

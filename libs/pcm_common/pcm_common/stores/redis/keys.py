@@ -228,6 +228,12 @@ def erasure_owners(job: str) -> str:
     return f"{job}:keys"
 
 
+# ---- moving to another embedding model (`pcm_common.data.reembed`) ------------------------
+
+REEMBED = "pcm:reembed"  # hash: the store's re-embedding job (status, models, checkpoint)
+REEMBED_LOCK = "pcm:reembed:lock"  # string with a TTL: the token of the process running it
+
+
 def episode_stream(
     tenant: str, scope: str, workspace: str | None, project: str | None, user_id: str | None
 ) -> str:

@@ -37,6 +37,7 @@ import threading
 
 import qdrant_edge as qe
 
+from pcm_common.stores.qdrant.edge.moving import EdgeMoving
 from pcm_common.stores.qdrant.edge.pagination import EdgePagination
 from pcm_common.stores.qdrant.edge.search import EdgeSearch
 from pcm_common.stores.qdrant.edge.shard import STORE_META
@@ -44,7 +45,7 @@ from pcm_common.stores.qdrant.edge.writes import EdgeWrites
 from pcm_common.stores.vectors import Capabilities
 
 
-class EdgeVectorStore(EdgeWrites, EdgeSearch, EdgePagination):
+class EdgeVectorStore(EdgeWrites, EdgeSearch, EdgePagination, EdgeMoving):
     """In-process Qdrant Edge shard at `path`.
 
     Calls run in worker threads (`asyncio.to_thread`) so the event loop never blocks on the

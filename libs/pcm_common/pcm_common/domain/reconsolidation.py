@@ -29,19 +29,23 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
+from pcm_common.domain import slots
+
 # Rule 2: the share of a text's frame words found in the other text (*start*, dev set).
 MIN_FRAME = 0.6
 # The marker the rewrite puts before the earlier text; an earlier text that already has one
 # keeps only what held just before it (the whole chain is in the version history).
 BEFORE = " (before: "
 
-_TOKEN = re.compile(r"[A-Za-z][A-Za-z'/-]*[A-Za-z]|[A-Za-z]|[$€£]?\d+(?:[.,:/]\d+)*%?[a-z]*")
+_TOKEN = re.compile(r"[A-Za-z][A-Za-z0-9'/-]*[A-Za-z0-9]|[A-Za-z]|[$€£]?\d+(?:[.,:/]\d+)*%?[a-z]*")
 
 # Questions and plans being weighed change nothing yet.
 _TENTATIVE = re.compile(
-    r"\?\s*$|\b(?:should\s+we|shall\s+we|could\s+we|would\s+it|what\s+if|might|maybe|"
+    r"\?\s*$|\b(?:should|ought\s+to|shall\s+we|could\s+we|would\s+it|what\s+if|might|maybe|"
     r"perhaps|considering|consider|thinking\s+(?:about|of)|wondering|someday|some\s+day|"
-    r"debating|proposal|proposed|propose|if\s+we)\b",
+    r"debating|proposal|proposed|propose|if\s+we|"
+    # A need or a wish is no change yet: "the shoes need replacing", "we want to move".
+    r"needs?\s+(?:to\b|\w+ing\b)|wants?\s+to|hop(?:e|ing)\s+to|plan(?:s|ning)?\s+to)\b",
     re.IGNORECASE,
 )
 _ADDS = re.compile(r"\b(?:also|too|as\s+well|additionally|in\s+addition|still)\b", re.IGNORECASE)
@@ -49,7 +53,7 @@ _ADDS = re.compile(r"\b(?:also|too|as\s+well|additionally|in\s+addition|still)\b
 # A change said outright (rule 2, on the newer text's frame alone).
 _STRONG = re.compile(
     r"\b(?:migrat\w*|mov(?:e|ed|es|ing)|switch\w*|replac\w*|chang\w*|relocat\w*|renam\w*|"
-    r"upgrad\w*|downgrad\w*|port(?:ed|ing)|rewrit\w*|rewrote|transition\w*|pushed\s+back|"
+    r"upgrad\w*|downgrad\w*|swap\w*|trad(?:ed|ing)|took\s+over|port(?:ed|ing)|rewrit\w*|rewrote|transition\w*|pushed\s+back|"
     r"postpon\w*|reschedul\w*|raised|lowered|increased|decreased|reduced|went\s+(?:up|down)|"
     r"bumped|cancel+ed|dropped|ditched|sold|quit|left|stopped|gave\s+up|no\s+longer|"
     r"not\s+any\s*more|"
@@ -66,16 +70,31 @@ _WEAK = re.compile(r"\b(?:now|these\s+days|nowadays|currently)\b", re.IGNORECASE
 _SPAN = 5
 _END = r"(?:[^.;!?]|\.(?=\w))*"  # up to the sentence's end ("99.9%" is no end)
 _LEAVES = re.compile(
-    r"\b(?:from|off|out\s+of|instead\s+of|rather\s+than|replac(?:ed|ing|e)|away\s+from)\s+"
+    # "off" leaves a thing behind ("moved logging off Splunk"), not a time or a place
+    # ("kicks off at 4am", "goes off every morning").
+    r"\b(?:from|off(?!\s+(?:at|in|on|by|around|every|early|late)\b)|out\s+of|instead\s+of|"
+    r"rather\s+than|replac(?:ed|ing|e)(?!\s+by\b)|away\s+from|swap(?:ped|ping|s)?|"
+    r"trad(?:ed|ing)|exchang(?:ed|ing)|(?:took|taken|takes|taking)\s+over\s+from)\s+"
     rf"(?P<move>{_END})"
     r"|\b(?:cancel+ed|sold|closed|dropped|ditched|quit|no\s+longer|not\s+any\s*more|"
     r"stopped(?:\s+using)?|gave\s+up(?:\s+on)?|finished)\s+"
     rf"(?P<ends>{_END})"
-    r"|,\s*not\s+(?P<not>(?:[^.;!?,]|\.(?=\w))*)"
-    # A named thing that ended: "Marcus left", "Tony's closed", "the deal with Acme ended".
-    r"|(?-i:(?!I\s)(?P<left>[A-Z][\w'-]*(?:\s+[A-Z][\w'-]*)*))\s+"
+    r"|,\s*not\s+(?P<not>(?:[^.;!?,]|\.(?=\w))*)",
+    re.IGNORECASE,
+)
+# The earlier value said to be gone (its negation): a thing that ended, left or is no
+# longer used, named just before it ("Marcus left", "Tony's closed", "the contract with
+# Stripe ended", "Memcached was retired", "pip is no longer used", "the S21 stopped
+# getting updates"). The words of `_GONE_SPAN` before the ending are its subject.
+_GONE_SPAN = 3
+_GONE = re.compile(
+    r"\b(?:(?:was|were|is|are|has\s+been|have\s+been|had\s+been|got|just)\s+)?"
     r"(?:left|closed|quit|retired|resigned|shut\s+down|stepped\s+down|moved\s+on|"
-    r"passed\s+away|ended|expired|broke)\b",
+    r"moved\s+away|moved\s+out|passed\s+away|ended|expired|broke|stopped|dropped|died|"
+    r"replaced\s+(?:by|with)|(?:was|got)\s+stolen|"
+    r"removed|deprecated|decommissioned|discontinued|sunset|gone|"
+    r"no\s+longer\s+(?:used|needed|supported|available|in\s+use)|"
+    r"not\s+(?:used|needed|supported)\s+any\s*more)\b",
     re.IGNORECASE,
 )
 _CLAUSE = r"\b(?:and|but|so|because|since|as|after|while|though)\b|,"
@@ -150,7 +169,7 @@ def _left_behind(text: str) -> set[str]:
     """The words the text says it leaves behind (rule 1)."""
     out: set[str] = set()
     for m in _LEAVES.finditer(text):
-        span = m.group("move") or m.group("ends") or m.group("not") or m.group("left") or ""
+        span = m.group("move") or m.group("ends") or m.group("not") or ""
         if m.group("move") is not None:
             # "from X to Y" names X only where a "to" follows: "from June" is a date.
             stop = _STOP_MOVE.search(span)
@@ -165,6 +184,51 @@ def _left_behind(text: str) -> set[str]:
             if tok.lower() not in _STOP:
                 out.add(_stem(tok))
     return out
+
+
+_PEOPLE = re.compile(
+    r"\b(?:left|quit|retired|resigned|stepped\s+down|moved\s+on|moved\s+away|passed\s+away)",
+    re.IGNORECASE,
+)
+# A state negated as over: "we don't use Trello any more", "Zoe isn't the lead anymore".
+_NEGATED = re.compile(r"(?:\bnot\b|n't\b|\bnever\b)(?:[^.;!?]*?)\bany\s*more\b", re.IGNORECASE)
+# A statement about the past says nothing of what holds now ("The office used to be in
+# Denver").
+_PAST = re.compile(
+    r"\b(?:used\s+to|previously|formerly|originally|back\s+then|back\s+in)\b", re.IGNORECASE
+)
+
+
+def _gone(text: str, old: str) -> tuple[set[str], set[str]]:
+    """(the earlier text's values the newer one says are gone, other names it says are
+    gone). A value of the earlier text is one of its names or figures (`slots.kind`) or
+    its last word, where a statement puts its value ("Dependencies are managed with
+    pip"); a plain word before an ending ("the build stopped working") is no value."""
+    toks = [(t, i) for i, t in enumerate(_TOKEN.findall(core(old))) if t.lower() not in _STOP]
+    values = {_stem(t) for t, i in toks if slots.kind(t, first=i == 0) not in (None, "unit")}
+    if toks:
+        values.add(_stem(toks[-1][0]))
+    hit: set[str] = set()
+    other: set[str] = set()
+    # Who left, quit or retired is a person or a firm: the earlier text's subject too
+    # ("Omar is the CTO" / "Omar stepped down").
+    names = values | {_stem(t) for t, _ in toks if t[0].isupper() and t != "I"}
+    for m in _GONE.finditer(text):
+        among = names if _PEOPLE.search(m.group(0)) else values
+        before = text[: m.start()]
+        clause = _CLAUSES.split(before)[-1]
+        words = _TOKEN.findall(clause)[-_GONE_SPAN:]
+        for w in words:
+            if w.lower() in _STOP or w == "I":
+                continue
+            if _stem(w) in among:
+                hit.add(_stem(w))
+            elif w[0].isupper() and before.strip() != w:  # the first word: any capitalised
+                other.add(_stem(w))
+    for clause in _CLAUSES.split(text):
+        if _NEGATED.search(clause):
+            hit |= {_stem(w) for w in _TOKEN.findall(clause)} & values
+    return hit, other - hit
 
 
 def _cues(text: str, shared: frozenset[str]) -> tuple[bool, bool]:
@@ -199,8 +263,13 @@ def judge(old: str, new: str, *, wrong: bool = False) -> Verdict:
     """Whether `new` updates `old` (module docstring)."""
     if _TENTATIVE.search(new):
         return Verdict(False, "tentative")
+    if _PAST.search(new):
+        return Verdict(False, "past")
     o, n = _words(old), _words(new)
-    left = _left_behind(new)
+    gone, gone_other = _gone(new, old)
+    if gone:
+        return Verdict(True, "value_gone", tuple(sorted(gone)))
+    left = _left_behind(new) | gone_other
     if left:
         hit = left & o.all
         if hit:
@@ -210,6 +279,12 @@ def judge(old: str, new: str, *, wrong: bool = False) -> Verdict:
     if _ADDS.search(new) and not wrong:
         return Verdict(False, "adds")
     strong, weak = _cues(new, o.all & n.all)
+    # The structure: the newer text keeps the earlier one's frame and puts a value of
+    # the same kind where its value stood (`slots`); plain words in that place need a
+    # cue besides.
+    slot = slots.replacement(old, new, loose=strong or weak or wrong)
+    if slot.frame_kept:
+        return Verdict(True, "slot", tuple(w for r in slot.old for w in r.words))
     if not (strong or weak or wrong):
         return Verdict(False, "no_change_cue")
     # The newer text's clauses about the earlier one's subject: a reason given beside

@@ -5,7 +5,8 @@
 - A new memory (`pcm.memory.written`, status `created`) is compared with the labile
   memories of its owner's group that resemble it (cosine at least
   `reconsolidation_min_cos`); each one the rules say it updates
-  (`domain.reconsolidation.judge`) is rewritten as a new version, its earlier text kept in
+  (`domain.reconsolidation.judge`, and a model too when one is configured:
+  `pcm_sweeper.deciding`) is rewritten as a new version, its earlier text kept in
   its history (`domain.versions`). Each rewrite is claimed atomically: the memory still
   labile, out of its cooldown, within its recall's rewrites.
 - A feedback request (`pcm.memory.reconsolidate`, `messaging.reconsolidation`) makes the
@@ -25,7 +26,7 @@ from datetime import datetime
 from typing import Any
 
 from pcm_common.data.forgetting import Forgetter
-from pcm_common.domain import reconsolidation, versions, visibility
+from pcm_common.domain import versions, visibility
 from pcm_common.domain.clock import utcnow
 from pcm_common.domain.figures import extract_figures
 from pcm_common.domain.memory import GraphInfo, MemoryRecord, Source, State, text_hash
@@ -45,6 +46,7 @@ from pcm_common.stores.redis.keys import memory_lock
 from pcm_common.stores.redis.lability import WRONG, Claim, Lability, LabilityRules
 from pcm_common.stores.redis.locks import KeyLocks
 from pcm_common.stores.vectors import Filter, ScoredPoint, VectorPoint
+from pcm_sweeper.deciding import Decider, LlmDecider, RuleDecider
 from pcm_sweeper.rewriting import LlmRewriter, LocalRewriter, Rewriter
 from pcm_sweeper.settings import SweeperSettings
 
@@ -68,6 +70,19 @@ def rewriter_of(settings: SweeperSettings) -> Rewriter:
     return LocalRewriter()
 
 
+def decider_of(settings: SweeperSettings) -> Decider:
+    if settings.reconsolidation_model and settings.reconsolidation_model_decides:
+        options: dict[str, Any] = {}
+        if settings.reconsolidation_api_base:
+            options["api_base"] = settings.reconsolidation_api_base
+        return LlmDecider(
+            settings.reconsolidation_model,
+            timeout_s=settings.reconsolidation_timeout_s,
+            **options,
+        )
+    return RuleDecider()
+
+
 class Reconsolidation:
     def __init__(
         self,
@@ -75,6 +90,7 @@ class Reconsolidation:
         settings: SweeperSettings,
         *,
         rewriter: Rewriter | None = None,
+        decider: Decider | None = None,
         firewall: WriteFirewall | None = None,
     ) -> None:
         self.res = res
@@ -89,6 +105,7 @@ class Reconsolidation:
             ),
         )
         self.rewriter = rewriter or rewriter_of(settings)
+        self.decider = decider or decider_of(settings)
         self.firewall = firewall or settings.write_firewall()
         self.locks = KeyLocks(res.redis)
         self.forgetter = Forgetter(res)
@@ -134,7 +151,7 @@ class Reconsolidation:
         newer.sort(key=lambda h: _ts(h.payload.get("created_at")), reverse=True)
         for h in newer:
             new = str(h.payload.get("text", ""))
-            verdict = reconsolidation.judge(old, new, wrong=True)
+            verdict = await self.decider.decide(old, new, wrong=True)
             if verdict.update:
                 await self._rewrite(tenant, mid, by, new, h.id, verdict.reason)
                 return
@@ -166,7 +183,7 @@ class Reconsolidation:
             if by is None:
                 continue
             old = str(h.payload.get("text", ""))
-            verdict = reconsolidation.judge(old, new, wrong=by.startswith(WRONG))
+            verdict = await self.decider.decide(old, new, wrong=by.startswith(WRONG))
             log.debug(
                 "reconsolidation_judged",
                 tenant=tenant,

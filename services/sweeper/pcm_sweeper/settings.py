@@ -115,8 +115,14 @@ class SweeperSettings(FirewallSettings):
     reconsolidation_labile_top: int = Field(20, ge=0, le=20)
     reconsolidation_cooldown_s: float = 60.0
     reconsolidation_max_per_recall: int = Field(20, ge=0)
-    reconsolidation_min_cos: float = 0.4
+    # The floor is low on purpose: an update replaces the value, most of a short
+    # statement's meaning, so its cosine with the earlier text can be as low as an
+    # unrelated one's; the rules (which need shared frame words) decide, the floor only
+    # drops texts with nothing in common (decision 0057).
+    reconsolidation_min_cos: float = 0.25
     reconsolidation_candidates: int = Field(8, ge=1, le=64)
     reconsolidation_model: str = ""
+    # With a model: it decides too (pcm_sweeper.deciding); off: it only words the rewrite.
+    reconsolidation_model_decides: bool = True
     reconsolidation_api_base: str = ""
     reconsolidation_timeout_s: float = 30.0

@@ -303,6 +303,12 @@ def judge(old: str, new: str, *, wrong: bool = False) -> Verdict:
     return Verdict(True, "changed", tuple(sorted(old_only)))
 
 
+def shares_words(old: str, new: str) -> bool:
+    """Whether the two texts share a content word: without one, neither the rules nor a
+    model has a subject in common to judge."""
+    return bool(_words(old).all & _words(new).all)
+
+
 def _sentence(text: str) -> str:
     return " ".join(text.split()).rstrip(" .;")
 

@@ -38,6 +38,12 @@ NOT_SLOT_UPDATES = [
     ("The launch is on May 4.", "The launch is risky because 3 testers are away."),
     # Plain words for plain words need a cue.
     ("My commute is by bike.", "My commute by bike is pleasant."),
+    # Another subject: a word of its own inside the earlier one's subject.
+    ("Mika's train leaves at 7:05.", "Mika's return train leaves at 18:40."),
+    ("Ola's birthday is on May 2.", "Ola's brother's birthday is on May 20."),
+    # A time the earlier value lacked narrows it: an exception, not a change.
+    ("The pool opens at 7am.", "The pool opens at 9am on Sundays."),
+    ("The shop closes at 6pm.", "The shop closes at 4pm in December."),
     # A statement about the past, and an addition.
     ("The office is in Chicago.", "The office used to be in Denver."),
     ("I use VS Code.", "I also use Vim."),
@@ -84,6 +90,13 @@ def test_an_ending_of_a_plain_word_or_a_need_is_no_update() -> None:
     assert not judge("The build uses Gradle.", "The build stopped working yesterday.").update
     assert not judge("My bike is a Trek.", "My bike needs replacing after 9000 km.").update
     assert not judge("Support hours are 9 to 5.", "Support is closed on public holidays.").update
+
+
+def test_a_narrowing_time_is_a_change_when_said_outright() -> None:
+    old = "The pool opens at 7am."
+    assert judge(old, "The pool opening moved to 9am on Sundays.").update
+    # a weekday that starts a reading of its own (its own clause) narrows nothing
+    assert judge(old, "From Monday, the pool opens at 6:30am.").update
 
 
 def test_value_kinds() -> None:

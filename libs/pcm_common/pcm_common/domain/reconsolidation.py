@@ -282,7 +282,7 @@ def judge(old: str, new: str, *, wrong: bool = False) -> Verdict:
     # The structure: the newer text keeps the earlier one's frame and puts a value of
     # the same kind where its value stood (`slots`); plain words in that place need a
     # cue besides.
-    slot = slots.replacement(old, new, loose=strong or weak or wrong)
+    slot = slots.replacement(old, new, loose=strong or weak or wrong, changed=strong or wrong)
     if slot.frame_kept:
         return Verdict(True, "slot", tuple(w for r in slot.old for w in r.words))
     if not (strong or weak or wrong):

@@ -18,6 +18,11 @@ newer statement *replaces* the earlier one's value when
   flight to Lisbon departs at 6:20" / "... has a 45-minute layover": a duration, and the
   relation went too).
 
+Two things make it another fact, not a replacement: a word of its own inside the
+earlier subject ("The admin API", "Sara's return flight": another API, another flight),
+and a time the earlier value lacked ("opens at 8am on Sundays" narrows "opens at 6am" to
+an exception) unless the change is said outright.
+
 `replacement(old, new)` gives the runs that were replaced; `loose=True` also accepts runs
 of plain words (a cue elsewhere must then say that something changed: "My commute is by
 bike" / "I commute by train now").
@@ -25,6 +30,7 @@ bike" / "I commute by train now").
 
 from __future__ import annotations
 
+import itertools
 import re
 from dataclasses import dataclass
 
@@ -53,6 +59,9 @@ _FUNCTION = frozenset(
 
 _DETERMINER = frozenset("a an the my our your his her their its this that".split())
 _PREPOSITION = frozenset("at in on to with by from for into onto under via through".split())
+
+# The kinds that scope a statement in time.
+_SCOPE = frozenset({"weekday", "month", "daypart", "time"})
 
 _WEEKDAY = re.compile(
     r"(?:mon|tues|wednes|thurs|fri|satur|sun)days?|weekends?|weekdays?", re.IGNORECASE
@@ -138,7 +147,13 @@ def _tokens(text: str) -> list[_Tok]:
             if w.lower() in _FUNCTION:
                 continue
             nxt = words[i + 1] if i + 1 < len(words) else ""
-            plain_next = bool(nxt) and nxt.lower() not in _FUNCTION and kind(nxt) is None
+            plain_next = (
+                bool(nxt)
+                and nxt.lower() not in _FUNCTION
+                and kind(nxt) is None
+                # a verb's form is no thing qualified ("on Mondays starting this month")
+                and not nxt.lower().endswith(("ed", "ing"))
+            )
             prev = words[i - 1] if i > 0 else ""
             j = i - 1
             while j >= 0 and words[j].lower() in _DETERMINER:
@@ -207,6 +222,25 @@ def _subject_qualified(new: list[_Tok], old_stems: frozenset[str]) -> bool:
     return False
 
 
+def _inserted(old: str, new: str) -> bool:
+    """Whether the newer text puts a word of its own between two words that stand side
+    by side in the earlier one: "Sara's return flight" is another flight than "Sara's
+    flight", "Tom's wife's birthday" another birthday. A verb phrase put there comes
+    with a function word ("the club has started meeting")."""
+    ow = [stem(w) for w in _WORD.findall(old)]
+    nw = [stem(w) for w in _WORD.findall(new)]
+    o_set = frozenset(ow)
+    pairs = {(a, b) for a, b in itertools.pairwise(ow) if a not in _FUNCTION and b not in _FUNCTION}
+    for k, a in enumerate(nw):
+        for gap in (1, 2):
+            m = k + gap + 1
+            if m < len(nw) and (a, nw[m]) in pairs:
+                between = nw[k + 1 : m]
+                if all(w not in _FUNCTION and w not in o_set for w in between):
+                    return True
+    return False
+
+
 def _same_place(a: Run, b: Run) -> bool:
     return (a.left is not None and a.left == b.left) or (a.right is not None and a.right == b.right)
 
@@ -220,13 +254,13 @@ class Replacement:
     frame_kept: bool
 
 
-def replacement(old: str, new: str, *, loose: bool = False) -> Replacement:
+def replacement(old: str, new: str, *, loose: bool = False, changed: bool = False) -> Replacement:
     """How `new` fills the slots of `old` (module docstring)."""
     ot, nt = _tokens(old), _tokens(new)
     o_stems, n_stems = frozenset(t.stem for t in ot), frozenset(t.stem for t in nt)
     if not (o_stems & n_stems):
         return Replacement((), False)  # no shared word: no frame to fill
-    if _subject_qualified(nt, o_stems):
+    if _subject_qualified(nt, o_stems) or _inserted(old, new):
         return Replacement((), False)
     new_runs = _runs(nt, o_stems)
     replaced: list[Run] = []
@@ -237,11 +271,20 @@ def replacement(old: str, new: str, *, loose: bool = False) -> Replacement:
             r
             for r in new_runs
             if _same_place(run, r)
+            # A time the earlier value lacked narrows it ("opens at 8am on Sundays" /
+            # "opens at 6am"): an exception, unless a change is said outright.
+            and (changed or not (r.kinds - run.kinds) & _SCOPE)
             and (
                 (valued and run.kinds <= r.kinds)
                 # Plain words for plain words, where a cue says something changed: a
                 # value the earlier text named still needs a value of its kind.
-                or (loose and not run.kinds and run.plain <= 2 and r.plain <= 3)
+                or (
+                    loose
+                    and not run.kinds
+                    and run.plain <= 2
+                    and r.plain <= 3
+                    and run.prep == r.prep
+                )
                 # ... or one the same preposition introduces: "held at the Hub" / "now
                 # held at the library".
                 or (loose and run.prep is not None and run.prep == r.prep)

@@ -3,17 +3,25 @@ for a while, and newer information about the same subject rewrites it as a new v
 that says what holds now and what held before. Pure rules, no I/O: whether a newer text
 updates an earlier one (`judge`), and the local rewrite (`rewrite`).
 
-A newer text updates an earlier one when it is a statement (not a question or a plan
-being weighed: "should we move to Looker?", "we might try Linear") and either
+A newer text updates an earlier one when it is a statement about now (not a question, a
+plan being weighed or a need: "should we move to Looker?", "we might try Linear", "the
+shoes need replacing"; not the past: "used to") and one of these holds, in this order:
 
-1. it names what it leaves behind ("from React to Svelte", "instead of Friday", "replaced
-   Jira with Linear", "no longer vegetarian", "Marcus left", "Phoenix, not Radiohead"),
-   and that is something the earlier text says; or
-2. it says that something changed ("moved", "switched", "rescheduled", "raised", or only
-   "now", "these days") and keeps the earlier text's frame with another value in it: of
-   the earlier text's words (those of its values it drops aside), at least
-   `MIN_FRAME` come back ("Alice lives in Berlin" / "Alice moved to Munich": all of
-   them), and, where the cue is only "now" and the like, as much of the newer one's.
+1. it says the earlier value is gone (`value_gone`): named before an ending ("Marcus
+   left", "Memcached was retired", "pip is no longer used") or in a clause negated as
+   over ("we don't use Trello anymore");
+2. it names what it leaves behind (`left_behind`: "from React to Svelte", "instead of
+   Friday", "replaced Jira with Linear", "swapped X for Y", "Phoenix, not Radiohead"),
+   and that is something the earlier text says;
+3. it keeps the earlier text's frame and puts a value of the same kind where the earlier
+   value stood (`slot`, `pcm_common.domain.slots`): no cue needed ("The chess club meets
+   on Thursdays" / "has started meeting on Tuesdays"); plain words in that place need a
+   cue besides ("by bike" / "by train now");
+4. it says that something changed ("moved", "switched", "rescheduled", "raised", or only
+   "now", "these days") and keeps the earlier text's frame with another value in it
+   (`changed`): of the earlier text's words (those of its values it drops aside), at least
+   `MIN_FRAME` come back, and, where the cue is only "now" and the like, as much of the
+   newer one's.
 
 A text that names what it leaves behind, and that is not in the earlier text, is about
 something else ("The build uses Webpack" / "The build moved from Node 16 to Node 20").
@@ -21,7 +29,8 @@ A text that adds ("also", "too", "as well") or keeps ("still") is no update. Whe
 user marked the earlier memory wrong (`wrong=True`), a newer text in its frame with another
 value updates it without a cue.
 
-Why these rules and their figures: docs/decisions/0053-reconsolidation.md.
+Why these rules and their figures: docs/decisions/0053-reconsolidation.md and
+docs/decisions/0057-reconsolidation-structure.md.
 """
 
 from __future__ import annotations

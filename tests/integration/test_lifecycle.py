@@ -431,7 +431,9 @@ async def _remove_dense_vector(res: Resources, mid: str) -> None:
     from pcm_common.stores.qdrant.common import DENSE
     from pcm_common.stores.qdrant.edge.store import EdgeVectorStore
 
-    store = getattr(res.vectors, "inner", res.vectors)  # past the strength overlay
+    store = res.vectors
+    while hasattr(store, "inner"):  # past the strength overlay and the dual-write wrapper
+        store = store.inner
     assert isinstance(store, EdgeVectorStore)
     op = qe.UpdateOperation.delete_vectors([mid], [DENSE])
     await store._run(lambda: store._write(lambda shard: shard.update(op), "test"))

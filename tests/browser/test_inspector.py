@@ -10,7 +10,7 @@ from playwright.async_api import Browser, expect
 from redis.asyncio import Redis
 
 from tests.browser.conftest import SEED, Inspector, Seeded, open_page, sign_in
-from tests.conftest import KEYS, TEST_REDIS_URL
+from tests.conftest import KEYS, TEST_REDIS_URL, settle
 from tests.inspector_data import SURPRISE, seed_dead_letter, seed_failed_run
 
 
@@ -111,6 +111,8 @@ async def test_edit_keeps_the_old_version_as_a_diff(inspector: Inspector, seeded
     history = page.locator(".versions")
     await expect(history.locator("ins")).to_have_text("May")
     await expect(history.locator("del")).to_have_text("April")
+    # Why the first version was replaced: an edit (the history's `reason`).
+    await expect(history.locator("li").first.locator(".reason")).to_contain_text("edited")
 
 
 async def test_recall_playground(inspector: Inspector, seeded: Seeded) -> None:
@@ -300,3 +302,93 @@ async def test_feedback_buttons_on_a_memory_and_in_the_playground(
     await row.locator("[data-feedback=not_helpful]").click()
     await expect(row.locator(".feedback .said")).to_have_text("already not helpful")
     await inspector.shot("recall-feedback")
+
+
+async def test_playground_explains_scores_and_associates(
+    inspector: Inspector, seeded: Seeded, client_a: httpx.AsyncClient
+) -> None:
+    """Each ranked candidate's graph link, scope bonus, feedback term and final score; the
+    associative mode's associations, each with a Missed button; a missed memory by id."""
+    await sign_in(inspector, "key-a")
+    page = inspector.page
+    await page.click("nav >> text=Recall")
+    await page.fill("#r-query", "Where does Marta Kowalski work?")
+    await page.fill("#r-k", "1")
+    await page.select_option("#r-mode", "associative")
+    await page.click("form >> text=Recall")
+    result = page.locator("#recall-result")
+    top = result.locator(f"tr[data-memory='{seeded.works}']").first
+    await expect(top).to_be_visible()
+    headers = await result.locator("thead").first.inner_text()
+    for column in ("Relevance", "Strength", "Graph link", "Scope bonus", "Feedback", "Score"):
+        assert column in headers
+    # Marta and Nordlys Robotics are in the graph: the best memory is linked to the query.
+    assert float(await top.locator("td.graph-link").inner_text()) > 0
+    assert float(await top.locator("td.scope-bonus").inner_text()) == 0  # a global memory
+    await expect(result.locator("#r-summary")).to_contain_text("Query charge")
+    # Spreading from the best memory reaches the other memories about her.
+    assoc = result.locator("h3#r-assoc + div tbody tr")
+    await expect(assoc.first).to_be_visible()
+    reached = [await assoc.nth(i).get_attribute("data-memory") for i in range(await assoc.count())]
+    assert seeded.works not in reached
+    await inspector.shot("recall-associative")
+    await assoc.first.locator("[data-feedback=missed]").click()
+    await expect(assoc.first.locator(".said")).to_have_text("marked missed")
+    # A memory the recall did not show at all, reported by its id.
+    rows = result.locator("tr[data-memory]")
+    shown = {await rows.nth(i).get_attribute("data-memory") for i in range(await rows.count())}
+    notes = await client_a.get("/v1/memories:search", params={"q": "Reading list item 7"})
+    other = next(m["id"] for m in notes.json()["items"] if m["id"] not in shown)
+    await page.fill("#r-missed", f"{inspector.base}/ui/memories/{other}")
+    await page.click("text=Report missed")
+    await expect(page.locator("#missed-form .said")).to_have_text("marked missed")
+
+
+async def test_memory_page_shows_the_supersession_chain_both_ways(
+    inspector: Inspector, client_a: httpx.AsyncClient
+) -> None:
+    me = {"user_id": f"chain-{SEED[0][-9:-1]}"}
+    texts = [
+        "Ana's team standup is at 9:30 every morning.",
+        "Ana's team standup is now at 10:15 every morning.",
+        "Ana's team standup is now at 11:00 every morning.",
+    ]
+    ids = []
+    for text in texts:  # each an update of the one before, judged before the next
+        got = await client_a.post("/v1/memories", json={"text": text, **me})
+        assert got.status_code == 201, got.text
+        ids.append(got.json()["id"])
+        await settle(client_a)
+    assert (await client_a.get(f"/v1/memories/{ids[1]}")).json()["superseded_by"] == ids[2]
+    await sign_in(inspector, "key-a")
+    page = inspector.page
+    await page.goto(f"{inspector.base}/ui/memories/{ids[1]}")
+    chain = page.locator("ol.chain li")
+    await expect(chain).to_have_count(3)
+    await expect(chain.nth(0)).to_contain_text("older")
+    await expect(chain.nth(0).locator("a")).to_have_attribute("href", f"/ui/memories/{ids[0]}")
+    await expect(chain.nth(1)).to_contain_text("this memory")
+    await expect(chain.nth(2)).to_contain_text("newer")
+    await expect(chain.nth(2).locator("a")).to_have_attribute("href", f"/ui/memories/{ids[2]}")
+    await expect(page.locator(".badge.superseded")).to_be_visible()
+    await inspector.shot("memory-chain")
+
+
+async def test_memory_page_shows_the_surprisal_verdict_and_family(
+    inspector: Inspector, seeded: Seeded, client_a: httpx.AsyncClient
+) -> None:
+    found = await client_a.get("/v1/memories", params={"flagged": "true", "limit": 100})
+    mid = next(m["id"] for m in found.json()["items"] if m["text"] == SURPRISE)
+    family = (await client_a.get(f"/v1/memories/{mid}")).json()["surprisal"]["family_ids"]
+    assert family
+    await sign_in(inspector, "key-a")
+    page = inspector.page
+    await page.goto(f"{inspector.base}/ui/memories/{mid}")
+    part = page.locator("section[aria-labelledby=mem-surprisal]")
+    await expect(part).to_contain_text("flagged as a surprise")
+    await expect(part).to_contain_text("far higher than usual")
+    await expect(part).to_contain_text("usually 31")
+    links = part.locator("a")
+    await expect(links).to_have_count(min(len(family), 12))
+    await links.first.click()
+    await expect(page.locator(".memtext")).to_contain_text("lengths at the Eastside pool")

@@ -5,8 +5,10 @@ written under var/inspector/."""
 
 from __future__ import annotations
 
+from datetime import UTC, datetime, timedelta
+
 import httpx
-from playwright.async_api import Browser, expect
+from playwright.async_api import Browser, Route, expect
 from redis.asyncio import Redis
 
 from tests.browser.conftest import SEED, Inspector, Seeded, open_page, sign_in
@@ -392,3 +394,107 @@ async def test_memory_page_shows_the_surprisal_verdict_and_family(
     await expect(links).to_have_count(min(len(family), 12))
     await links.first.click()
     await expect(page.locator(".memtext")).to_contain_text("lengths at the Eastside pool")
+
+
+async def test_memory_page_shows_its_episode_record(
+    inspector: Inspector, client_b: httpx.AsyncClient
+) -> None:
+    """An episode that is over, consolidated: its memories' pages show the record and the
+    episode's memories in time order. (Tenant B's, so tenant A's seeds keep no records.)"""
+    start = datetime.now(UTC) - timedelta(days=2)
+    episode = f"ep-trip-{SEED[0][-9:-1]}"
+    texts = [
+        "Booked the night train from Vienna to Kraków for the workshop.",
+        "Checked into the Hotel Wawel near the old town in Kraków.",
+        "Gave the workshop talk on soil sensors in Kraków.",
+        "Took the morning train back from Kraków to Vienna.",
+    ]
+    ids = []
+    for n, text in enumerate(texts):
+        at = (start + timedelta(hours=n)).isoformat()
+        got = await client_b.post(
+            "/v1/memories", json={"text": text, "episode": episode, "created_at": at}
+        )
+        assert got.status_code == 201, got.text
+        ids.append(got.json()["id"])
+    await settle(client_b)
+    later = (datetime.now(UTC) + timedelta(days=1)).isoformat()
+    assert (await client_b.post("/v1/jobs/consolidation", json={"now": later})).status_code == 200
+    listed = await client_b.get("/v1/memories", params={"episode": episode, "limit": 100})
+    records = [m for m in listed.json()["items"] if m["source"] == "consolidation"]
+    assert len(records) == 1
+    await sign_in(inspector, "key-b")
+    page = inspector.page
+    await page.goto(f"{inspector.base}/ui/memories/{ids[2]}")
+    part = page.locator("section[aria-labelledby=mem-episode]")
+    await expect(part.locator("blockquote.record a")).to_have_attribute(
+        "href", f"/ui/memories/{records[0]['id']}"
+    )
+    members = part.locator("ol.episode li")
+    await expect(members).to_have_count(len(texts))
+    for n, text in enumerate(texts):  # in time order, this memory marked
+        await expect(members.nth(n)).to_contain_text(text)
+    await expect(members.nth(2)).to_have_class("current")
+    await inspector.shot("memory-episode")
+
+
+async def test_pin_then_unpin(inspector: Inspector, client_a: httpx.AsyncClient) -> None:
+    got = await client_a.post("/v1/memories", json={"text": "The spare office key is in drawer 3."})
+    mid = got.json()["id"]
+    await sign_in(inspector, "key-a")
+    page = inspector.page
+    await page.goto(f"{inspector.base}/ui/memories/{mid}")
+    await page.click("button:text-is('Pin')")
+    await expect(page.locator(".badge.pinned")).to_be_visible()
+    await expect(page.locator("#mem-strength + p")).to_contain_text("Pinned")
+    assert (await client_a.get(f"/v1/memories/{mid}")).json()["pinned"] is True
+    await page.click("button:text-is('Unpin')")
+    await expect(page.locator("button:text-is('Pin')")).to_be_visible()
+    await expect(page.locator(".badge.pinned")).to_have_count(0)
+    assert (await client_a.get(f"/v1/memories/{mid}")).json()["pinned"] is False
+
+
+async def test_a_part_that_fails_says_so_and_the_rest_stays(
+    inspector: Inspector, seeded: Seeded
+) -> None:
+    """The graph route answering 503 (the graph server down): the page says so in words in
+    that part, and draws the others."""
+    await sign_in(inspector, "key-a")
+    page = inspector.page
+
+    async def down(route: Route) -> None:
+        body = {"error": "unavailable", "message": "the graph store does not answer"}
+        await route.fulfill(status=503, json=body)
+
+    await page.route("**/v1/memories/*/graph", down)
+    await page.goto(f"{inspector.base}/ui/memories/{seeded.works}")
+    graph = page.locator("section[aria-labelledby=mem-graph]")
+    await expect(graph.locator(".problem")).to_contain_text("cannot reach its stores")
+    await expect(page.locator(".memtext")).to_have_text(SEED[0])
+    await expect(page.locator("#strength-plot canvas").first).to_be_visible()
+    await inspector.shot("memory-part-failed")
+
+
+async def test_every_page_fits_a_phone(browser: Browser, pcm_url: str, seeded: Seeded) -> None:
+    phone = await open_page(browser, pcm_url, width=390, height=844)
+    try:
+        await sign_in(phone, "key-a")
+        page = phone.page
+        for name, ready in (
+            ("memories", "tbody tr"),
+            ("attention", "#stopped-timeline canvas"),
+            ("governance", "form"),
+            ("pipeline", ".jobs"),
+            ("recall", "#r-query"),
+        ):
+            await page.goto(f"{pcm_url}/ui/{name}")
+            await expect(page.locator(ready).first).to_be_visible()
+            if name == "recall":
+                await page.fill("#r-query", "Where does Marta Kowalski work?")
+                await page.click("form >> text=Recall")
+                await expect(page.locator("#recall-result tbody tr").first).to_be_visible()
+            width = await page.evaluate("document.documentElement.scrollWidth")
+            assert width <= 390, (name, width)
+            await phone.shot(f"{name}-phone")
+    finally:
+        await page.context.close()

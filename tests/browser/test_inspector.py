@@ -498,3 +498,62 @@ async def test_every_page_fits_a_phone(browser: Browser, pcm_url: str, seeded: S
             await phone.shot(f"{name}-phone")
     finally:
         await page.context.close()
+
+
+async def test_filters_from_the_form(inspector: Inspector, client_a: httpx.AsyncClient) -> None:
+    """User, scope and project, pinned, source, importance and the days created between, set
+    in the form: only the memories that match are listed."""
+    project, user = f"filters-{SEED[0][-9:-1]}", f"filter-user-{SEED[0][-9:-1]}"
+    at = datetime(2025, 5, 20, 9, tzinfo=UTC)
+    made = {}
+    for name, body in {
+        "pinned": {"text": "The lab's door code changes monthly.", "pinned": True},
+        "plain": {"text": "The lab orders pipette tips on Fridays.", "importance": "high"},
+        "old": {"text": "The lab moved to building C.", "created_at": at.isoformat()},
+        "mcp": {"text": "The lab's fridge is set to four degrees.", "source": "mcp"},
+    }.items():
+        got = await client_a.post(
+            "/v1/memories", json={**body, "project": project, "user_id": user}
+        )
+        assert got.status_code == 201, got.text
+        made[name] = got.json()["id"]
+    await sign_in(inspector, "key-a")
+    page = inspector.page
+    rows = page.locator("tbody tr")
+
+    async def listed() -> set[str]:
+        await expect(rows.first).to_be_visible()
+        hrefs = [
+            await rows.nth(i).locator("a").get_attribute("href") for i in range(await rows.count())
+        ]
+        return {str(h).rsplit("/", 1)[-1] for h in hrefs}
+
+    await page.fill("#f-user_id", user)
+    await page.select_option("#f-scope", "project")
+    await page.fill("#f-project", project)
+    await page.click("text=Apply")
+    assert await listed() == set(made.values())
+    await page.select_option("#f-pinned", "true")
+    await page.click("text=Apply")
+    await expect(rows).to_have_count(1)
+    assert await listed() == {made["pinned"]}
+    await page.select_option("#f-pinned", "")
+    await page.select_option("#f-importance", "high")
+    await page.click("text=Apply")
+    await expect(rows).to_have_count(1)
+    assert await listed() == {made["plain"]}
+    await page.select_option("#f-importance", "")
+    await page.select_option("#f-source", "mcp")
+    await page.click("text=Apply")
+    await expect(rows).to_have_count(1)
+    assert await listed() == {made["mcp"]}
+    await page.select_option("#f-source", "")
+    await page.fill("#f-from", "2025-05-20")
+    await page.fill("#f-until", "2025-05-21")
+    await page.click("text=Apply")
+    await expect(rows).to_have_count(1)
+    assert await listed() == {made["old"]}
+    # The filters are in the address: a reload (or a shared link) lists the same.
+    await page.reload()
+    await expect(rows).to_have_count(1)
+    await expect(page.locator("#f-from")).to_have_value("2025-05-20")

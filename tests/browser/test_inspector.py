@@ -5,6 +5,7 @@ written under var/inspector/."""
 
 from __future__ import annotations
 
+import re
 from datetime import UTC, datetime, timedelta
 
 import httpx
@@ -129,6 +130,10 @@ async def test_recall_playground(inspector: Inspector, seeded: Seeded) -> None:
     await expect(result.locator(".prompt")).to_contain_text("Nordlys Robotics")
     await expect(result.locator("tbody tr").first).to_contain_text("Marta Kowalski")
     await expect(result.locator(".bars li").first).to_be_visible()
+    # The whole recall as one bar, a segment per sequential stage.
+    await expect(result.locator(".stack .segment").first).to_be_visible()
+    assert await result.locator(".stack .segment").count() >= 3
+    await expect(result.locator(".stack")).to_have_attribute("aria-label", re.compile("ms in all"))
     await inspector.shot("recall")
 
 

@@ -41,6 +41,23 @@ function body(f) {
 // Entries of timings_ms that are not milliseconds: whether the graph answered, its links.
 const NOT_MS = new Set(["graph_ok", "graph_links"]);
 
+// Stages that overlap others (the graph lookup runs alongside embed and search; flags
+// alongside the episode read): drawn on their own bars, left out of the stacked total.
+const OVERLAPPED = new Set(["graph", "flags"]);
+const COLOURS = ["#54aeff", "#2da44e", "#bf8700", "#8250df", "#cf222e", "#1b7c83", "#6e7781", "#fb8f44"];
+
+// The recall's time as one bar: each sequential stage a segment of it, in order.
+function stacked(ms) {
+  const entries = Object.entries(ms).filter(([k, v]) => typeof v === "number" && !NOT_MS.has(k) && !OVERLAPPED.has(k));
+  const total = entries.reduce((t, [, v]) => t + v, 0) || 1;
+  const words = entries.map(([k, v]) => `${k} ${num(v, 1)} ms`).join(", ");
+  return h("div", { class: "stack-wrap" },
+    h("div", { class: "stack", role: "img", "aria-label": `${num(total, 1)} ms in all: ${words}` }, entries.map(([k, v], i) =>
+      h("span", { class: "segment", title: `${k}: ${num(v, 1)} ms`, style: `width:${(100 * v) / total}%;background:${COLOURS[i % COLOURS.length]}` }))),
+    h("p", { class: "muted stack-legend" }, `${num(total, 1)} ms in all: `, entries.map(([k, v], i) =>
+      h("span", {}, h("span", { class: "swatch", style: `background:${COLOURS[i % COLOURS.length]}` }), ` ${k} ${num(v, 1)} ms `))));
+}
+
 function timings(ms) {
   const entries = Object.entries(ms).filter(([k, v]) => typeof v === "number" && !NOT_MS.has(k));
   const max = Math.max(1, ...entries.map(([, v]) => v));
@@ -130,6 +147,7 @@ function answer(out, mode) {
       h("h3", {}, "Missed a memory?"), missedForm(out.recall_id),
       h("h3", {}, "Time per stage"),
       h("p", { class: "muted" }, `The graph lookup runs alongside embed and search; it ${out.timings_ms.graph_ok ? "answered" : "did not answer"} and linked ${out.timings_ms.graph_links ?? 0} memories.`),
+      stacked(out.timings_ms),
       timings(out.timings_ms)));
 }
 

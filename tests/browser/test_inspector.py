@@ -5,12 +5,15 @@ written under var/inspector/."""
 
 from __future__ import annotations
 
+import re
+from datetime import UTC, datetime, timedelta
+
 import httpx
-from playwright.async_api import Browser, expect
+from playwright.async_api import Browser, Route, expect
 from redis.asyncio import Redis
 
 from tests.browser.conftest import SEED, Inspector, Seeded, open_page, sign_in
-from tests.conftest import KEYS, TEST_REDIS_URL
+from tests.conftest import KEYS, TEST_REDIS_URL, settle
 from tests.inspector_data import SURPRISE, seed_dead_letter, seed_failed_run
 
 
@@ -111,6 +114,8 @@ async def test_edit_keeps_the_old_version_as_a_diff(inspector: Inspector, seeded
     history = page.locator(".versions")
     await expect(history.locator("ins")).to_have_text("May")
     await expect(history.locator("del")).to_have_text("April")
+    # Why the first version was replaced: an edit (the history's `reason`).
+    await expect(history.locator("li").first.locator(".reason")).to_contain_text("edited")
 
 
 async def test_recall_playground(inspector: Inspector, seeded: Seeded) -> None:
@@ -125,6 +130,10 @@ async def test_recall_playground(inspector: Inspector, seeded: Seeded) -> None:
     await expect(result.locator(".prompt")).to_contain_text("Nordlys Robotics")
     await expect(result.locator("tbody tr").first).to_contain_text("Marta Kowalski")
     await expect(result.locator(".bars li").first).to_be_visible()
+    # The whole recall as one bar, a segment per sequential stage.
+    await expect(result.locator(".stack .segment").first).to_be_visible()
+    assert await result.locator(".stack .segment").count() >= 3
+    await expect(result.locator(".stack")).to_have_attribute("aria-label", re.compile("ms in all"))
     await inspector.shot("recall")
 
 
@@ -300,3 +309,256 @@ async def test_feedback_buttons_on_a_memory_and_in_the_playground(
     await row.locator("[data-feedback=not_helpful]").click()
     await expect(row.locator(".feedback .said")).to_have_text("already not helpful")
     await inspector.shot("recall-feedback")
+
+
+async def test_playground_explains_scores_and_associates(
+    inspector: Inspector, seeded: Seeded, client_a: httpx.AsyncClient
+) -> None:
+    """Each ranked candidate's graph link, scope bonus, feedback term and final score; the
+    associative mode's associations, each with a Missed button; a missed memory by id."""
+    await sign_in(inspector, "key-a")
+    page = inspector.page
+    await page.click("nav >> text=Recall")
+    await page.fill("#r-query", "Where does Marta Kowalski work?")
+    await page.fill("#r-k", "1")
+    await page.select_option("#r-mode", "associative")
+    await page.click("form >> text=Recall")
+    result = page.locator("#recall-result")
+    top = result.locator(f"tr[data-memory='{seeded.works}']").first
+    await expect(top).to_be_visible()
+    headers = await result.locator("thead").first.inner_text()
+    for column in ("Relevance", "Strength", "Graph link", "Scope bonus", "Feedback", "Score"):
+        assert column in headers
+    # Marta and Nordlys Robotics are in the graph: the best memory is linked to the query.
+    assert float(await top.locator("td.graph-link").inner_text()) > 0
+    assert float(await top.locator("td.scope-bonus").inner_text()) == 0  # a global memory
+    await expect(result.locator("#r-summary")).to_contain_text("Query charge")
+    # Spreading from the best memory reaches the other memories about her.
+    assoc = result.locator("h3#r-assoc + div tbody tr")
+    await expect(assoc.first).to_be_visible()
+    reached = [await assoc.nth(i).get_attribute("data-memory") for i in range(await assoc.count())]
+    assert seeded.works not in reached
+    await inspector.shot("recall-associative")
+    await assoc.first.locator("[data-feedback=missed]").click()
+    await expect(assoc.first.locator(".said")).to_have_text("marked missed")
+    # A memory the recall did not show at all, reported by its id.
+    rows = result.locator("tr[data-memory]")
+    shown = {await rows.nth(i).get_attribute("data-memory") for i in range(await rows.count())}
+    notes = await client_a.get("/v1/memories:search", params={"q": "Reading list item 7"})
+    other = next(m["id"] for m in notes.json()["items"] if m["id"] not in shown)
+    await page.fill("#r-missed", f"{inspector.base}/ui/memories/{other}")
+    await page.click("text=Report missed")
+    await expect(page.locator("#missed-form .said")).to_have_text("marked missed")
+
+
+async def test_memory_page_shows_the_supersession_chain_both_ways(
+    inspector: Inspector, client_a: httpx.AsyncClient
+) -> None:
+    me = {"user_id": f"chain-{SEED[0][-9:-1]}"}
+    texts = [
+        "Ana's team standup is at 9:30 every morning.",
+        "Ana's team standup is now at 10:15 every morning.",
+        "Ana's team standup is now at 11:00 every morning.",
+    ]
+    ids = []
+    for text in texts:  # each an update of the one before, judged before the next
+        got = await client_a.post("/v1/memories", json={"text": text, **me})
+        assert got.status_code == 201, got.text
+        ids.append(got.json()["id"])
+        await settle(client_a)
+    assert (await client_a.get(f"/v1/memories/{ids[1]}")).json()["superseded_by"] == ids[2]
+    await sign_in(inspector, "key-a")
+    page = inspector.page
+    await page.goto(f"{inspector.base}/ui/memories/{ids[1]}")
+    chain = page.locator("ol.chain li")
+    await expect(chain).to_have_count(3)
+    await expect(chain.nth(0)).to_contain_text("older")
+    await expect(chain.nth(0).locator("a")).to_have_attribute("href", f"/ui/memories/{ids[0]}")
+    await expect(chain.nth(1)).to_contain_text("this memory")
+    await expect(chain.nth(2)).to_contain_text("newer")
+    await expect(chain.nth(2).locator("a")).to_have_attribute("href", f"/ui/memories/{ids[2]}")
+    await expect(page.locator(".badge.superseded")).to_be_visible()
+    await inspector.shot("memory-chain")
+
+
+async def test_memory_page_shows_the_surprisal_verdict_and_family(
+    inspector: Inspector, seeded: Seeded, client_a: httpx.AsyncClient
+) -> None:
+    found = await client_a.get("/v1/memories", params={"flagged": "true", "limit": 100})
+    mid = next(m["id"] for m in found.json()["items"] if m["text"] == SURPRISE)
+    family = (await client_a.get(f"/v1/memories/{mid}")).json()["surprisal"]["family_ids"]
+    assert family
+    await sign_in(inspector, "key-a")
+    page = inspector.page
+    await page.goto(f"{inspector.base}/ui/memories/{mid}")
+    part = page.locator("section[aria-labelledby=mem-surprisal]")
+    await expect(part).to_contain_text("flagged as a surprise")
+    await expect(part).to_contain_text("far higher than usual")
+    await expect(part).to_contain_text("usually 31")
+    links = part.locator("a")
+    await expect(links).to_have_count(min(len(family), 12))
+    await links.first.click()
+    await expect(page.locator(".memtext")).to_contain_text("lengths at the Eastside pool")
+
+
+async def test_memory_page_shows_its_episode_record(
+    inspector: Inspector, client_b: httpx.AsyncClient
+) -> None:
+    """An episode that is over, consolidated: its memories' pages show the record and the
+    episode's memories in time order. (Tenant B's, so tenant A's seeds keep no records.)"""
+    start = datetime.now(UTC) - timedelta(days=2)
+    episode = f"ep-trip-{SEED[0][-9:-1]}"
+    texts = [
+        "Booked the night train from Vienna to Kraków for the workshop.",
+        "Checked into the Hotel Wawel near the old town in Kraków.",
+        "Gave the workshop talk on soil sensors in Kraków.",
+        "Took the morning train back from Kraków to Vienna.",
+    ]
+    ids = []
+    for n, text in enumerate(texts):
+        at = (start + timedelta(hours=n)).isoformat()
+        got = await client_b.post(
+            "/v1/memories", json={"text": text, "episode": episode, "created_at": at}
+        )
+        assert got.status_code == 201, got.text
+        ids.append(got.json()["id"])
+    await settle(client_b)
+    later = (datetime.now(UTC) + timedelta(days=1)).isoformat()
+    assert (await client_b.post("/v1/jobs/consolidation", json={"now": later})).status_code == 200
+    listed = await client_b.get("/v1/memories", params={"episode": episode, "limit": 100})
+    records = [m for m in listed.json()["items"] if m["source"] == "consolidation"]
+    assert len(records) == 1
+    await sign_in(inspector, "key-b")
+    page = inspector.page
+    await page.goto(f"{inspector.base}/ui/memories/{ids[2]}")
+    part = page.locator("section[aria-labelledby=mem-episode]")
+    await expect(part.locator("blockquote.record a")).to_have_attribute(
+        "href", f"/ui/memories/{records[0]['id']}"
+    )
+    members = part.locator("ol.episode li")
+    await expect(members).to_have_count(len(texts))
+    for n, text in enumerate(texts):  # in time order, this memory marked
+        await expect(members.nth(n)).to_contain_text(text)
+    await expect(members.nth(2)).to_have_class("current")
+    await inspector.shot("memory-episode")
+
+
+async def test_pin_then_unpin(inspector: Inspector, client_a: httpx.AsyncClient) -> None:
+    got = await client_a.post("/v1/memories", json={"text": "The spare office key is in drawer 3."})
+    mid = got.json()["id"]
+    await sign_in(inspector, "key-a")
+    page = inspector.page
+    await page.goto(f"{inspector.base}/ui/memories/{mid}")
+    await page.click("button:text-is('Pin')")
+    await expect(page.locator(".badge.pinned")).to_be_visible()
+    await expect(page.locator("#mem-strength + p")).to_contain_text("Pinned")
+    assert (await client_a.get(f"/v1/memories/{mid}")).json()["pinned"] is True
+    await page.click("button:text-is('Unpin')")
+    await expect(page.locator("button:text-is('Pin')")).to_be_visible()
+    await expect(page.locator(".badge.pinned")).to_have_count(0)
+    assert (await client_a.get(f"/v1/memories/{mid}")).json()["pinned"] is False
+
+
+async def test_a_part_that_fails_says_so_and_the_rest_stays(
+    inspector: Inspector, seeded: Seeded
+) -> None:
+    """The graph route answering 503 (the graph server down): the page says so in words in
+    that part, and draws the others."""
+    await sign_in(inspector, "key-a")
+    page = inspector.page
+
+    async def down(route: Route) -> None:
+        body = {"error": "unavailable", "message": "the graph store does not answer"}
+        await route.fulfill(status=503, json=body)
+
+    await page.route("**/v1/memories/*/graph", down)
+    await page.goto(f"{inspector.base}/ui/memories/{seeded.works}")
+    graph = page.locator("section[aria-labelledby=mem-graph]")
+    await expect(graph.locator(".problem")).to_contain_text("cannot reach its stores")
+    await expect(page.locator(".memtext")).to_have_text(SEED[0])
+    await expect(page.locator("#strength-plot canvas").first).to_be_visible()
+    await inspector.shot("memory-part-failed")
+
+
+async def test_every_page_fits_a_phone(browser: Browser, pcm_url: str, seeded: Seeded) -> None:
+    phone = await open_page(browser, pcm_url, width=390, height=844)
+    try:
+        await sign_in(phone, "key-a")
+        page = phone.page
+        for name, ready in (
+            ("memories", "tbody tr"),
+            ("attention", "#stopped-timeline canvas"),
+            ("governance", "form"),
+            ("pipeline", ".jobs"),
+            ("recall", "#r-query"),
+        ):
+            await page.goto(f"{pcm_url}/ui/{name}")
+            await expect(page.locator(ready).first).to_be_visible()
+            if name == "recall":
+                await page.fill("#r-query", "Where does Marta Kowalski work?")
+                await page.click("form >> text=Recall")
+                await expect(page.locator("#recall-result tbody tr").first).to_be_visible()
+            width = await page.evaluate("document.documentElement.scrollWidth")
+            assert width <= 390, (name, width)
+            await phone.shot(f"{name}-phone")
+    finally:
+        await page.context.close()
+
+
+async def test_filters_from_the_form(inspector: Inspector, client_a: httpx.AsyncClient) -> None:
+    """User, scope and project, pinned, source, importance and the days created between, set
+    in the form: only the memories that match are listed."""
+    project, user = f"filters-{SEED[0][-9:-1]}", f"filter-user-{SEED[0][-9:-1]}"
+    at = datetime(2025, 5, 20, 9, tzinfo=UTC)
+    made = {}
+    for name, body in {
+        "pinned": {"text": "The lab's door code changes monthly.", "pinned": True},
+        "plain": {"text": "The lab orders pipette tips on Fridays.", "importance": "high"},
+        "old": {"text": "The lab moved to building C.", "created_at": at.isoformat()},
+        "mcp": {"text": "The lab's fridge is set to four degrees.", "source": "mcp"},
+    }.items():
+        got = await client_a.post(
+            "/v1/memories", json={**body, "project": project, "user_id": user}
+        )
+        assert got.status_code == 201, got.text
+        made[name] = got.json()["id"]
+    await sign_in(inspector, "key-a")
+    page = inspector.page
+    rows = page.locator("tbody tr")
+
+    async def listed() -> set[str]:
+        await expect(rows.first).to_be_visible()
+        hrefs = [
+            await rows.nth(i).locator("a").get_attribute("href") for i in range(await rows.count())
+        ]
+        return {str(h).rsplit("/", 1)[-1] for h in hrefs}
+
+    await page.fill("#f-user_id", user)
+    await page.select_option("#f-scope", "project")
+    await page.fill("#f-project", project)
+    await page.click("text=Apply")
+    assert await listed() == set(made.values())
+    await page.select_option("#f-pinned", "true")
+    await page.click("text=Apply")
+    await expect(rows).to_have_count(1)
+    assert await listed() == {made["pinned"]}
+    await page.select_option("#f-pinned", "")
+    await page.select_option("#f-importance", "high")
+    await page.click("text=Apply")
+    await expect(rows).to_have_count(1)
+    assert await listed() == {made["plain"]}
+    await page.select_option("#f-importance", "")
+    await page.select_option("#f-source", "mcp")
+    await page.click("text=Apply")
+    await expect(rows).to_have_count(1)
+    assert await listed() == {made["mcp"]}
+    await page.select_option("#f-source", "")
+    await page.fill("#f-from", "2025-05-20")
+    await page.fill("#f-until", "2025-05-21")
+    await page.click("text=Apply")
+    await expect(rows).to_have_count(1)
+    assert await listed() == {made["old"]}
+    # The filters are in the address: a reload (or a shared link) lists the same.
+    await page.reload()
+    await expect(rows).to_have_count(1)
+    await expect(page.locator("#f-from")).to_have_value("2025-05-20")

@@ -15,6 +15,7 @@ from redis.asyncio import Redis
 from pcm_common.domain.strength import DEMOTE_BELOW
 from pcm_common.messaging.events import STREAM_CHANGED, STREAM_DLQ, DeadLetter
 from pcm_common.messaging.stream_batches import decode_entry
+from pcm_recall.settings import RecallSettings
 from tests.conftest import KEYS, RUN, TEST_REDIS_URL, settle
 from tests.inspector_data import SURPRISE, seed_dead_letter, seed_routines
 
@@ -289,3 +290,47 @@ async def test_a_dead_letter_is_retried_once_by_its_own_tenant(
         ]
     finally:
         await redis.aclose()
+
+
+async def test_recall_explains_each_candidates_score(client_a: httpx.AsyncClient) -> None:
+    """`explain: true` (the playground's recall): each ranked item carries the terms of its
+    score, and they add up to it; a project memory has the project's scope bonus, a global
+    one none; a memory the graph links to the query has its link."""
+    project = f"explain-{RUN}"
+    texts = [
+        f"Tomasz Wielgosz repairs harpsichords at the Brzozowa workshop. ({RUN})",
+        f"The Brzozowa workshop closes at noon on Saturdays. ({RUN})",
+    ]
+    # Enough other memories that an entity two of them name is rare (the graph links only
+    # entities in at most 5 % of the tenant's memories).
+    notes = [{"text": f"Garden log {i}: watered the tomato bed. ({RUN})"} for i in range(40)]
+    assert (await client_a.post("/v1/memories:batch", json={"memories": notes})).status_code == 201
+    mine = await client_a.post("/v1/memories", json={"text": texts[0], "project": project})
+    everyone = await client_a.post("/v1/memories", json={"text": texts[1]})
+    assert mine.status_code == everyone.status_code == 201
+    await settle(client_a)
+    query = {"query": "What does Tomasz Wielgosz do at the Brzozowa workshop?", "k": 5}
+    got = await client_a.post("/v1/recall", json={**query, "project": project, "explain": True})
+    assert got.status_code == 200, got.text
+    out = got.json()
+    items = {c["memory_id"]: c for c in out["situational_context"]}
+    assert {mine.json()["id"], everyone.json()["id"]} <= set(items)
+    settings = RecallSettings()
+    for c in items.values():
+        t = c["terms"]
+        parts = t["relevance_term"] + t["link_term"] + t["scope_bonus"]
+        assert abs(parts + t["state_bonus"] + t["feedback"] - c["score"]) < 1e-5
+        assert t["score"] == c["score"] and t["relevance"] == c["relevance"]
+        assert abs(t["link_term"] - settings.graph_link_weight * t["graph_link"]) < 1e-5
+        assert t["reactivated"] >= t["strength"]
+    assert items[mine.json()["id"]]["terms"]["scope_bonus"] == settings.scope_bonus_project
+    assert items[everyone.json()["id"]]["terms"]["scope_bonus"] == 0.0
+    # The graph found the query's entities: the memories it linked carry their link.
+    assert out["timings_ms"]["graph_links"] > 0
+    assert any(c["terms"]["graph_link"] > 0 for c in items.values())
+    # Items not ranked against the query have no terms; without `explain`, none has.
+    assert all(c["terms"] is None for c in out["episode_context"] + out["asker_context"])
+    plain = (await client_a.post("/v1/recall", json={**query, "project": project})).json()
+    assert all(c["terms"] is None for c in plain["situational_context"])
+    bad = await client_a.post("/v1/recall", json={**query, "explain": "very"})
+    assert bad.status_code == 422

@@ -25,6 +25,23 @@ def test_reactivation_and_score() -> None:
     assert not scoring.passes_floor(0.34, floor) and scoring.passes_floor(0.35, floor)
 
 
+@given(
+    rel=st.floats(0, 1),
+    strength=st.floats(0, 1),
+    link=st.floats(0, 1),
+    scope=st.sampled_from([0.0, 0.05, 0.15]),
+    state=st.floats(0, 0.2),
+)
+def test_score_parts_add_up_to_the_score(
+    rel: float, strength: float, link: float, scope: float, state: float
+) -> None:
+    # What a recall with `explain` shows is what ranked it: the parts are the score.
+    p = scoring.parts(rel, strength, link, scope, state_bonus=state)
+    assert p.total == scoring.score(rel, strength, link, scope, state_bonus=state)
+    assert p.reactivated == scoring.reactivated(strength, rel)
+    assert p.link_term == scoring.LINK_WEIGHT * link and p.scope_bonus == scope
+
+
 def test_sizes() -> None:
     assert scoring.pool_size(10) == 50 and scoring.pool_size(50) == 100
     assert scoring.prompt_budget_chars(10) == 14_000 and scoring.prompt_budget_chars(50) == 45_000

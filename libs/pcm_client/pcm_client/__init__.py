@@ -48,6 +48,7 @@ from pcm_client.models import (
     Readiness,
     RecallOut,
     ReembedOut,
+    ScoreTerms,
     StoreResult,
 )
 from pcm_client.retry import NO_RETRY, Retry
@@ -87,6 +88,7 @@ __all__ = [
     "ReembedOut",
     "ReembedRunning",
     "Retry",
+    "ScoreTerms",
     "SecretDetected",
     "ServerError",
     "StoreResult",

@@ -99,6 +99,7 @@ class RecallFields(TypedDict, total=False):
     created_before: datetime | None
     precision: Precision | None
     mode: RecallMode | None
+    explain: bool | None
 
 
 class PatchFields(TypedDict, total=False):

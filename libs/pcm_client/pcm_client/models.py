@@ -106,6 +106,7 @@ class RecallIn(Request):
     created_before: datetime | None = None
     precision: Precision | None = None
     mode: RecallMode | None = None
+    explain: bool | None = None  # each ranked item carries its score's terms
 
 
 class PolicyIn(Request):
@@ -158,6 +159,22 @@ class Affect(Answer):
     complexity: float = 0.0
 
 
+class ScoreTerms(Answer):
+    """The terms of a ranked item's score (a recall with `explain`): score = relevance_term
+    + link_term + scope_bonus + state_bonus + feedback."""
+
+    relevance: float
+    strength: float
+    reactivated: float
+    relevance_term: float
+    graph_link: float
+    link_term: float
+    scope_bonus: float
+    state_bonus: float
+    feedback: float
+    score: float
+
+
 class ContextItem(Answer):
     memory_id: str
     text: str
@@ -170,6 +187,7 @@ class ContextItem(Answer):
     metadata: dict[str, Any] = Field(default_factory=dict)
     state: str = "active"
     superseded_by: str | None = None
+    terms: ScoreTerms | None = None
 
 
 class AnomalyFlag(Answer):
@@ -356,6 +374,7 @@ SCHEMA_MODELS: dict[str, type[BaseModel]] = {
         BatchOut,
         MemoryPage,
         Affect,
+        ScoreTerms,
         ContextItem,
         AnomalyFlag,
         Association,

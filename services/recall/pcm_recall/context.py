@@ -63,9 +63,11 @@ class EpisodeContext:
                 out.append(top[i] if i < len(top) else cand.item())
             elif rec.id not in emitted:
                 emitted.add(rec.id)
-                out.append(
-                    context_item(rec, score=cand.score, relevance=cand.rel, strength=cand.strength)
+                item = context_item(
+                    rec, score=cand.score, relevance=cand.rel, strength=cand.strength
                 )
+                item.terms = cand.terms  # the record stands in for the ranked memory
+                out.append(item)
             if len(out) == k:
                 break
         return out

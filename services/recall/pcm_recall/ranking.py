@@ -14,7 +14,7 @@ from pcm_common.models.rerank import Reranker, should_rerank
 from pcm_common.runtime.telemetry import RERANK_OUTCOMES, get_logger
 from pcm_common.stores.vectors import ScoredPoint
 from pcm_recall.items import context_item
-from pcm_recall.schemas import ContextItem, RecallIn
+from pcm_recall.schemas import ContextItem, RecallIn, ScoreTerms
 from pcm_recall.settings import RecallSettings
 from pcm_recall.timing import Timer
 
@@ -115,7 +115,7 @@ class Ranker:
         view = ScoreView.model_validate(h.payload)
         s = strength_at(h, now, view)
         start, span = cue
-        score = scoring.score(
+        parts = scoring.parts(
             rel,
             s,
             link,
@@ -125,7 +125,9 @@ class Ranker:
             link_weight=self.settings.graph_link_weight,
             state_bonus=self._state_bonus(mood, h),
         )
-        return Candidate(h, rel, s, score + bias)
+        score = parts.total + bias
+        terms = explained(rel, s, parts, bias, score) if req.explain else None
+        return Candidate(h, rel, s, score, terms)
 
     def _state_bonus(self, mood: Affect | None, h: ScoredPoint) -> float:
         """State-dependent recall (pcm_common.domain.affect) for a charged query's `mood`;
@@ -171,10 +173,35 @@ class Candidate:
     rel: float
     strength: float
     score: float
+    terms: ScoreTerms | None = None  # asked for with `explain`
 
     def item(self) -> ContextItem:
         rec = ItemView.model_validate(self.hit.payload)
-        return context_item(rec, score=self.score, relevance=self.rel, strength=self.strength)
+        item = context_item(rec, score=self.score, relevance=self.rel, strength=self.strength)
+        item.terms = self.terms
+        return item
+
+
+def explained(
+    rel: float, strength: float, parts: scoring.ScoreParts, feedback: float, score: float
+) -> ScoreTerms:
+    """The terms of a candidate's score, rounded as its item's score is."""
+
+    def r(x: float) -> float:
+        return round(x, 6)
+
+    return ScoreTerms(
+        relevance=r(rel),
+        strength=r(strength),
+        reactivated=r(parts.reactivated),
+        relevance_term=r(parts.relevance_term),
+        graph_link=r(parts.link),
+        link_term=r(parts.link_term),
+        scope_bonus=r(parts.scope_bonus),
+        state_bonus=r(parts.state_bonus),
+        feedback=r(feedback),
+        score=r(score),
+    )
 
 
 @dataclass(frozen=True)

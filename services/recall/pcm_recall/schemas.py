@@ -41,6 +41,9 @@ class RecallIn(NulFree):
     # "associative" also spreads from the best of them over similarity, same-episode and
     # graph edges and returns what that reaches as `associations` (pcm_recall.associations).
     mode: RecallMode = "focused"
+    # Each ranked item also carries the terms of its score (`terms`): for the inspector's
+    # playground and anyone asking why a memory ranked where it did.
+    explain: bool = False
 
     @field_validator("query")
     @classmethod
@@ -48,6 +51,22 @@ class RecallIn(NulFree):
         if is_blank(v):
             raise ValueError("query is empty")
         return v
+
+
+class ScoreTerms(BaseModel):
+    """How an item's score was made (`explain: true`): score = relevance_term + link_term +
+    scope_bonus + state_bonus + feedback (`pcm_common.domain.scoring.parts`)."""
+
+    relevance: float
+    strength: float  # decayed to `now`
+    reactivated: float  # S*: the strength the cue restored
+    relevance_term: float  # relevance·(0.75 + 0.25·S*)
+    graph_link: float  # ℓ: how strongly the graph links it to the query (0: not linked)
+    link_term: float  # the graph-link weight times ℓ
+    scope_bonus: float
+    state_bonus: float  # the state match of a charged query
+    feedback: float  # retrieval feedback near this query
+    score: float
 
 
 class ContextItem(BaseModel):
@@ -64,6 +83,9 @@ class ContextItem(BaseModel):
     # The newer memory that superseded this one, when known (superseded memories come
     # only to recalls that ask about the past or set include_superseded).
     superseded_by: str | None = None
+    # The terms of its score, when the recall asked to `explain` (items that were not
+    # ranked against the query, such as pinned and episode context, have none).
+    terms: ScoreTerms | None = None
     seq: int = Field(default=0, exclude=True)  # ingest order, for time-ordered rendering
     user_id: str | None = Field(default=None, exclude=True)
     workspace: str | None = Field(default=None, exclude=True)

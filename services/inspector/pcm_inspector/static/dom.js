@@ -9,7 +9,7 @@ export function h(tag, attrs = {}, ...children) {
     else if (value === true) el.setAttribute(name, "");
     else el.setAttribute(name, String(value));
   }
-  for (const child of children.flat()) {
+  for (const child of children.flat(Infinity)) {
     if (child === undefined || child === null || child === false) continue;
     el.append(child instanceof Node ? child : document.createTextNode(String(child)));
   }

@@ -23,7 +23,8 @@ function timeline(container, routines, now) {
       ...routines.map((r) => ({ label: r.last_memory.text.slice(0, 30), stroke: "#cf222e", width: 0, paths: () => null, points: { show: true, size: 8, fill: "#cf222e" } })),
       { label: "now", stroke: "#1f6feb", width: 0, paths: () => null, points: { show: true, size: 10, fill: "#1f6feb" } },
     ],
-    axes: [{}, { values: (_, ticks) => ticks.map((t) => (Number.isInteger(t) && t >= 1 && t <= routines.length ? `#${t}` : "")) }],
+    // A tick per routine, labelled with its number in the table below.
+    axes: [{}, { size: 40, splits: () => routines.map((_, i) => i + 1), values: (_, ticks) => ticks.map((t) => `#${t}`) }],
     legend: { show: false },
   };
   container.replaceChildren();

@@ -127,11 +127,20 @@ function overview(mem, main) {
     ]));
 }
 
+// Why a version was replaced (`reason` of GET /v1/memories/{id}/history): a PATCH with a
+// new text, or the sweeper's reconsolidation from a newer memory (`by`).
+function replacedBy(v) {
+  if (v.reason === "edit") return "edited";
+  if (v.reason === "reconsolidation") return "rewritten by reconsolidation";
+  return "replaced";
+}
+
 async function historyPart(mem) {
   const hist = await api("GET", `/v1/memories/${mem.id}/history`);
   const versions = hist.versions;
   const items = versions.map((v, i) => h("li", {}, h("strong", {}, `version ${v.version ?? i + 1}${v.current ? " (current)" : ""}`),
-    v.changed_at ? h("span", { class: "muted" }, ` · replaced ${when(v.changed_at)}`) : null,
+    h("span", { class: "muted" }, ` · since ${when(v.at)}`),
+    v.changed_at ? h("span", { class: "reason" }, ` · ${replacedBy(v)} ${when(v.changed_at)}`, v.by ? [" from ", link(v.by, "the newer memory")] : null) : null,
     i === 0 ? h("p", {}, v.text) : diffOf(versions[i - 1].text, v.text)));
   return section("Versions and supersession", "mem-history",
     h("ol", { class: "versions" }, items),

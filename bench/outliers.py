@@ -36,7 +36,7 @@ from collections import defaultdict
 from collections.abc import Sequence
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from bench.common import (
     DEFAULT_REDIS_URL,
@@ -352,7 +352,7 @@ async def run_http(
             async with client(url, f"key-{p}") as c:
                 for m in mems:
                     r = await c.store(m["text"], created_at=m["created_at"])
-                    replays[p].ids[m["memory_id"]] = r.id
+                    replays[p].ids[m["memory_id"]] = cast(str, r.id)  # none declined
                     replays[p].status[m["memory_id"]] = r.status
         for p in personas:
             async with client(url, f"key-{p}") as c:

@@ -23,7 +23,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 if TYPE_CHECKING:
     import argparse
@@ -219,7 +219,9 @@ async def run_http(
                         created_at=m["created_at"],
                         user_id=user_of(protocol, s.persona),
                     )
-                    replays[s.persona].ids[m["memory_id"]] = r.id
+                    replays[s.persona].ids[m["memory_id"]] = cast(
+                        str, r.id
+                    )  # no scope declines here
                     replays[s.persona].status[m["memory_id"]] = r.status
                 if asked is None:
                     break

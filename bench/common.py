@@ -1,5 +1,5 @@
 """What every benchmark shares: configuration variants, a fresh real server per variant,
-HTTP clients, waiting for the pipeline, statistics and the JSON result envelope."""
+API clients (pcm-client), waiting for the pipeline, statistics and the JSON result envelope."""
 
 from __future__ import annotations
 
@@ -33,6 +33,9 @@ from urllib.parse import urlparse
 
 import httpx
 import numpy as np
+from pydantic import BaseModel
+
+from pcm_client import NO_RETRY, AsyncPcmClient
 
 _T = TypeVar("_T")
 
@@ -167,16 +170,36 @@ def environ_restored(env: Mapping[str, str] | None = None) -> Iterator[None]:
         os.environ.update(saved)
 
 
-def client(url: str, key: str) -> httpx.AsyncClient:
+def client(url: str, key: str) -> AsyncPcmClient:
+    """The benchmarks' client of one API key: pcm-client's, without retries (a benchmark
+    reports a failure, it does not hide it behind a retry and a slower figure)."""
     # Idle connections are dropped before uvicorn's 5 s keep-alive closes them: reusing one
     # the server had just closed failed a request with ReadError (a 30-minute lifecycle run
     # lost: one conversation's client sat idle while the others worked).
+    return AsyncPcmClient(
+        url,
+        key,
+        timeout=600.0,
+        retry=NO_RETRY,
+        transport=httpx.AsyncHTTPTransport(limits=httpx.Limits(keepalive_expiry=2.0)),
+    )
+
+
+def raw_client(url: str, key: str) -> httpx.AsyncClient:
+    """A plain HTTP client of one API key, for what pcm-client does not speak: the
+    inspector's page requests, timed as the browser sends them (`bench.inspector`)."""
     return httpx.AsyncClient(
         base_url=url,
         headers={"Authorization": f"Bearer {key}"},
         timeout=600.0,
         limits=httpx.Limits(keepalive_expiry=2.0),
     )
+
+
+def as_json(out: BaseModel) -> dict[str, Any]:
+    """An answer of pcm-client (a recall's, a memory) as the JSON the server sent (the
+    fields it sent, no defaults added): what the benchmarks read, count and keep."""
+    return out.model_dump(mode="json", exclude_unset=True)
 
 
 def note_cleared(cleared: dict[str, float | None], backlogs: Mapping[str, int], t: float) -> None:
@@ -191,7 +214,7 @@ def note_cleared(cleared: dict[str, float | None], backlogs: Mapping[str, int], 
 
 
 async def settle(
-    c: httpx.AsyncClient,
+    c: AsyncPcmClient,
     within_s: float = 1800.0,
     poll_s: float = 0.02,
     cleared: dict[str, float | None] | None = None,
@@ -206,9 +229,7 @@ async def settle(
     start = loop.time()
     deadline = start + within_s
     while True:
-        r = await c.get("/v1/pipeline")
-        r.raise_for_status()
-        status = r.json()
+        status = await c.pipeline()
         if cleared is not None:
             note_cleared(cleared, group_backlogs(status), round(loop.time() - start, 3))
         # An index build in the server's child process outlasts the pipeline; measuring
@@ -228,21 +249,22 @@ async def settle(
 
 
 def check(r: httpx.Response) -> Any:
+    """The JSON of a raw answer (the inspector's pages, which pcm-client does not cover)."""
     if r.status_code >= 400:
         raise RuntimeError(f"{r.request.method} {r.request.url.path}: {r.status_code} {r.text}")
     return r.json() if r.content else None
 
 
-async def run_jobs(c: httpx.AsyncClient, names: Sequence[str], now: datetime) -> dict[str, int]:
+async def run_jobs(c: AsyncPcmClient, names: Sequence[str], now: datetime) -> dict[str, int]:
     """Run lifecycle jobs for the client's tenant at a simulated time; a job this server
     does not know is skipped (older builds lack consolidation), not an error."""
-    known = set(check(await c.get("/v1/jobs"))["jobs"])
+    known = set((await c.jobs())["jobs"])
     changed: dict[str, int] = {}
     for name in names:
         if name not in known:
             continue
-        res = check(await c.post(f"/v1/jobs/{name}", json={"now": now.isoformat()}))
-        changed[name] = int(res.get("changed") or 0)
+        res = await c.run_job(name, now)
+        changed[name] = int(res.changed or 0)
     return changed
 
 
@@ -324,11 +346,13 @@ class CpuTicks:
     total: int
 
 
-async def store_seconds(c: httpx.AsyncClient) -> dict[str, float]:
+async def store_seconds(c: AsyncPcmClient) -> dict[str, float]:
     """Seconds the server has spent in embedded vector engine calls, by "caller op"
     (`pcm_store_engine_seconds_total`: they hold its interpreter lock); empty when it
-    counts none (a Qdrant server) or /metrics does not answer."""
-    r = await c.get("/metrics")
+    counts none (a Qdrant server) or /metrics does not answer. /metrics is Prometheus
+    text, outside the API pcm-client speaks, so it is read raw."""
+    async with httpx.AsyncClient(base_url=c.url, headers=c.headers, timeout=60.0) as raw:
+        r = await raw.get("/metrics")
     return store_seconds_in(r.text) if r.status_code == 200 else {}
 
 

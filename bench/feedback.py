@@ -25,14 +25,15 @@ import argparse
 import hashlib
 import sys
 from collections.abc import Sequence
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
 from bench.common import (
     LOCOMO_PATH,
     add_common_args,
+    as_json,
     base_env,
-    check,
     cli_main,
     client,
     envelope,
@@ -45,6 +46,7 @@ from bench.common import (
 )
 from bench.locomo import ASK_AFTER, ingest, retrieved_dias
 from bench.locomo_data import Conversation, Question, evidence_recall, load
+from pcm_client import AsyncPcmClient
 
 Record = dict[str, Any]
 SETS = ("judged", "reworded", "held_out")
@@ -104,17 +106,17 @@ def feedback_body(
 
 
 async def one_pass(
-    c: Any,
+    c: AsyncPcmClient,
     conv: Conversation,
     by_id: dict[str, set[str]],
     k: int,
-    now: str,
+    now: datetime,
     label: str,
     quiet: bool,
 ) -> list[tuple[str, Question, float, dict[str, Any]]]:
     out = []
     for kind, q, text in progress(asks(conv), quiet, desc=label, leave=False):
-        body = check(await c.post("/v1/recall", json={"query": text, "k": k, "now": now}))
+        body = as_json(await c.recall(text, k=k, now=now))
         out.append((kind, q, evidence_recall(q.evidence, retrieved_dias(body, by_id)), body))
     await settle(c)
     return out
@@ -125,7 +127,7 @@ async def run_conversation(
 ) -> tuple[list[Record], dict[str, int]]:
     records: list[Record] = []
     sent = {"recalls": 0, "helpful": 0, "not_helpful": 0, "missed": 0}
-    now = (conv.last_at + ASK_AFTER).isoformat()
+    now = conv.last_at + ASK_AFTER
     for arm in ("feedback", "control"):
         async with client(url, f"{conv.sample_id}-{arm}") as c:  # an API key of `run`
             by_id, _ = await ingest(c, conv)
@@ -138,7 +140,7 @@ async def run_conversation(
                     fb = feedback_body(body, q, by_id, args.missed) if kind == "judged" else {}
                     if not fb:
                         continue
-                    check(await c.post(f"/v1/recall/{body['recall_id']}/feedback", json=fb))
+                    await c.recall_feedback(body["recall_id"], **fb)
                     sent["recalls"] += 1
                     for name, ids in fb.items():
                         sent[name] += len(ids)

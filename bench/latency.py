@@ -28,13 +28,10 @@ from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-import httpx
-
 from bench import synthetic
 from bench.common import (
     add_common_args,
     base_env,
-    check,
     cli_main,
     client,
     cpu_shares,
@@ -53,6 +50,7 @@ from bench.common import (
     store_seconds_between,
     variants_of,
 )
+from pcm_client import AsyncPcmClient
 
 
 def parser() -> argparse.ArgumentParser:
@@ -79,11 +77,11 @@ def body_of(m: synthetic.SyntheticMemory) -> dict[str, Any]:
     return {"text": m.text, "created_at": m.created_at.isoformat(), "episode": m.episode}
 
 
-async def ingest_single(c: httpx.AsyncClient, n: int, seed: int) -> dict[str, float]:
+async def ingest_single(c: AsyncPcmClient, n: int, seed: int) -> dict[str, float]:
     mems = list(synthetic.memories(n, seed=seed))
     t0 = time.perf_counter()
     for m in mems:
-        check(await c.post("/v1/memories", json=body_of(m)))
+        await c.store(m.text, created_at=m.created_at, episode=m.episode)
     acked = time.perf_counter() - t0
     await settle(c)
     done = time.perf_counter() - t0
@@ -117,7 +115,7 @@ def process_tree_cpu_s() -> float:
 
 
 async def ingest_segment(
-    c: httpx.AsyncClient, gen: Iterator[synthetic.SyntheticMemory], n: int, batch: int
+    c: AsyncPcmClient, gen: Iterator[synthetic.SyntheticMemory], n: int, batch: int
 ) -> dict[str, Any]:
     statuses: dict[str, int] = {}
     t0 = time.perf_counter()
@@ -128,11 +126,9 @@ async def ingest_segment(
     while left > 0:
         chunk = list(itertools.islice(gen, min(batch, left)))
         left -= len(chunk)
-        res = check(
-            await c.post("/v1/memories:batch", json={"memories": [body_of(m) for m in chunk]})
-        )
-        for r in res["results"]:
-            statuses[r["status"]] = statuses.get(r["status"], 0) + 1
+        res = await c.store_batch([body_of(m) for m in chunk])
+        for r in res.results:
+            statuses[r.status] = statuses.get(r.status, 0) + 1
     acked = time.perf_counter() - t0
     # Which consumer the wait after the last acknowledgement was for, and how much of the
     # machine was used: idle cores while one stage catches up cost the rate as much as CPU.
@@ -186,7 +182,7 @@ def segment_line(seg: Mapping[str, Any]) -> str:
 
 
 async def spaced_recalls(
-    c: httpx.AsyncClient, questions: Sequence[str], k: int, quiet: bool
+    c: AsyncPcmClient, questions: Sequence[str], k: int, quiet: bool
 ) -> list[float]:
     """Client-side ms of each recall asked on a server that has applied the previous one's
     side effects, as an agent asking once per prompt finds it (back to back, every recall
@@ -196,13 +192,13 @@ async def spaced_recalls(
         await asyncio.sleep(0.05)  # the recall event is published after the response
         await settle(c)
         t = time.perf_counter()
-        check(await c.post("/v1/recall", json={"query": q, "k": k}))
+        await c.recall(q, k=k)
         out.append((time.perf_counter() - t) * 1000)
     return out
 
 
 async def recall_rounds(
-    c: httpx.AsyncClient,
+    c: AsyncPcmClient,
     k: int,
     rounds: int,
     queries: int,
@@ -214,7 +210,7 @@ async def recall_rounds(
     after each), then `spaced` recalls; questions from `seed` (default 100 + k)."""
     qs = synthetic.questions(queries * rounds + 10 + spaced, seed=100 + k if seed is None else seed)
     for q in qs[:10]:  # warm-up: first calls pay lazy loading
-        check(await c.post("/v1/recall", json={"query": q, "k": k}))
+        await c.recall(q, k=k)
     await settle(c)
     per_round: list[dict[str, float]] = []
     timings: list[dict[str, float]] = []
@@ -227,9 +223,9 @@ async def recall_rounds(
             leave=False,
         ):
             t = time.perf_counter()
-            body = check(await c.post("/v1/recall", json={"query": q, "k": k}))
+            body = await c.recall(q, k=k)
             lat.append((time.perf_counter() - t) * 1000)
-            timings.append(body.get("timings_ms", {}))
+            timings.append(body.timings_ms)
         per_round.append({"p50": median(lat), "p95": pct(lat, 95)})
         # Reinforcement of this round runs in the background; let it finish so it does not
         # land on the next round's clock.

@@ -23,6 +23,7 @@ Modes, each on a fresh store:
 from __future__ import annotations
 
 import argparse
+import contextlib
 import sys
 import time
 from collections.abc import Sequence
@@ -30,13 +31,11 @@ from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-import httpx
-
 from bench.common import (
     LOCOMO_PATH,
     add_common_args,
+    as_json,
     base_env,
-    check,
     cli_main,
     client,
     envelope,
@@ -50,6 +49,8 @@ from bench.common import (
 )
 from bench.locomo import ingest, retrieved_dias, summarize
 from bench.locomo_data import Conversation, Question, evidence_recall, load
+from pcm_client import AsyncPcmClient, NotFound
+from pcm_client.models import State
 from pcm_common.domain.strength import DEMOTE_BELOW, decayed
 from pcm_common.text.tokens import count_tokens
 
@@ -117,23 +118,11 @@ def schedule(asked: Sequence[Question], days: int, every: int) -> dict[int, list
     return plan
 
 
-async def list_all(c: httpx.AsyncClient, state: str | None = None) -> list[dict[str, Any]]:
-    items: list[dict[str, Any]] = []
-    offset: str | None = None
-    while True:
-        params: dict[str, Any] = {"limit": 500}
-        if offset:
-            params["offset"] = offset
-        if state:
-            params["state"] = state
-        page = check(await c.get("/v1/memories", params=params))
-        items += page["items"]
-        offset = page.get("next_offset")
-        if not offset:
-            return items
+async def list_all(c: AsyncPcmClient, state: State | None = None) -> list[dict[str, Any]]:
+    return [m async for m in c.iter_memories(page_size=500, state=state)]
 
 
-async def delete_weak(c: httpx.AsyncClient, now: datetime) -> int:
+async def delete_weak(c: AsyncPcmClient, now: datetime) -> int:
     """Strength at the simulated time (the API's current_strength uses the wall clock)."""
     weak = []
     for m in await list_all(c, state="active"):
@@ -142,31 +131,20 @@ async def delete_weak(c: httpx.AsyncClient, now: datetime) -> int:
         if s < DEMOTE_BELOW:
             weak.append(m["id"])
     for mid in weak:
-        r = await c.delete(f"/v1/memories/{mid}")
-        if r.status_code not in (204, 404):
-            raise RuntimeError(f"delete {mid}: {r.status_code} {r.text}")
+        with contextlib.suppress(NotFound):  # gone meanwhile
+            await c.delete(mid)
     return len(weak)
 
 
 async def ask(
-    c: httpx.AsyncClient,
+    c: AsyncPcmClient,
     q: Question,
     k: int,
     now: datetime,
     by_id: dict[str, set[str]],
     include_archived: bool = False,
 ) -> dict[str, Any]:
-    body = check(
-        await c.post(
-            "/v1/recall",
-            json={
-                "query": q.question,
-                "k": k,
-                "now": now.isoformat(),
-                "include_archived": include_archived,
-            },
-        )
-    )
+    body = as_json(await c.recall(q.question, k=k, now=now, include_archived=include_archived))
     got = retrieved_dias(body, by_id)
     rec = evidence_recall(q.evidence, got)
     return {

@@ -22,15 +22,15 @@ import time
 from collections.abc import Sequence
 from datetime import timedelta
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 
 from bench.common import (
     LOCOMO_PATH,
     add_common_args,
+    as_json,
     base_env,
-    check,
     cli_main,
     client,
     dated_line,
@@ -48,6 +48,9 @@ from bench.common import (
     variants_of,
 )
 from bench.locomo_data import Conversation, Question, evidence_recall, load
+from pcm_client import AsyncPcmClient
+from pcm_client.calls import RecallFields
+from pcm_client.models import RecallMode
 from pcm_common.text.tokens import count_tokens
 
 Record = dict[str, Any]
@@ -176,10 +179,12 @@ async def dense_topk(conv: Conversation, ks: Sequence[int]) -> list[Record]:
     return out
 
 
-# ---- PCM through HTTP ---------------------------------------------------------------------
+# ---- PCM through its client (pcm-client) -------------------------------------------------
 
 
-async def ingest(c: Any, conv: Conversation) -> tuple[dict[str, set[str]], dict[str, int]]:
+async def ingest(
+    c: AsyncPcmClient, conv: Conversation
+) -> tuple[dict[str, set[str]], dict[str, int]]:
     """One batch per session; returns memory_id -> dia_ids (merges map several turns to one
     id) and the count of each store status."""
     by_id: dict[str, set[str]] = {}
@@ -188,21 +193,20 @@ async def ingest(c: Any, conv: Conversation) -> tuple[dict[str, set[str]], dict[
     for i, t in enumerate(conv.turns):
         episodes.setdefault(t.episode, []).append(i)
     for idx in episodes.values():
-        body = {
-            "memories": [
-                {
-                    "text": conv.turns[i].text,
-                    "created_at": conv.turns[i].created_at.isoformat(),
-                    "episode": conv.turns[i].episode,
-                    "metadata": {"dia_id": conv.turns[i].dia_id},
-                }
-                for i in idx
-            ]
-        }
-        results = check(await c.post("/v1/memories:batch", json=body))["results"]
+        memories = [
+            {
+                "text": conv.turns[i].text,
+                "created_at": conv.turns[i].created_at.isoformat(),
+                "episode": conv.turns[i].episode,
+                "metadata": {"dia_id": conv.turns[i].dia_id},
+            }
+            for i in idx
+        ]
+        results = (await c.store_batch(memories)).results
         for i, res in zip(idx, results, strict=True):
-            by_id.setdefault(res["id"], set()).add(conv.turns[i].dia_id)
-            statuses[res["status"]] = statuses.get(res["status"], 0) + 1
+            if res.id is not None:  # None: a write the scope declined (none here)
+                by_id.setdefault(res.id, set()).add(conv.turns[i].dia_id)
+            statuses[res.status] = statuses.get(res.status, 0) + 1
     return by_id, statuses
 
 
@@ -218,20 +222,15 @@ def retrieved_dias(body: dict[str, Any], by_id: dict[str, set[str]]) -> set[str]
     return got
 
 
-async def distilled_facts(c: Any, by_id: dict[str, set[str]]) -> int:
+async def distilled_facts(c: AsyncPcmClient, by_id: dict[str, set[str]]) -> int:
     """Distilled facts (`kind: "fact"`) stand for the turns they came from, as episode
     records do: each fact's id is mapped to its sources' turns. Returns how many."""
-    n, offset = 0, None
-    while True:
-        params: dict[str, Any] = {"limit": 500, **({"offset": offset} if offset else {})}
-        page = check(await c.get("/v1/memories", params=params))
-        for m in page["items"]:
-            if m.get("kind") == "fact":
-                n += 1
-                by_id[m["id"]] = set().union(*(by_id.get(s, set()) for s in m["sources"]))
-        offset = page.get("next_offset")
-        if not offset:
-            return n
+    n = 0
+    async for m in c.iter_memories(page_size=500):
+        if m.get("kind") == "fact":
+            n += 1
+            by_id[m["id"]] = set().union(*(by_id.get(s, set()) for s in m["sources"]))
+    return n
 
 
 def associated_dias(body: dict[str, Any], by_id: dict[str, set[str]]) -> set[str]:
@@ -252,7 +251,7 @@ async def run_pcm_k(
     """`mode` other than focused is sent as the recall's `mode` (`bench.associative`), and
     each record also holds the evidence recall with the answer's associations added."""
     records: list[Record] = []
-    extra = {} if mode == "focused" else {"mode": mode}
+    extra: RecallFields = {} if mode == "focused" else {"mode": cast(RecallMode, mode)}
     ingest_stats: dict[str, Any] = {"turns": 0, "seconds": 0.0, "statuses": {}, "jobs": {}}
     for conv in convs:
         async with client(url, keys[conv.sample_id]) as c:
@@ -264,7 +263,6 @@ async def run_pcm_k(
             for s, n in statuses.items():
                 ingest_stats["statuses"][s] = ingest_stats["statuses"].get(s, 0) + n
             at = conv.last_at + ASK_AFTER
-            now = at.isoformat()
             if jobs:
                 for name, n in (await run_jobs(c, jobs, at)).items():
                     ingest_stats["jobs"][name] = ingest_stats["jobs"].get(name, 0) + n
@@ -273,11 +271,10 @@ async def run_pcm_k(
                 ingest_stats["facts"] = ingest_stats.get("facts", 0) + facts
             for q in progress(conv.questions, quiet, desc=f"k={k} {conv.sample_id}", leave=False):
                 t = time.perf_counter()
-                r = await c.post(
-                    "/v1/recall", json={"query": q.question, "k": k, "now": now, **extra}
-                )
+                fields: RecallFields = {"k": k, "now": at, **extra}
+                out = await c.recall(q.question, **fields)
                 latency = (time.perf_counter() - t) * 1000
-                body = check(r)
+                body = as_json(out)
                 got = retrieved_dias(body, by_id)
                 rec = evidence_recall(q.evidence, got)
                 records.append(

@@ -36,7 +36,7 @@ from collections import defaultdict
 from collections.abc import Sequence
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from bench.common import (
     DEFAULT_REDIS_URL,
@@ -339,7 +339,7 @@ async def run_offline(
 async def run_http(
     data: dict[str, Any], args: argparse.Namespace, variant_env: dict[str, str] | None = None
 ) -> dict[str, Replay]:
-    from bench.common import base_env, check, client, pcm_server, settle
+    from bench.common import as_json, base_env, client, pcm_server, settle
 
     personas = sorted({m["persona"] for m in data["memories"]})
     keys = {f"key-{p}": f"outliers-{p}" for p in personas}
@@ -351,26 +351,21 @@ async def run_http(
             mems = [m for m in data["memories"] if m["persona"] == p]
             async with client(url, f"key-{p}") as c:
                 for m in mems:
-                    body = {"text": m["text"], "created_at": m["created_at"]}
-                    r = check(await c.post("/v1/memories", json=body))
-                    replays[p].ids[m["memory_id"]] = r["id"]
-                    replays[p].status[m["memory_id"]] = r["status"]
+                    r = await c.store(m["text"], created_at=m["created_at"])
+                    replays[p].ids[m["memory_id"]] = cast(str, r.id)  # none declined
+                    replays[p].status[m["memory_id"]] = r.status
         for p in personas:
             async with client(url, f"key-{p}") as c:
                 await settle(c)
                 for sid in set(replays[p].ids.values()):
-                    rec = check(await c.get(f"/v1/memories/{sid}"))
+                    rec = as_json(await c.get(sid))
                     s = rec.get("surprisal") or {}
                     if s.get("judged_at"):
                         replays[p].judged[sid] = s.get("score")
         for q in data["questions"]:
             async with client(url, f"key-{q['persona']}") as c:
                 t0 = time.perf_counter()
-                out = check(
-                    await c.post(
-                        "/v1/recall", json={"query": q["text"], "now": q["asked_at"], "k": args.k}
-                    )
-                )
+                out = as_json(await c.recall(q["text"], now=q["asked_at"], k=args.k))
                 ms = out.get("timings_ms", {}).get("flags")
                 replays[q["persona"]].flag_ms.append(
                     float(ms) if ms is not None else (time.perf_counter() - t0) * 1000

@@ -24,14 +24,15 @@ import asyncio
 import sys
 import time
 from collections.abc import Sequence
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
 from bench.common import (
     LOCOMO_PATH,
     add_common_args,
+    as_json,
     base_env,
-    check,
     cli_main,
     client,
     envelope,
@@ -47,12 +48,14 @@ from bench.common import (
 from bench.locomo import ASK_AFTER, retrieved_dias
 from bench.locomo_data import Conversation, Question, evidence_recall, load
 from bench.precise_tune import Cosines, exact_cosines, leave_one_out, seed_sweep
+from pcm_client import AsyncPcmClient
+from pcm_client.models import Precision
 from pcm_common.text.tokens import count_tokens
 from pcm_recall.precise import text_key
 from pcm_recall.settings import RecallSettings
 
 Record = dict[str, Any]
-MODES = ("standard", "precise")
+MODES: tuple[Precision, ...] = ("standard", "precise")
 
 
 def parser() -> argparse.ArgumentParser:
@@ -68,19 +71,19 @@ def parser() -> argparse.ArgumentParser:
 # ---- writing ------------------------------------------------------------------------------
 
 
-async def ingest(c: Any, conv: Conversation) -> dict[str, set[str]]:
+async def ingest(c: AsyncPcmClient, conv: Conversation) -> dict[str, set[str]]:
     """One write per turn, in order, as the conversation's user, without an episode id;
     returns memory_id -> dia_ids (a merge maps several turns to one id)."""
     by_id: dict[str, set[str]] = {}
     for t in conv.turns:
-        body = {
-            "text": t.text,
-            "user_id": conv.sample_id,
-            "created_at": t.created_at.isoformat(),
-            "metadata": {"dia_id": t.dia_id},
-        }
-        res = check(await c.post("/v1/memories", json=body))
-        by_id.setdefault(res["id"], set()).add(t.dia_id)
+        res = await c.store(
+            t.text,
+            user_id=conv.sample_id,
+            created_at=t.created_at,
+            metadata={"dia_id": t.dia_id},
+        )
+        if res.id is not None:  # None: a write the scope declined (none here)
+            by_id.setdefault(res.id, set()).add(t.dia_id)
     return by_id
 
 
@@ -166,17 +169,18 @@ def summarize(records: Sequence[Record]) -> dict[str, Any]:
 # ---- asking -------------------------------------------------------------------------------
 
 
-async def ask(c: Any, q: Question, user: str, now: str, k: int, mode: str) -> tuple[Any, float]:
-    body = {"query": q.question, "k": k, "now": now, "user_id": user, "precision": mode}
+async def ask(
+    c: AsyncPcmClient, q: Question, user: str, now: datetime, k: int, mode: Precision
+) -> tuple[dict[str, Any], float]:
     t = time.perf_counter()
-    r = await c.post("/v1/recall", json=body)
-    return check(r), (time.perf_counter() - t) * 1000
+    out = await c.recall(q.question, k=k, now=now, user_id=user, precision=mode)
+    return as_json(out), (time.perf_counter() - t) * 1000
 
 
 async def ask_all(
-    clients: dict[str, Any],
+    clients: dict[Precision, AsyncPcmClient],
     convs: Sequence[Conversation],
-    maps: dict[str, dict[str, dict[str, set[str]]]],
+    maps: dict[Precision, dict[str, dict[str, set[str]]]],
     k: int,
     cos: Cosines,
     quiet: bool,
@@ -187,7 +191,7 @@ async def ask_all(
     out: dict[str, list[Record]] = {m: [] for m in MODES}
     for i, conv in enumerate(convs):
         owner = convs[(i + 1) % len(convs)] if other_user else conv
-        now = (owner.last_at + ASK_AFTER).isoformat()
+        now = owner.last_at + ASK_AFTER
         desc = f"{conv.sample_id}{' as ' + owner.sample_id if other_user else ''}"
         for n, q in enumerate(progress(conv.questions, quiet, desc=desc, leave=False)):
             order = MODES if n % 2 == 0 else MODES[::-1]

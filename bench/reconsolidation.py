@@ -31,12 +31,10 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-import httpx
-
 from bench.common import (
     add_common_args,
+    as_json,
     base_env,
-    check,
     cli_main,
     client,
     envelope,
@@ -47,6 +45,7 @@ from bench.common import (
     settle,
     variants_of,
 )
+from pcm_client import AsyncPcmClient
 from pcm_common.domain.reconsolidation import BEFORE, judge
 
 PAIRS = Path(__file__).parent / "reconsolidation_pairs"
@@ -102,42 +101,28 @@ def verdict(
 
 
 async def run_pairs(
-    c: httpx.AsyncClient, pairs: Sequence[dict[str, Any]], quiet: bool
+    c: AsyncPcmClient, pairs: Sequence[dict[str, Any]], quiet: bool
 ) -> list[dict[str, Any]]:
     tag = run_id()
     users = [f"{tag}-{p['id']}" for p in pairs]
-    olds = check(
-        await c.post(
-            "/v1/memories:batch",
-            json={
-                "memories": [
-                    {"text": p["old"], "user_id": u} for p, u in zip(pairs, users, strict=True)
-                ]
-            },
-        )
-    )["results"]
-    ids = [str(r["id"]) for r in olds]
+    olds = await c.store_batch(
+        [{"text": p["old"], "user_id": u} for p, u in zip(pairs, users, strict=True)]
+    )
+    ids = [str(r.id) for r in olds.results]
     await settle(c)
     delivered: list[bool] = []
     for p, u, mid in progress(list(zip(pairs, users, ids, strict=True)), quiet, desc="recall"):
-        r = check(await c.post("/v1/recall", json={"query": p["old"], "user_id": u, "k": 5}))
-        delivered.append(mid in [i["memory_id"] for i in r["situational_context"]])
+        r = await c.recall(p["old"], user_id=u, k=5)
+        delivered.append(mid in [i.memory_id for i in r.situational_context])
     await settle(c)
-    check(
-        await c.post(
-            "/v1/memories:batch",
-            json={
-                "memories": [
-                    {"text": p["new"], "user_id": u} for p, u in zip(pairs, users, strict=True)
-                ]
-            },
-        )
+    await c.store_batch(
+        [{"text": p["new"], "user_id": u} for p, u in zip(pairs, users, strict=True)]
     )
     await settle(c)
     out = []
     for p, mid, seen in zip(pairs, ids, delivered, strict=True):
-        got = check(await c.get(f"/v1/memories/{mid}"))
-        history = check(await c.get(f"/v1/memories/{mid}/history"))["versions"]
+        got = as_json(await c.get(mid))
+        history = [as_json(v) for v in (await c.history(mid)).versions]
         out.append({**verdict(p, got, history), "delivered": seen})
     return out
 

@@ -22,13 +22,10 @@ import time
 from collections.abc import Sequence
 from typing import Any
 
-import httpx
-
 from bench import synthetic
 from bench.common import (
     add_common_args,
     base_env,
-    check,
     cli_main,
     client,
     envelope,
@@ -38,6 +35,7 @@ from bench.common import (
     settle,
 )
 from bench.latency import body_of
+from pcm_client import ApiError, AsyncPcmClient, PcmError
 
 KEY = "bench-reembed"
 
@@ -61,19 +59,19 @@ def ms(xs: Sequence[float]) -> dict[str, float | int]:
 
 
 async def timed_recalls(
-    c: httpx.AsyncClient, questions: Sequence[str], k: int
+    c: AsyncPcmClient, questions: Sequence[str], k: int
 ) -> tuple[list[float], list[set[str]]]:
     took, ids = [], []
     for q in questions:
         t0 = time.perf_counter()
-        body = check(await c.post("/v1/recall", json={"query": q, "k": k}))
+        body = await c.recall(q, k=k)
         took.append((time.perf_counter() - t0) * 1000)
-        ids.append({s["memory_id"] for s in body["situational_context"]})
+        ids.append({s.memory_id for s in body.situational_context})
     return took, ids
 
 
 async def recall_while(
-    c: httpx.AsyncClient, questions: Sequence[str], k: int, running: asyncio.Event
+    c: AsyncPcmClient, questions: Sequence[str], k: int, running: asyncio.Event
 ) -> dict[str, Any]:
     """Recall back to back until `running` is cleared: latencies and failures."""
     took: list[float] = []
@@ -82,11 +80,13 @@ async def recall_while(
         if not running.is_set():
             break
         t0 = time.perf_counter()
+        key: str | None = None
         try:
-            r = await c.post("/v1/recall", json={"query": q, "k": k})
-            key = str(r.status_code) if r.status_code != 200 else None
-        except httpx.HTTPError as exc:
-            key = type(exc).__name__
+            await c.recall(q, k=k)
+        except ApiError as exc:
+            key = str(exc.status)
+        except PcmError as exc:  # no answer: named by httpx's error, as before pcm-client
+            key = type(exc.__cause__ or exc).__name__
         if key is None:
             took.append((time.perf_counter() - t0) * 1000)
         else:
@@ -103,11 +103,7 @@ async def run(args: argparse.Namespace, command: str) -> dict[str, Any]:
             gen = synthetic.memories(args.n, seed=1)
             t0 = time.perf_counter()
             while chunk := list(itertools.islice(gen, args.batch)):
-                check(
-                    await c.post(
-                        "/v1/memories:batch", json={"memories": [body_of(m) for m in chunk]}
-                    )
-                )
+                await c.store_batch([body_of(m) for m in chunk])
             await settle(c)
             log(f"stored and settled in {time.perf_counter() - t0:.0f} s")
             before_ms, before_ids = await timed_recalls(c, questions, args.k)
@@ -115,15 +111,15 @@ async def run(args: argparse.Namespace, command: str) -> dict[str, Any]:
             running = asyncio.Event()
             running.set()
             loop = asyncio.create_task(recall_while(c, questions, args.k, running))
-            started = check(await c.post("/v1/admin/reembed", json={"model": args.to_model}))
-            log(f"re-embedding {started['total']} memories to {args.to_model}")
-            while (job := check(await c.get("/v1/admin/reembed")))["status"] != "done":
-                if job["error"]:
-                    raise SystemExit(f"the job stopped: {job['error']}")
+            started = await c.reembed(args.to_model)
+            log(f"re-embedding {started.total} memories to {args.to_model}")
+            while (job := await c.reembed_status()).status != "done":
+                if job.error:
+                    raise SystemExit(f"the job stopped: {job.error}")
                 await asyncio.sleep(0.5)
             running.clear()
             during = await loop
-            seconds = float(job["finished_at"]) - float(job["started_at"])
+            seconds = float(job.finished_at or 0.0) - float(job.started_at or 0.0)
             log(
                 f"done in {seconds:.1f} s; {during['recalls']} recalls during it, "
                 f"failures {during['failures']}"
@@ -132,10 +128,10 @@ async def run(args: argparse.Namespace, command: str) -> dict[str, Any]:
 
     kept = [len(a & b) / len(b) for a, b in zip(after_ids, before_ids, strict=True) if b]
     results = {
-        "memories": job["done"],
+        "memories": job.done,
         "seconds": round(seconds, 1),
-        "memories_per_s": round(job["done"] / seconds, 1),
-        "store_model": job["store_model"],
+        "memories_per_s": round(job.done / seconds, 1),
+        "store_model": job.store_model,
         "recalls_during": during["recalls"],
         "recall_failures_during": during["failures"],
         "recall_ms": {

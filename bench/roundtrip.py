@@ -27,8 +27,8 @@ from urllib.parse import urlparse, urlunparse
 from bench.common import (
     LOCOMO_PATH,
     add_common_args,
+    as_json,
     base_env,
-    check,
     check_redis_db,
     cli_main,
     client,
@@ -100,16 +100,15 @@ async def roundtrip(
         async with AsyncPcmClient(dst.url, dst.key, timeout=600) as api:
             copied = [line async for line in api.export(vectors=vectors)]
         fields = changed_fields(lines, copied)
-        now = (conv.last_at + ASK_AFTER).isoformat()
+        now = conv.last_at + ASK_AFTER
         differ: list[dict[str, Any]] = []
         overlap: list[float] = []
         scores: dict[str, list[float]] = {"source": [], "imported": []}
         questions = conv.questions[:limit_questions]
         for q in progress(questions, quiet, desc=conv.sample_id, leave=False):
-            body = {"query": q.question, "k": k, "now": now}
             answers = {}
             for side, c in (("source", a), ("imported", b)):
-                got_body = check(await c.post("/v1/recall", json=body))
+                got_body = as_json(await c.recall(q.question, k=k, now=now))
                 answers[side] = answer(got_body)
                 scores[side].append(evidence_recall(q.evidence, retrieved_dias(got_body, by_id)))
             want, got = answers["source"], answers["imported"]

@@ -23,7 +23,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 if TYPE_CHECKING:
     import argparse
@@ -199,7 +199,7 @@ async def run_http(
 ) -> dict[str, Replay]:
     """The live replay against a real server: one write per memory, the pipeline settled
     before each question."""
-    from bench.common import base_env, check, client, pcm_server, settle
+    from bench.common import as_json, base_env, client, pcm_server, settle
     from bench.outliers import Replay
 
     personas = sorted({m["persona"] for m in data["memories"]})
@@ -214,22 +214,29 @@ async def run_http(
                 for s in stored:
                     assert s.memory is not None
                     m = s.memory
-                    body: dict[str, Any] = {"text": m["text"], "created_at": m["created_at"]}
-                    if (user := user_of(protocol, s.persona)) is not None:
-                        body["user_id"] = user
-                    r = check(await clients[key_of[s.persona]].post("/v1/memories", json=body))
-                    replays[s.persona].ids[m["memory_id"]] = r["id"]
-                    replays[s.persona].status[m["memory_id"]] = r["status"]
+                    r = await clients[key_of[s.persona]].store(
+                        m["text"],
+                        created_at=m["created_at"],
+                        user_id=user_of(protocol, s.persona),
+                    )
+                    replays[s.persona].ids[m["memory_id"]] = cast(
+                        str, r.id
+                    )  # no scope declines here
+                    replays[s.persona].status[m["memory_id"]] = r.status
                 if asked is None:
                     break
                 assert asked.question is not None
                 q, c = asked.question, clients[key_of[asked.persona]]
                 await settle(c)
-                req: dict[str, Any] = {"query": q["text"], "now": q["asked_at"], "k": args.k}
-                if (user := user_of(protocol, asked.persona)) is not None:
-                    req["user_id"] = user
                 t0 = time.perf_counter()
-                out = check(await c.post("/v1/recall", json=req))
+                out = as_json(
+                    await c.recall(
+                        q["text"],
+                        now=q["asked_at"],
+                        k=args.k,
+                        user_id=user_of(protocol, asked.persona),
+                    )
+                )
                 ms = out.get("timings_ms", {}).get("flags")
                 rep = replays[asked.persona]
                 rep.flag_ms.append(
@@ -240,7 +247,7 @@ async def run_http(
                 c = clients[key_of[p]]
                 await settle(c)
                 for sid in set(replays[p].ids.values()):
-                    judged = check(await c.get(f"/v1/memories/{sid}")).get("surprisal") or {}
+                    judged = ((await c.get(sid)).model_extra or {}).get("surprisal") or {}
                     if judged.get("judged_at"):
                         replays[p].judged[sid] = judged.get("score")
         finally:

@@ -13,6 +13,7 @@ import httpx
 import pytest
 
 from pcm_cli.testing import free_port, running_server, settle
+from pcm_client import NO_RETRY, AsyncPcmClient
 
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 
@@ -58,6 +59,25 @@ async def client_a(pcm_url: str) -> AsyncIterator[httpx.AsyncClient]:
 @pytest.fixture
 async def client_b(pcm_url: str) -> AsyncIterator[httpx.AsyncClient]:
     async with _client(pcm_url, "key-b") as c:
+        yield c
+
+
+# The same two tenants through pcm-client, for tests of what the server does rather than of
+# its wire (docs/client.md, "Where raw HTTP stays"). No retries: a test sees every failure
+# the raw client would have seen.
+def _pcm(url: str, key: str) -> AsyncPcmClient:
+    return AsyncPcmClient(url, key, timeout=60, retry=NO_RETRY)
+
+
+@pytest.fixture
+async def pcm_a(pcm_url: str) -> AsyncIterator[AsyncPcmClient]:
+    async with _pcm(pcm_url, "key-a") as c:
+        yield c
+
+
+@pytest.fixture
+async def pcm_b(pcm_url: str) -> AsyncIterator[AsyncPcmClient]:
+    async with _pcm(pcm_url, "key-b") as c:
         yield c
 
 

@@ -15,10 +15,10 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-import httpx
 import pytest
 
 from pcm_cli.testing import settle
+from pcm_client import AsyncPcmClient
 from pcm_common.domain.memory import MemoryRecord, Strength, text_hash
 from pcm_common.judge import Judge, Verdict
 from pcm_common.messaging.events import MemoryWritten
@@ -204,25 +204,22 @@ async def test_stopped_routine_reached_from_the_pool_and_confirmed(res: Resource
 # ---- end to end through the HTTP API (needs the proposed wiring) -----------------------
 
 
-async def test_http_flags_end_to_end(client_a: httpx.AsyncClient) -> None:
+async def test_http_flags_end_to_end(pcm_a: AsyncPcmClient) -> None:
     items = [*runs(10, outlier_at=8), *calls(8, T0 - timedelta(days=70))]
     for text, at in items:
-        r = await client_a.post("/v1/memories", json={"text": text, "created_at": at.isoformat()})
-        assert r.status_code == 201, r.text
-    await settle(client_a)
-    now = (T0 + timedelta(days=19)).isoformat()
-    r = await client_a.post("/v1/recall", json={"query": "How was my last run?", "now": now})
-    body = r.json()
-    kinds = {f["kind"] for f in body["anomaly_flags"]}
+        r = await pcm_a.store(text, created_at=at)
+        assert r.status == "created", r
+    await settle(pcm_a)
+    now = T0 + timedelta(days=19)
+    out = await pcm_a.recall("How was my last run?", now=now)
+    kinds = {f.kind for f in out.anomaly_flags}
     assert "surprise" in kinds
-    surprise = next(f for f in body["anomaly_flags"] if f["kind"] == "surprise")
-    assert "1:04:12" in surprise["text"] and surprise["usual"]
-    assert "[ANOMALY FLAGS — PAY ATTENTION]" in body["prompt"] and "1:04:12" in body["prompt"]
-    r = await client_a.post(
-        "/v1/recall", json={"query": "What did Mom and I talk about on the phone?", "now": now}
-    )
-    flagged = [f for f in r.json()["anomaly_flags"] if f["kind"] == "stopped_routine"]
-    assert flagged and flagged[0]["usual_interval_days"] == pytest.approx(7.0, abs=0.1)
+    surprise = next(f for f in out.anomaly_flags if f.kind == "surprise")
+    assert "1:04:12" in surprise.text and surprise.usual
+    assert "[ANOMALY FLAGS — PAY ATTENTION]" in out.prompt and "1:04:12" in out.prompt
+    out = await pcm_a.recall("What did Mom and I talk about on the phone?", now=now)
+    flagged = [f for f in out.anomaly_flags if f.kind == "stopped_routine"]
+    assert flagged and flagged[0].usual_interval_days == pytest.approx(7.0, abs=0.1)
 
 
 async def test_sweep_judges_verdicts_of_the_older_grouping_again(res: Resources) -> None:

@@ -30,16 +30,15 @@ ANN_DAY = [
 ANN_LATER = "Nadia Okafor still talks about the pastel de nata she ate in Lisbon."
 
 
-async def _store(c: httpx.AsyncClient, text: str, **fields: Any) -> str:
-    r = await c.post("/v1/memories", json={"text": text, **fields})
-    assert r.status_code == 201, r.text
-    return str(r.json()["id"])
+async def _store(c: AsyncPcmClient, text: str, **fields: Any) -> str:
+    r = await c.store(text, **fields)
+    assert r.status == "created" and r.id, r
+    return r.id
 
 
-async def _recall(c: httpx.AsyncClient, **body: Any) -> dict[str, Any]:
-    r = await c.post("/v1/recall", json=body)
-    assert r.status_code == 200, r.text
-    return dict(r.json())
+async def _recall(c: AsyncPcmClient, query: str, **fields: Any) -> dict[str, Any]:
+    """The answer as the server sent it."""
+    return (await c.recall(query, **fields)).model_dump(mode="json", exclude_unset=True)
 
 
 def _shown(body: dict[str, Any]) -> set[str]:
@@ -48,19 +47,19 @@ def _shown(body: dict[str, Any]) -> set[str]:
 
 
 async def test_associative_reaches_what_focused_misses_and_stays_with_its_user(
-    pcm_url: str, client_a: httpx.AsyncClient, client_b: httpx.AsyncClient
+    pcm_url: str, pcm_a: AsyncPcmClient, pcm_b: AsyncPcmClient
 ) -> None:
     project = f"assoc-{uuid.uuid4().hex[:8]}"
     owner = {"scope": "project", "project": project, "user_id": "ann"}
     day = f"day-{project}"
     ann = [
         await _store(
-            client_a, t, episode=day, created_at=(START + timedelta(minutes=i)).isoformat(), **owner
+            pcm_a, t, episode=day, created_at=(START + timedelta(minutes=i)).isoformat(), **owner
         )
         for i, t in enumerate(ANN_DAY)
     ]
     later = await _store(
-        client_a,
+        pcm_a,
         ANN_LATER,
         episode=f"later-{project}",
         created_at=(START + timedelta(days=20)).isoformat(),
@@ -70,7 +69,7 @@ async def test_associative_reaches_what_focused_misses_and_stays_with_its_user(
     # people and places; and tenant B's, word for word Ann's.
     bob = [
         await _store(
-            client_a,
+            pcm_a,
             f"Bob's note {i}: Nadia Okafor sent photos from Lisbon.",
             episode=day,
             created_at=(START + timedelta(minutes=i, seconds=30)).isoformat(),
@@ -78,9 +77,9 @@ async def test_associative_reaches_what_focused_misses_and_stays_with_its_user(
         )
         for i in range(len(ANN_DAY))
     ]
-    other = [await _store(client_b, t, episode=day, **owner) for t in [*ANN_DAY, ANN_LATER]]
-    await settle(client_a)
-    await settle(client_b)
+    other = [await _store(pcm_b, t, episode=day, **owner) for t in [*ANN_DAY, ANN_LATER]]
+    await settle(pcm_a)
+    await settle(pcm_b)
 
     ask = {
         "query": QUERY,
@@ -89,8 +88,8 @@ async def test_associative_reaches_what_focused_misses_and_stays_with_its_user(
         "user_id": "ann",
         "now": (START + timedelta(days=30)).isoformat(),
     }
-    focused = await _recall(client_a, **ask)
-    assoc = await _recall(client_a, **ask, mode="associative")
+    focused = await _recall(pcm_a, **ask)
+    assoc = await _recall(pcm_a, **ask, mode="associative")
     assert focused["situational_context"][0]["memory_id"] == ann[0]
     assert focused["associations"] == [] and "[ASSOCIATIONS]" not in focused["prompt"]
     # The focused part is the same in both modes.
@@ -122,30 +121,33 @@ async def test_associative_reaches_what_focused_misses_and_stays_with_its_user(
     assert got & missed and not got & (set(bob) | set(other))
 
 
-async def test_focused_and_associative_without_a_match(client_a: httpx.AsyncClient) -> None:
+async def test_focused_and_associative_without_a_match(
+    pcm_a: AsyncPcmClient, client_a: httpx.AsyncClient
+) -> None:
     project = f"assoc-none-{uuid.uuid4().hex[:8]}"
-    body = await _recall(client_a, query="anything", project=project, mode="associative")
+    body = await _recall(pcm_a, query="anything", project=project, mode="associative")
     assert body["associations"] == []
     assert body["prompt"].endswith("[ASSOCIATIONS]\n- none")
+    # An unknown mode is the wire's refusal (the typed client would not send it).
     r = await client_a.post("/v1/recall", json={"query": "anything", "mode": "dreamy"})
     assert r.status_code == 422, r.text
 
 
 async def test_an_urgent_query_is_charged_and_a_calm_one_is_not(
-    client_a: httpx.AsyncClient,
+    pcm_a: AsyncPcmClient,
 ) -> None:
     project = f"charge-{uuid.uuid4().hex[:8]}"
     await _store(
-        client_a, "The API runs on three pods behind nginx.", scope="project", project=project
+        pcm_a, "The API runs on three pods behind nginx.", scope="project", project=project
     )
-    await settle(client_a)
+    await settle(pcm_a)
     for query in ("the server is down", "prod is broken, customers can't log in"):
-        body = await _recall(client_a, query=query, project=project)
+        body = await _recall(pcm_a, query=query, project=project)
         assert body["query_charge"] > 0, (query, body["query_affect"])
     for query in (
         "How should we structure the folders in the new frontend project?",
         "Which architecture trade-offs should we consider for the API in the long term, "
         "given the constraints on scaling and data consistency?",
     ):
-        body = await _recall(client_a, query=query, project=project)
+        body = await _recall(pcm_a, query=query, project=project)
         assert body["query_charge"] == 0, (query, body["query_affect"])

@@ -4,7 +4,8 @@ capture the gate skips is said so and buffered, an explicit store is never gated
 consolidation job distils facts with their sources from settled episodes and from the
 buffer, once each.
 
-The server is shared by the session, so each test writes to a project of its own."""
+The server is shared by the session, so each test writes to a project of its own. The
+tests talk through pcm-client."""
 
 from __future__ import annotations
 
@@ -12,8 +13,8 @@ import uuid
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-import httpx
-
+from pcm_client import AsyncPcmClient
+from pcm_client.models import StoreResult
 from tests.conftest import settle
 
 DAYS_AGO = datetime.now(UTC) - timedelta(days=2)
@@ -23,79 +24,73 @@ def project() -> str:
     return f"distil-{uuid.uuid4().hex[:8]}"
 
 
-async def store(c: httpx.AsyncClient, p: str, text: str, **extra: Any) -> httpx.Response:
-    return await c.post(
-        "/v1/memories", json={"text": text, "scope": "project", "project": p, **extra}
-    )
+async def store(c: AsyncPcmClient, p: str, text: str, **extra: Any) -> StoreResult:
+    return await c.store(text, scope="project", project=p, **extra)
+
+
+def sent(r: StoreResult) -> dict[str, Any]:
+    """The answer as the server sent it."""
+    return r.model_dump(mode="json", exclude_unset=True)
 
 
 def capture(session: str) -> dict[str, Any]:
     return {"source": "hook", "metadata": {"hook": "UserPromptSubmit", "session_id": session}}
 
 
-async def memories(c: httpx.AsyncClient, p: str) -> list[dict[str, Any]]:
-    r = await c.get("/v1/memories", params={"project": p, "limit": 500})
-    assert r.status_code == 200, r.text
-    return list(r.json()["items"])
+async def memories(c: AsyncPcmClient, p: str) -> list[dict[str, Any]]:
+    return (await c.list_memories(project=p, limit=500)).items
 
 
-async def facts(c: httpx.AsyncClient, p: str) -> list[dict[str, Any]]:
+async def facts(c: AsyncPcmClient, p: str) -> list[dict[str, Any]]:
     return [m for m in await memories(c, p) if m.get("kind") == "fact"]
 
 
-async def consolidate(c: httpx.AsyncClient) -> int:
+async def consolidate(c: AsyncPcmClient) -> int:
     await settle(c)
-    r = await c.post("/v1/jobs/consolidation")
-    assert r.status_code == 200, r.text
-    return int(r.json()["changed"])
+    return int((await c.consolidate()).changed)
 
 
 async def test_a_predictable_capture_is_skipped_buffered_and_distilled(
-    client_a: httpx.AsyncClient,
+    pcm_a: AsyncPcmClient,
 ) -> None:
     p, session = project(), uuid.uuid4().hex
     text = "Bob Smith works at Microsoft and lives in Seattle."
-    r = await store(client_a, p, text, **capture(session))
-    assert r.status_code == 201, r.text
-    first = r.json()
-    assert first["status"] == "created" and first["salience"] > 0.45
-    stored = (await client_a.get(f"/v1/memories/{first['id']}")).json()
-    assert stored["salience"] == first["salience"]
+    first = await store(pcm_a, p, text, **capture(session))
+    assert first.status == "created" and first.id and (first.salience or 0) > 0.45, first
+    stored = (await pcm_a.get(first.id)).model_extra or {}
+    assert stored["salience"] == first.salience
 
     # The same capture again in its session predicts itself: skipped, and the answer says so.
-    r = await store(client_a, p, text, **capture(session))
-    assert r.status_code == 200, r.text
-    again = r.json()
-    assert again["status"] == "skipped" and again["reason"] == "low_salience"
-    assert again["id"] is None and again["salience"] < 0.45
-    assert len(await memories(client_a, p)) == 1
+    again = await store(pcm_a, p, text, **capture(session))
+    assert again.status == "skipped" and again.reason == "low_salience", again
+    assert again.id is None and again.salience is not None and again.salience < 0.45
+    assert len(await memories(pcm_a, p)) == 1
 
     # Consolidation distils the buffered capture: facts sourced from it, not from a memory.
-    await consolidate(client_a)
-    found = {f["text"]: f for f in await facts(client_a, p)}
+    await consolidate(pcm_a)
+    found = {f["text"]: f for f in await facts(pcm_a, p)}
     assert {"Bob Smith works at Microsoft.", "Bob Smith lives in Seattle."} <= set(found)
     fact = found["Bob Smith works at Microsoft."]
     assert fact["source"] == "consolidation" and fact["project"] == p
-    assert len(fact["sources"]) == 1 and fact["sources"] != [first["id"]]
+    assert len(fact["sources"]) == 1 and fact["sources"] != [first.id]
     # The buffer was emptied: nothing more to distil from it.
-    before = await facts(client_a, p)
-    await consolidate(client_a)
-    assert len(await facts(client_a, p)) == len(before)
+    before = await facts(pcm_a, p)
+    await consolidate(pcm_a)
+    assert len(await facts(pcm_a, p)) == len(before)
 
 
-async def test_an_explicit_store_is_never_gated(client_a: httpx.AsyncClient) -> None:
+async def test_an_explicit_store_is_never_gated(pcm_a: AsyncPcmClient) -> None:
     p, session = project(), uuid.uuid4().hex
     text = "The nightly export must finish before 06:00 UTC."
-    assert (await store(client_a, p, text, **capture(session))).status_code == 201
-    r = await store(client_a, p, text, source="mcp", metadata={"session_id": session})
-    assert r.status_code == 201, r.text
-    assert r.json() == {"id": r.json()["id"], "status": "reinforced"}  # no salience, no gate
-    r = await store(client_a, p, "ok")
-    assert r.status_code == 201 and r.json()["status"] == "created", r.text
+    assert (await store(pcm_a, p, text, **capture(session))).status == "created"
+    r = await store(pcm_a, p, text, source="mcp", metadata={"session_id": session})
+    assert sent(r) == {"id": r.id, "status": "reinforced"}  # no salience, no gate
+    r = await store(pcm_a, p, "ok")
+    assert r.status == "created", r
 
 
 async def test_settled_episodes_give_facts_with_their_sources_once(
-    client_a: httpx.AsyncClient,
+    pcm_a: AsyncPcmClient,
 ) -> None:
     p = project()
     episode = [
@@ -105,40 +100,37 @@ async def test_settled_episodes_give_facts_with_their_sources_once(
     ]
     ids = []
     for n, text in enumerate(episode):
-        at = (DAYS_AGO + timedelta(minutes=n)).isoformat()
-        r = await store(client_a, p, text, episode="ep-1", created_at=at)
-        assert r.status_code == 201, r.text
-        ids.append(r.json()["id"])
-    await consolidate(client_a)
-    found = {f["text"]: f for f in await facts(client_a, p)}
+        at = DAYS_AGO + timedelta(minutes=n)
+        r = await store(pcm_a, p, text, episode="ep-1", created_at=at)
+        assert r.status == "created" and r.id, r
+        ids.append(r.id)
+    await consolidate(pcm_a)
+    found = {f["text"]: f for f in await facts(pcm_a, p)}
     fact = found["Alice Novak works at Acme."]
     assert fact["sources"] == [ids[0]] and fact["source"] == "consolidation"
     assert fact["state"] == "active"
     # The raw episode stays: every source memory is still there, as it was.
-    kept = {m["id"]: m for m in await memories(client_a, p)}
+    kept = {m["id"]: m for m in await memories(pcm_a, p)}
     assert all(kept[i]["state"] == "active" for i in ids)
 
     # Running again distils nothing new, and a later episode stating the same fact adds its
     # source to the stored fact instead of storing it twice.
-    assert len(await facts(client_a, p)) == len(found)
-    await consolidate(client_a)
-    assert len(await facts(client_a, p)) == len(found)
+    assert len(await facts(pcm_a, p)) == len(found)
+    await consolidate(pcm_a)
+    assert len(await facts(pcm_a, p)) == len(found)
     later = []
     for n, text in enumerate(
         ["Alice Novak works at Acme in sales.", "Lunch was late.", "The train was full."]
     ):
-        at = (DAYS_AGO + timedelta(hours=3, minutes=n)).isoformat()
-        r = await store(client_a, p, text, episode="ep-2", created_at=at)
-        later.append(r.json()["id"])
-    await consolidate(client_a)
-    same = [f for f in await facts(client_a, p) if f["text"] == "Alice Novak works at Acme."]
+        at = DAYS_AGO + timedelta(hours=3, minutes=n)
+        r = await store(pcm_a, p, text, episode="ep-2", created_at=at)
+        later.append(r.id)
+    await consolidate(pcm_a)
+    same = [f for f in await facts(pcm_a, p) if f["text"] == "Alice Novak works at Acme."]
     assert len(same) == 1
     assert same[0]["sources"] == [ids[0], later[0]]
 
     # A recall can deliver the fact as a memory of its own.
-    r = await client_a.post(
-        "/v1/recall", json={"query": "Where does Alice Novak work?", "project": p}
-    )
-    assert r.status_code == 200, r.text
-    texts = [m["text"] for m in r.json()["situational_context"]]
+    out = await pcm_a.recall("Where does Alice Novak work?", project=p)
+    texts = [m.text for m in out.situational_context]
     assert "Alice Novak works at Acme." in texts

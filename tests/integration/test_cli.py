@@ -7,11 +7,11 @@ import asyncio
 import json
 import uuid
 
-import httpx
 from typer.testing import CliRunner, Result
 
 from pcm_agent.cli_support import EXIT_REFUSED, EXIT_UNREACHABLE
 from pcm_cli.main import SERVICES, app
+from pcm_client import AsyncPcmClient
 from tests.conftest import free_port, settle
 
 RUN = uuid.uuid4().hex[:8]
@@ -36,9 +36,7 @@ def test_service_names_match_the_components() -> None:
     assert tuple(COMPONENTS) == SERVICES
 
 
-async def test_store_recall_pin_inspect_list_forget(
-    pcm_url: str, client_a: httpx.AsyncClient
-) -> None:
+async def test_store_recall_pin_inspect_list_forget(pcm_url: str, pcm_a: AsyncPcmClient) -> None:
     where = ["--project", PROJECT, "--workspace", WORKSPACE]
     fact = "The staging database for Orchard lives on host db-stage-2 in Frankfurt."
     out = ok(await pcm(pcm_url, "store", fact, *where, "--importance", "high"))
@@ -49,13 +47,13 @@ async def test_store_recall_pin_inspect_list_forget(
     piped = "Orchard's nightly backups are copied to the cold bucket at 02:00 UTC."
     out = ok(await pcm(pcm_url, "store", "-", "--project", PROJECT, stdin=piped + "\n"))
     piped_id = out.split()[0]
-    await settle(client_a)
+    await settle(pcm_a)
 
-    stored = (await client_a.get(f"/v1/memories/{mid}")).json()
-    assert stored["source"] == "api" and stored["scope"] == "project"
-    assert stored["project"] == PROJECT and stored["workspace"] == WORKSPACE
-    assert stored["importance"] == "high"
-    assert (await client_a.get(f"/v1/memories/{piped_id}")).json()["text"] == piped
+    stored = await pcm_a.get(mid)
+    assert stored.source == "api" and stored.scope == "project"
+    assert stored.project == PROJECT and stored.workspace == WORKSPACE
+    assert stored.importance == "high"
+    assert (await pcm_a.get(piped_id)).text == piped
 
     prompt = ok(await pcm(pcm_url, "recall", "Where is Orchard's staging database?", *where))
     assert "[SITUATIONAL CONTEXT]" in prompt and "db-stage-2" in prompt
@@ -74,7 +72,7 @@ async def test_store_recall_pin_inspect_list_forget(
     inspected = json.loads(ok(await pcm(pcm_url, "inspect", mid)))
     assert inspected["pinned"] is True and inspected["text"] == fact
     assert inspected["history"]["versions"][-1]["text"] == fact
-    await settle(client_a)
+    await settle(pcm_a)
 
     page = json.loads(ok(await pcm(pcm_url, "list", "--project", PROJECT, "--json")))
     assert {m["id"] for m in page["items"]} == {mid, piped_id}
@@ -92,7 +90,7 @@ async def test_store_recall_pin_inspect_list_forget(
     assert job["job"] == "consolidation" and isinstance(job["changed"], int)
 
     assert ok(await pcm(pcm_url, "pin", mid, "--off")).strip() == f"unpinned {mid}"
-    assert (await client_a.get(f"/v1/memories/{mid}")).json()["pinned"] is False
+    assert (await pcm_a.get(mid)).pinned is False
 
     # `update` is the API's PATCH: the new text is current, the old one stays in history.
     edited = f"{fact} It moved to the Tuesday slot."
@@ -100,8 +98,8 @@ async def test_store_recall_pin_inspect_list_forget(
         ok(await pcm(pcm_url, "update", mid, "--text", edited, "--importance", "low"))
     )
     assert (changed["text"], changed["importance"]) == (edited, "low")
-    versions = (await client_a.get(f"/v1/memories/{mid}/history")).json()["versions"]
-    assert [v["text"] for v in versions] == [fact, edited]
+    versions = (await pcm_a.history(mid)).versions
+    assert [v.text for v in versions] == [fact, edited]
     nothing = await pcm(pcm_url, "update", mid)
     assert nothing.exit_code != 0 and "give --text" in nothing.stderr
 
@@ -112,7 +110,7 @@ async def test_store_recall_pin_inspect_list_forget(
 
 
 async def test_a_refused_store_exits_non_zero_with_pcm_s_code(
-    pcm_url: str, client_a: httpx.AsyncClient
+    pcm_url: str, pcm_a: AsyncPcmClient
 ) -> None:
     project = f"cli-secret-{RUN}"
     refused = await pcm(
@@ -120,9 +118,9 @@ async def test_a_refused_store_exits_non_zero_with_pcm_s_code(
     )
     assert refused.exit_code == EXIT_REFUSED == 1
     assert "422 secret_detected" in refused.stderr and refused.stdout == ""
-    await settle(client_a)
-    listed = (await client_a.get("/v1/memories", params={"project": project})).json()
-    assert listed["items"] == []  # nothing stored
+    await settle(pcm_a)
+    listed = await pcm_a.list_memories(project=project)
+    assert listed.items == []  # nothing stored
 
     bad_key = await pcm(pcm_url, "stats", key="not-a-key")
     assert bad_key.exit_code == EXIT_REFUSED and "401 unknown_api_key" in bad_key.stderr
@@ -138,9 +136,9 @@ async def test_an_unreachable_server_is_named() -> None:
     assert f"cannot reach PCM at {dead}" in result.stderr and "is it running?" in result.stderr
 
 
-async def test_wait_and_doctor_use_pcm_url(pcm_url: str, client_a: httpx.AsyncClient) -> None:
+async def test_wait_and_doctor_use_pcm_url(pcm_url: str, pcm_a: AsyncPcmClient) -> None:
     """`pcm wait` and `pcm doctor` talk to PCM_URL, as the client commands do."""
-    await settle(client_a)
+    await settle(pcm_a)
     assert "ready; pipeline settled" in ok(await pcm(pcm_url, "wait", "--timeout", "60"))
     report = ok(await pcm(pcm_url, "doctor"))
     assert '"pending"' in report and "auth: PCM_API_KEY accepted" in report
@@ -154,7 +152,7 @@ async def test_wait_and_doctor_use_pcm_url(pcm_url: str, client_a: httpx.AsyncCl
     assert result.exit_code == EXIT_UNREACHABLE and "timed out" in result.stderr
 
 
-async def test_governance_set_show_clear(pcm_url: str, client_a: httpx.AsyncClient) -> None:
+async def test_governance_set_show_clear(pcm_url: str, pcm_a: AsyncPcmClient) -> None:
     project = f"cli-gov-{RUN}"
     out = json.loads(
         ok(
@@ -173,16 +171,10 @@ async def test_governance_set_show_clear(pcm_url: str, client_a: httpx.AsyncClie
     )
     assert out["capture_mode"] == "manual_only" and out["retention_days"] == 30
     # The API sees it: a hook capture in that project is skipped.
-    r = await client_a.post(
-        "/v1/memories",
-        json={
-            "text": "The Quince build agent has 64 GB of RAM.",
-            "scope": "project",
-            "project": project,
-            "source": "hook",
-        },
+    r = await pcm_a.store(
+        "The Quince build agent has 64 GB of RAM.", scope="project", project=project, source="hook"
     )
-    assert r.json()["status"] == "skipped" and r.json()["reason"] == "capture_mode"
+    assert r.status == "skipped" and r.reason == "capture_mode"
     shown = ok(await pcm(pcm_url, "governance", "show", "--project", project))
     assert f"project:{project}" in shown and "in force: capture manual_only" in shown
     shown = json.loads(ok(await pcm(pcm_url, "governance", "show", "--json")))
@@ -199,13 +191,11 @@ async def test_governance_set_show_clear(pcm_url: str, client_a: httpx.AsyncClie
     assert again.exit_code == EXIT_REFUSED and "policy_not_found" in again.stderr
 
 
-async def test_feedback_on_a_recall_and_on_a_memory(
-    pcm_url: str, client_a: httpx.AsyncClient
-) -> None:
+async def test_feedback_on_a_recall_and_on_a_memory(pcm_url: str, pcm_a: AsyncPcmClient) -> None:
     project = f"cli-fb-{RUN}"
     fact = "The Orchard release train leaves every second Wednesday."
     mid = ok(await pcm(pcm_url, "store", fact, "--project", project)).split()[0]
-    await settle(client_a)
+    await settle(pcm_a)
     answer = json.loads(
         ok(
             await pcm(

@@ -2,7 +2,8 @@
 real all-in-one server, then every store scanned for anything of the erased user: the
 tenant's points (through the API, which reads the vector store), the graph server (its
 memory nodes and the entity only that user named), and every key and stream of Redis.
-Another user writes all the while and loses nothing."""
+Another user writes all the while and loses nothing. Through pcm-client, except the refusal
+of an erasure that names nothing (a query the typed client would not send)."""
 
 from __future__ import annotations
 
@@ -18,6 +19,7 @@ import httpx
 import pytest
 from redis.asyncio import Redis
 
+from pcm_client import AsyncPcmClient, NotFound
 from pcm_common.stores.graph.neo4j.store import Neo4jGraphStore
 from tests.conftest import KEYS, NEO4J_URI, TEST_REDIS_URL, settle
 
@@ -35,56 +37,41 @@ TEXTS = [
 ]
 
 
-async def _store_erased_user(c: httpx.AsyncClient) -> list[str]:
+async def _store_erased_user(c: AsyncPcmClient) -> list[str]:
     """The erased user's memories: an episode that consolidation makes a record of, a
-    pinned one, one stored with an Idempotency-Key; then a recall by that user."""
+    pinned one, each stored with an Idempotency-Key; then a recall by that user."""
     ids = []
     for n, text in enumerate(TEXTS):
-        r = await c.post(
-            "/v1/memories",
-            json={
-                "text": text,
-                "user_id": ERASED,
-                "episode": f"ep-{RUN}",
-                "created_at": (NOW - timedelta(days=2, minutes=10 - n)).isoformat(),
-            },
-            headers={"Idempotency-Key": f"erase-{RUN}-{n}"},
+        r = await c.store(
+            text,
+            user_id=ERASED,
+            episode=f"ep-{RUN}",
+            created_at=NOW - timedelta(days=2, minutes=10 - n),
+            idempotency_key=f"erase-{RUN}-{n}",
         )
-        assert r.status_code == 201, r.text
-        ids.append(r.json()["id"])
-    r = await c.post(
-        "/v1/memories", json={"text": f"{NAME} prefers aisle seats {RUN}.", "user_id": ERASED}
-    )
-    ids.append(r.json()["id"])
-    assert (await c.patch(f"/v1/memories/{ids[-1]}", json={"pinned": True})).status_code == 200
-    r = await c.post("/v1/recall", json={"query": f"What does {NAME} own?", "user_id": ERASED})
-    assert r.status_code == 200 and r.json()["situational_context"], r.text
+        assert r.status == "created" and r.id, r
+        ids.append(r.id)
+    r = await c.store(f"{NAME} prefers aisle seats {RUN}.", user_id=ERASED)
+    assert r.id, r
+    ids.append(r.id)
+    assert (await c.pin(ids[-1])).pinned
+    out = await c.recall(f"What does {NAME} own?", user_id=ERASED)
+    assert out.situational_context, out
     return ids
 
 
-async def _keep_writing(c: httpx.AsyncClient, stop: asyncio.Event) -> list[str]:
+async def _keep_writing(c: AsyncPcmClient, stop: asyncio.Event) -> list[str]:
     """Another user's writes, one at a time, until `stop` (at least 10)."""
     ids: list[str] = []
     while not stop.is_set() or len(ids) < 10:
-        r = await c.post(
-            "/v1/memories",
-            json={"text": f"Kept note {len(ids)} about the Oslo office {RUN}.", "user_id": KEPT},
-        )
-        assert r.status_code == 201, r.text
-        ids.append(r.json()["id"])
+        r = await c.store(f"Kept note {len(ids)} about the Oslo office {RUN}.", user_id=KEPT)
+        assert r.status == "created" and r.id, r
+        ids.append(r.id)
     return ids
 
 
-async def _all_points(c: httpx.AsyncClient) -> list[dict[str, Any]]:
-    items: list[dict[str, Any]] = []
-    offset = None
-    while True:
-        params: dict[str, Any] = {"limit": 500, **({"offset": offset} if offset else {})}
-        page = (await c.get("/v1/memories", params=params)).json()
-        items += page["items"]
-        offset = page["next_offset"]
-        if offset is None:
-            return items
+async def _all_points(c: AsyncPcmClient) -> list[dict[str, Any]]:
+    return [m async for m in c.iter_memories(page_size=500)]
 
 
 async def _redis_dump(redis: Redis) -> dict[str, str]:
@@ -112,45 +99,42 @@ async def _redis_dump(redis: Redis) -> dict[str, str]:
 
 
 async def test_erasing_a_user_leaves_no_trace_and_spares_the_others(
-    client_a: httpx.AsyncClient, client_b: httpx.AsyncClient
+    pcm_a: AsyncPcmClient, pcm_b: AsyncPcmClient
 ) -> None:
-    erased_ids = await _store_erased_user(client_a)
-    await settle(client_a)
-    later = (NOW + timedelta(days=1)).isoformat()
-    r = await client_a.post("/v1/jobs/consolidation", json={"now": later})
-    assert r.status_code == 200, r.text
-    stats = (await client_a.get("/v1/stats", params={"user_id": ERASED})).json()
+    erased_ids = await _store_erased_user(pcm_a)
+    await settle(pcm_a)
+    await pcm_a.consolidate(NOW + timedelta(days=1))
+    stats = await pcm_a.stats(user_id=ERASED)
     assert stats["episode_records"] == 1 and stats["memories"] == len(TEXTS) + 1, stats
-    note = {"text": f"Tenant b note {RUN}", "user_id": ERASED}
-    other = await client_b.post("/v1/memories", json=note)
-    assert other.status_code == 201
+    other = await pcm_b.store(f"Tenant b note {RUN}", user_id=ERASED)
+    assert other.status == "created" and other.id
     password = os.environ.get("NEO4J_PASSWORD", "pcm-dev-password")
     graph = Neo4jGraphStore(NEO4J_URI, "neo4j", password)
     tenant = KEYS["key-a"]
-    await settle(client_a)
+    await settle(pcm_a)
     assert await graph.existing_memories(tenant, erased_ids), "the facts to erase were extracted"
 
     stop = asyncio.Event()
-    writer = asyncio.create_task(_keep_writing(client_a, stop))
+    writer = asyncio.create_task(_keep_writing(pcm_a, stop))
     await asyncio.sleep(0.5)
-    r = await client_a.delete("/v1/memories", params={"user_id": ERASED})
-    stop.set()
+    try:
+        job = await pcm_a.erase(user_id=ERASED)
+    finally:
+        stop.set()
     kept_ids = await writer
-    assert r.status_code == 200, r.text
-    job = r.json()
-    assert job["status"] == "done" and not job["resumed"]
-    erased = job["erased"]
-    assert erased["memories"] == len(TEXTS) + 1 and erased["episode_records"] == 1, erased
-    assert erased["graph_memories"] >= len(TEXTS) and erased["routine_memories"] >= 0
-    assert erased["stream_entries"] > 0 and erased["redis_keys"] > 0, erased
-    await settle(client_a)
+    assert job.status == "done" and not job.resumed
+    erased = job.erased
+    assert erased.memories == len(TEXTS) + 1 and erased.episode_records == 1, erased
+    assert erased.graph_memories >= len(TEXTS) and erased.routine_memories >= 0
+    assert erased.stream_entries > 0 and erased.redis_keys > 0, erased
+    await settle(pcm_a)
 
     # The vector store: nothing of the user, every write of the other user.
-    points = await _all_points(client_a)
+    points = await _all_points(pcm_a)
     assert not [p for p in points if p.get("user_id") == ERASED or NAME in p["text"]]
     assert {p["id"] for p in points if p.get("user_id") == KEPT} == set(kept_ids)
     # (Another tenant's memory naming the same user is that tenant's: untouched.)
-    assert (await client_b.get(f"/v1/memories/{other.json()['id']}")).status_code == 200
+    assert (await pcm_b.get(other.id)).id == other.id
 
     # The graph: no memory node, and the entity only the erased user named is gone.
     assert not await graph.existing_memories(tenant, erased_ids)
@@ -174,28 +158,29 @@ async def test_erasing_a_user_leaves_no_trace_and_spares_the_others(
     assert not found, found
 
 
-async def test_a_second_call_resumes_a_stopped_erasure(client_a: httpx.AsyncClient) -> None:
+async def test_a_second_call_resumes_a_stopped_erasure(pcm_a: AsyncPcmClient) -> None:
     user = f"resumed-{RUN}"
     ids = []
     for n in range(3):
-        r = await client_a.post("/v1/memories", json={"text": f"Resume {n} {RUN}", "user_id": user})
-        ids.append(r.json()["id"])
+        r = await pcm_a.store(f"Resume {n} {RUN}", user_id=user)
+        assert r.id, r
+        ids.append(r.id)
     # A run that stopped after erasing two memories: its record is still "running".
     digest = hashlib.sha256(json.dumps({"user_id": user}, sort_keys=True).encode()).hexdigest()
     key = f"pcm:erasure:{KEYS['key-a']}:{digest[:32]}"
     redis = Redis.from_url(TEST_REDIS_URL)
     await redis.hset(key, mapping={"id": "stopped-job", "status": "running", "memories": 2})
-    r = await client_a.delete("/v1/memories", params={"user_id": user})
-    assert r.status_code == 200, r.text
-    assert r.json()["job_id"] == "stopped-job" and r.json()["resumed"]
-    assert r.json()["erased"]["memories"] == 2 + 3
+    job = await pcm_a.erase(user_id=user)
+    assert job.job_id == "stopped-job" and job.resumed
+    assert job.erased.memories == 2 + 3
     assert (await redis.hget(key, "status")) == b"done"
     await redis.aclose()
     # Done: the same call again is a new job that finds nothing left.
-    again = (await client_a.delete("/v1/memories", params={"user_id": user})).json()
-    assert not again["resumed"] and again["erased"]["memories"] == 0
+    again = await pcm_a.erase(user_id=user)
+    assert not again.resumed and again.erased.memories == 0
     for memory_id in ids:
-        assert (await client_a.get(f"/v1/memories/{memory_id}")).status_code == 404
+        with pytest.raises(NotFound):
+            await pcm_a.get(memory_id)
 
 
 @pytest.mark.parametrize("params", [{}, {"user_id": ""}, {"project": "x" * 201}])

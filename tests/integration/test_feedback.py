@@ -1,16 +1,20 @@
-"""Retrieval feedback through the HTTP API on the real all-in-one server (issue 36, item 3):
+"""Retrieval feedback on the real all-in-one server (issue 36, item 3), through pcm-client:
 recall answers carry a `recall_id`; feedback on it moves the memories' ranks for the same
 query; the same feedback again changes nothing; another tenant's recall or memory is not
-found; bad bodies are refused with nothing changed."""
+found; bad bodies (raw requests: the wire's refusals) are refused with nothing changed."""
 
 from __future__ import annotations
 
 import uuid
+from datetime import UTC, datetime
 from typing import Any
 
 import httpx
+import pytest
 
 from pcm_cli.testing import settle
+from pcm_client import AsyncPcmClient, NotFound
+from pcm_client.models import RecallOut
 
 # One topic, several memories a query about deploys reaches at different ranks.
 DEPLOYS = [
@@ -22,138 +26,130 @@ DEPLOYS = [
     "The staging deploy happens automatically after each merge to main.",
 ]
 QUERY = "How do production deploys work?"
-NOW = "2026-06-01T12:00:00Z"
+NOW = datetime(2026, 6, 1, 12, tzinfo=UTC)
 
 
 def user() -> str:
     return f"fb-{uuid.uuid4().hex[:8]}"
 
 
-async def store_all(c: httpx.AsyncClient, who: str) -> list[str]:
+async def store_all(c: AsyncPcmClient, who: str) -> list[str]:
     ids = []
     for day, text in enumerate(DEPLOYS, start=1):
         # A day apart: each its own episode, so a recall delivers no neighbours of them.
-        at = f"2026-05-{day:02d}T09:00:00Z"
-        r = await c.post("/v1/memories", json={"text": text, "user_id": who, "created_at": at})
-        assert r.status_code in (200, 201), r.text
-        ids.append(r.json()["id"])
+        at = datetime(2026, 5, day, 9, tzinfo=UTC)
+        r = await c.store(text, user_id=who, created_at=at)
+        assert r.id is not None, r
+        ids.append(r.id)
     await settle(c)
     return ids
 
 
-async def recall(c: httpx.AsyncClient, who: str, k: int = 10, query: str = QUERY) -> dict[str, Any]:
-    r = await c.post("/v1/recall", json={"query": query, "user_id": who, "k": k, "now": NOW})
-    assert r.status_code == 200, r.text
-    out: dict[str, Any] = r.json()
-    assert out["recall_id"]
+async def recall(c: AsyncPcmClient, who: str, k: int = 10, query: str = QUERY) -> RecallOut:
+    out = await c.recall(query, user_id=who, k=k, now=NOW)
+    assert out.recall_id
     return out
 
 
-def order(out: dict[str, Any], mine: list[str]) -> list[str]:
-    return [c["memory_id"] for c in out["situational_context"] if c["memory_id"] in mine]
+def order(out: RecallOut, mine: list[str]) -> list[str]:
+    return [c.memory_id for c in out.situational_context if c.memory_id in mine]
 
 
-async def test_helpful_raises_and_not_helpful_lowers_the_rank(client_a: httpx.AsyncClient) -> None:
+async def test_helpful_raises_and_not_helpful_lowers_the_rank(pcm_a: AsyncPcmClient) -> None:
     who = user()
-    mine = await store_all(client_a, who)
-    before = await recall(client_a, who)
+    mine = await store_all(pcm_a, who)
+    before = await recall(pcm_a, who)
+    assert before.recall_id
     ranked = order(before, mine)
     assert len(ranked) >= 4, ranked
     top, low = ranked[0], ranked[-1]
-    r = await client_a.post(
-        f"/v1/recall/{before['recall_id']}/feedback",
-        json={"helpful": [low], "not_helpful": [top]},
-    )
-    assert r.status_code == 200, r.text
-    assert r.json()["changed"] == {low: "helpful", top: "not_helpful"}
-    assert r.json()["reinforced"] == [low]
-    after = order(await recall(client_a, who), mine)
+    r = await pcm_a.recall_feedback(before.recall_id, helpful=[low], not_helpful=[top])
+    assert r.changed == {low: "helpful", top: "not_helpful"}
+    assert r.reinforced == [low]
+    after = order(await recall(pcm_a, who), mine)
     assert after.index(low) < ranked.index(low)
     assert after.index(top) > ranked.index(top)
 
     # The same feedback again changes nothing: the answer says so and the order holds.
-    again = await client_a.post(
-        f"/v1/recall/{before['recall_id']}/feedback",
-        json={"helpful": [low], "not_helpful": [top]},
-    )
-    assert again.status_code == 200, again.text
-    assert again.json()["changed"] == {}
-    assert sorted(again.json()["unchanged"]) == sorted([low, top])
-    assert again.json()["reinforced"] == []
-    await settle(client_a)
-    assert order(await recall(client_a, who), mine) == after
+    again = await pcm_a.recall_feedback(before.recall_id, helpful=[low], not_helpful=[top])
+    assert again.changed == {}
+    assert sorted(again.unchanged) == sorted([low, top])
+    assert again.reinforced == []
+    await settle(pcm_a)
+    assert order(await recall(pcm_a, who), mine) == after
 
     # Another user of the tenant asking the same is not steered by this user's feedback.
     other = user()
-    theirs = await store_all(client_a, other)
-    plain = order(await recall(client_a, other), theirs)
+    theirs = await store_all(pcm_a, other)
+    plain = order(await recall(pcm_a, other), theirs)
     assert plain.index(theirs[mine.index(low)]) == ranked.index(low)
 
 
-async def test_a_missed_memory_is_brought_up(client_a: httpx.AsyncClient) -> None:
+async def test_a_missed_memory_is_brought_up(pcm_a: AsyncPcmClient) -> None:
     who = user()
-    mine = await store_all(client_a, who)
-    ranked = order(await recall(client_a, who), mine)
-    first = await recall(client_a, who, k=2)
+    mine = await store_all(pcm_a, who)
+    ranked = order(await recall(pcm_a, who), mine)
+    first = await recall(pcm_a, who, k=2)
+    assert first.recall_id
     shown = order(first, mine)
     missed = ranked[-1]
     assert missed not in shown
-    r = await client_a.post(
-        f"/v1/recall/{first['recall_id']}/feedback",
-        json={"missed": [missed], "not_helpful": [shown[-1]]},
-    )
-    assert r.status_code == 200, r.text
-    assert missed in order(await recall(client_a, who, k=2), mine)
+    await pcm_a.recall_feedback(first.recall_id, missed=[missed], not_helpful=[shown[-1]])
+    assert missed in order(await recall(pcm_a, who, k=2), mine)
 
 
 async def test_memory_feedback_is_idempotent_and_wrong_asks_for_a_rewrite(
-    client_a: httpx.AsyncClient,
+    pcm_a: AsyncPcmClient,
 ) -> None:
     who = user()
-    mine = await store_all(client_a, who)
-    out = await recall(client_a, who)
+    mine = await store_all(pcm_a, who)
+    out = await recall(pcm_a, who)
     first = order(out, mine)[0]
-    path = f"/v1/memories/{first}/feedback"
-    r = await client_a.post(path, json={"signal": "helpful"})
-    assert r.status_code == 200, r.text
-    assert r.json()["changed"] == {first: "helpful"} and r.json()["reinforced"] == [first]
-    r = await client_a.post(path, json={"signal": "helpful"})
-    assert r.json()["changed"] == {} and r.json()["unchanged"] == [first]
-    r = await client_a.post(path, json={"signal": "wrong"})
-    assert r.status_code == 200 and r.json()["reconsolidation"] == [first]
-    r = await client_a.post(path, json={"signal": "wrong"})
-    assert r.json()["reconsolidation"] == []  # asked once
+    r = await pcm_a.memory_feedback(first, "helpful")
+    assert r.changed == {first: "helpful"} and r.reinforced == [first]
+    r = await pcm_a.memory_feedback(first, "helpful")
+    assert r.changed == {} and r.unchanged == [first]
+    r = await pcm_a.memory_feedback(first, "wrong")
+    assert r.reconsolidation == [first]
+    r = await pcm_a.memory_feedback(first, "wrong")
+    assert r.reconsolidation == []  # asked once
     # On a recall's cue: the memory must be one it delivered.
-    r = await client_a.post(path, json={"signal": "not_helpful", "recall_id": out["recall_id"]})
-    assert r.status_code == 200 and r.json()["changed"] == {first: "not_helpful"}
-    assert r.json()["recall_id"] == out["recall_id"]
+    r = await pcm_a.memory_feedback(first, "not_helpful", recall_id=out.recall_id)
+    assert r.changed == {first: "not_helpful"}
+    assert r.recall_id == out.recall_id
 
 
 async def test_another_tenants_recall_and_memory_are_not_found(
-    client_a: httpx.AsyncClient, client_b: httpx.AsyncClient
+    pcm_a: AsyncPcmClient, pcm_b: AsyncPcmClient
 ) -> None:
     who = user()
-    mine = await store_all(client_a, who)
-    out = await recall(client_a, who)
+    mine = await store_all(pcm_a, who)
+    out = await recall(pcm_a, who)
+    assert out.recall_id
     ranked = order(out, mine)
-    r = await client_b.post(f"/v1/recall/{out['recall_id']}/feedback", json={"helpful": ranked[:1]})
-    assert r.status_code == 404 and r.json()["error"] == "recall_not_found"
-    r = await client_b.post(f"/v1/memories/{ranked[0]}/feedback", json={"signal": "not_helpful"})
-    assert r.status_code == 404 and r.json()["error"] == "memory_not_found"
+    with pytest.raises(NotFound) as nf:
+        await pcm_b.recall_feedback(out.recall_id, helpful=ranked[:1])
+    assert nf.value.code == "recall_not_found"
+    with pytest.raises(NotFound) as nf:
+        await pcm_b.memory_feedback(ranked[0], "not_helpful")
+    assert nf.value.code == "memory_not_found"
     # Nothing changed for tenant A: its own feedback is still new.
-    r = await client_a.post(f"/v1/recall/{out['recall_id']}/feedback", json={"helpful": ranked[:1]})
-    assert r.json()["changed"] == {ranked[0]: "helpful"}
-    r = await client_a.post(f"/v1/memories/{ranked[0]}/feedback", json={"signal": "not_helpful"})
-    assert r.json()["changed"] == {ranked[0]: "not_helpful"}
+    r = await pcm_a.recall_feedback(out.recall_id, helpful=ranked[:1])
+    assert r.changed == {ranked[0]: "helpful"}
+    r = await pcm_a.memory_feedback(ranked[0], "not_helpful")
+    assert r.changed == {ranked[0]: "not_helpful"}
 
 
-async def test_bad_feedback_is_refused_and_changes_nothing(client_a: httpx.AsyncClient) -> None:
+async def test_bad_feedback_is_refused_and_changes_nothing(
+    pcm_a: AsyncPcmClient, client_a: httpx.AsyncClient
+) -> None:
     who = user()
-    mine = await store_all(client_a, who)
-    out = await recall(client_a, who, k=2)
+    mine = await store_all(pcm_a, who)
+    out = await recall(pcm_a, who, k=2)
     shown = order(out, mine)
     hidden = next(m for m in mine if m not in shown)
-    path = f"/v1/recall/{out['recall_id']}/feedback"
+    # The refusals are the wire's: bodies the typed client would not send, sent raw.
+    path = f"/v1/recall/{out.recall_id}/feedback"
     cases: list[tuple[dict[str, Any] | str, int, str]] = [
         ({}, 422, "invalid_request"),  # nothing named
         ({"helpful": [hidden]}, 422, "invalid_feedback"),  # not delivered
@@ -185,7 +181,7 @@ async def test_bad_feedback_is_refused_and_changes_nothing(client_a: httpx.Async
         ("not-an-id", {"signal": "helpful"}, 404),
         (mine[0], {"signal": "great"}, 422),
         (mine[0], {}, 422),
-        (hidden, {"signal": "helpful", "recall_id": out["recall_id"]}, 422),
+        (hidden, {"signal": "helpful", "recall_id": out.recall_id}, 422),
         (mine[0], {"signal": "helpful", "recall_id": uuid.uuid4().hex}, 404),
     ]:
         r = await client_a.post(f"/v1/memories/{memory_id}/feedback", json=body)

@@ -8,10 +8,10 @@ import uuid
 from collections.abc import AsyncIterator, Sequence
 from typing import Any
 
-import httpx
 import pytest
 from redis.asyncio import Redis
 
+from pcm_client import AsyncPcmClient, NotFound
 from pcm_common.stores.redis import tombstones
 from pcm_common.stores.vectors import ScoredPoint
 from pcm_sweeper.graph_repair import remove_orphan_facts
@@ -76,13 +76,14 @@ async def test_an_empty_or_failing_vector_store_removes_nothing(redis: Redis) ->
     assert graph.ids == {"a", "b"}
 
 
-async def test_a_delete_leaves_a_tombstone(client_a: httpx.AsyncClient, redis: Redis) -> None:
-    r = await client_a.post("/v1/memories", json={"text": "Tombstone probe: Ruth left Bonn."})
-    mid = r.json()["id"]
+async def test_a_delete_leaves_a_tombstone(pcm_a: AsyncPcmClient, redis: Redis) -> None:
+    mid = (await pcm_a.store("Tombstone probe: Ruth left Bonn.")).id
+    assert mid is not None
     assert await tombstones.deleted(redis, KEYS["key-a"], [mid]) == set()
-    assert (await client_a.delete(f"/v1/memories/{mid}")).status_code == 204
+    await pcm_a.delete(mid)
     assert await tombstones.deleted(redis, KEYS["key-a"], [mid]) == {mid}
     # A DELETE of an id the tenant does not hold records nothing.
     other = str(uuid.uuid4())
-    assert (await client_a.delete(f"/v1/memories/{other}")).status_code == 404
+    with pytest.raises(NotFound):
+        await pcm_a.delete(other)
     assert await tombstones.deleted(redis, KEYS["key-a"], [other]) == set()

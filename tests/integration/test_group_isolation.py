@@ -1,5 +1,5 @@
-"""No grouping crosses owners, end to end through the HTTP API (real Redis Streams, the
-sweeper's judging, Qdrant Edge, the graph server).
+"""No grouping crosses owners, end to end through the HTTP API with pcm-client (real Redis
+Streams, the sweeper's judging, Qdrant Edge, the graph server).
 
 Two writers keep the same routine in the same words. Whether they are two users of one
 tenant, two projects of one tenant or two tenants, neither one's family, usual-pattern
@@ -16,10 +16,10 @@ from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-import httpx
 import pytest
 
 from pcm_cli.testing import settle
+from pcm_client import AsyncPcmClient
 
 T0 = datetime(2025, 1, 3, 9, 0, tzinfo=UTC)
 NOW = datetime(2025, 12, 1, 9, 0, tzinfo=UTC)  # the other's routine has long stopped
@@ -34,12 +34,12 @@ EPISODE_LINES = [
 
 @dataclass
 class Writer:
-    client: httpx.AsyncClient
+    client: AsyncPcmClient
     fields: dict[str, Any]  # owner fields sent with every write
     asker: dict[str, Any]  # the same owner's fields in a recall or a listing
 
 
-def pair(kind: str, a: httpx.AsyncClient, b: httpx.AsyncClient) -> tuple[Writer, Writer]:
+def pair(kind: str, a: AsyncPcmClient, b: AsyncPcmClient) -> tuple[Writer, Writer]:
     """The other writer and the one under test, kept apart by `kind`."""
     run = uuid.uuid4().hex[:8]
     if kind == "users":
@@ -61,32 +61,24 @@ def pair(kind: str, a: httpx.AsyncClient, b: httpx.AsyncClient) -> tuple[Writer,
 
 
 async def write(w: Writer, text: str, at: datetime, **extra: Any) -> dict[str, Any]:
-    body = {"text": text, "created_at": at.isoformat(), **w.fields, **extra}
-    r = await w.client.post("/v1/memories", json=body)
-    assert r.status_code == 201, r.text
-    out: dict[str, Any] = r.json()
-    return out
+    r = await w.client.store(text, created_at=at, **w.fields, **extra)
+    assert r.id, r  # stored (created, reinforced or merged), not skipped
+    return r.model_dump(mode="json", exclude_unset=True)
 
 
 async def memory(w: Writer, mid: str) -> dict[str, Any]:
-    r = await w.client.get(f"/v1/memories/{mid}")
-    assert r.status_code == 200, r.text
-    out: dict[str, Any] = r.json()
-    return out
+    return (await w.client.get(mid)).model_dump(mode="json", exclude_unset=True)
 
 
 async def listing(w: Writer) -> list[dict[str, Any]]:
-    r = await w.client.get("/v1/memories", params={**w.asker, "limit": 500})
-    assert r.status_code == 200, r.text
-    items: list[dict[str, Any]] = r.json()["items"]
-    return items
+    return (await w.client.list_memories(limit=500, **w.asker)).items
 
 
 @pytest.mark.parametrize("kind", ["users", "projects", "tenants"])
 async def test_no_path_groups_across_owners(
-    kind: str, client_a: httpx.AsyncClient, client_b: httpx.AsyncClient
+    kind: str, pcm_a: AsyncPcmClient, pcm_b: AsyncPcmClient
 ) -> None:
-    other, mine = pair(kind, client_a, client_b)
+    other, mine = pair(kind, pcm_a, pcm_b)
     tag = uuid.uuid4().hex[:6]  # keeps this case's texts and amounts its own
     rng = random.Random(tag)
     other_bills = [f"{rng.uniform(20, 27):.2f}" for _ in range(7)]
@@ -119,8 +111,7 @@ async def test_no_path_groups_across_owners(
             await write(w, line.format(tag), start + timedelta(minutes=5 * n), episode=episode)
     for client in {id(w.client): w.client for w in (other, mine)}.values():
         await settle(client)
-        r = await client.post("/v1/jobs/consolidation", json={"now": NOW.isoformat()})
-        assert r.status_code == 200, r.text
+        await client.consolidate(NOW)
         await settle(client)
 
     # Family and usual pattern: mine only.
@@ -147,11 +138,8 @@ async def test_no_path_groups_across_owners(
     assert set(ours[0]["metadata"]["sources"]) == mine_ids
 
     # A recall of mine: no flag, usual text or context built from the other's routine.
-    r = await mine.client.post(
-        "/v1/recall", json={"query": QUERY, "now": NOW.isoformat(), "k": 50, **mine.asker}
-    )
-    assert r.status_code == 200, r.text
-    out = r.json()
+    answer = await mine.client.recall(QUERY, now=NOW, k=50, **mine.asker)
+    out = answer.model_dump(mode="json", exclude_unset=True)
     theirs = set(other_ids) | {other_note["id"], other_old["id"]}
     shown = {c["memory_id"] for c in out["situational_context"] + out["episode_context"]}
     assert not shown & theirs

@@ -15,12 +15,12 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-import httpx
 import pytest
 from typer.testing import CliRunner
 
 from pcm_agent.hooks_install import INSTALLED
 from pcm_cli.main import app
+from pcm_client import AsyncPcmClient
 from tests.conftest import free_port, settle
 
 RUN = uuid.uuid4().hex[:8]
@@ -76,11 +76,9 @@ def context_of(result: subprocess.CompletedProcess[str], event: str) -> str:
     return context
 
 
-async def project_memories(client: httpx.AsyncClient, project: str) -> list[dict[str, Any]]:
+async def project_memories(client: AsyncPcmClient, project: str) -> list[dict[str, Any]]:
     await settle(client)
-    r = await client.get("/v1/memories", params={"project": project, "limit": 500})
-    items: list[dict[str, Any]] = r.json()["items"]
-    return items
+    return (await client.list_memories(project=project, limit=500)).items
 
 
 @pytest.fixture(scope="module")
@@ -93,7 +91,7 @@ def repo(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 async def test_prompt_is_stored_then_recalled_as_context(
-    pcm_url: str, client_a: httpx.AsyncClient, repo: Path
+    pcm_url: str, pcm_a: AsyncPcmClient, repo: Path
 ) -> None:
     env = base_env(pcm_url)
     cwd = repo / "src" / "api"
@@ -110,7 +108,7 @@ async def test_prompt_is_stored_then_recalled_as_context(
     if first.stdout:  # nothing was known yet; whatever it says must be valid hook JSON
         context_of(first, "UserPromptSubmit")
 
-    stored = [m for m in await project_memories(client_a, project) if m["text"] == prompt]
+    stored = [m for m in await project_memories(pcm_a, project) if m["text"] == prompt]
     assert len(stored) == 1
     mem = stored[0]
     assert mem["source"] == "hook" and mem["scope"] == "project" and mem["project"] == project
@@ -125,26 +123,23 @@ async def test_prompt_is_stored_then_recalled_as_context(
     assert "Thursday" in context and "[SITUATIONAL CONTEXT]" in context
 
     # A slash command is not a memory.
-    before = len(await project_memories(client_a, project))
+    before = len(await project_memories(pcm_a, project))
     slash = await hook(
         "UserPromptSubmit", common("UserPromptSubmit", cwd) | {"prompt": "/compact"}, env
     )
     assert slash.returncode == 0 and slash.stdout == ""
-    after = await project_memories(client_a, project)
+    after = await project_memories(pcm_a, project)
     assert len(after) == before and all(m["text"] != "/compact" for m in after)
 
 
 async def test_session_start_delivers_pinned_rules(
-    pcm_url: str, client_a: httpx.AsyncClient, tmp_path: Path
+    pcm_url: str, pcm_a: AsyncPcmClient, tmp_path: Path
 ) -> None:
     project = f"rules-{RUN}"
     rule = "Always run the migration linter before merging schema changes."
-    r = await client_a.post(
-        "/v1/memories",
-        json={"text": rule, "scope": "project", "project": project, "pinned": True},
-    )
-    assert r.status_code == 201, r.text
-    await settle(client_a)
+    r = await pcm_a.store(rule, scope="project", project=project, pinned=True)
+    assert r.status == "created", r
+    await settle(pcm_a)
     env = base_env(pcm_url, PCM_PROJECT=project)
     result = await hook(
         "SessionStart", common("SessionStart", tmp_path) | {"source": "startup"}, env
@@ -163,7 +158,7 @@ async def test_session_start_delivers_pinned_rules(
 
 
 async def test_tool_failures_are_stored_and_successes_are_not(
-    pcm_url: str, client_a: httpx.AsyncClient, tmp_path: Path
+    pcm_url: str, pcm_a: AsyncPcmClient, tmp_path: Path
 ) -> None:
     project = f"tools-{RUN}"
     env = base_env(pcm_url, PCM_PROJECT=project)
@@ -202,7 +197,7 @@ async def test_tool_failures_are_stored_and_successes_are_not(
     interrupted = failure | {"tool_input": {"command": "sleep 600"}, "is_interrupt": True}
     assert (await hook("PostToolUseFailure", interrupted, env)).returncode == 0
 
-    texts = sorted(m["text"] for m in await project_memories(client_a, project))
+    texts = sorted(m["text"] for m in await project_memories(pcm_a, project))
     assert texts == [
         "Tool Bash failed: `pytest -q tests/test_tax.py` -> Exit code 1 / FAILED "
         "tests/test_tax.py::test_round_half_up - assert 10.0 == 10.01 / line three / "
@@ -210,19 +205,19 @@ async def test_tool_failures_are_stored_and_successes_are_not(
         "Tool mcp__db__query failed: `select * from invoices_2019` -> "
         'relation "invoices_2019" does not exist',
     ]
-    mems = await project_memories(client_a, project)
+    mems = await project_memories(pcm_a, project)
     assert all(m["source"] == "hook" and m["scope"] == "project" for m in mems)
     assert {m["metadata"]["tool_name"] for m in mems} == {"Bash", "mcp__db__query"}
 
     huge = failure | {"error": "x" * 50_000, "tool_input": {"command": "make " + "y" * 5_000}}
     assert (await hook("PostToolUseFailure", huge, env)).returncode == 0
-    longest = max(len(m["text"]) for m in await project_memories(client_a, project))
+    longest = max(len(m["text"]) for m in await project_memories(pcm_a, project))
     assert longest <= 1_000
 
 
 @pytest.mark.parametrize("event", ["Stop", "PreCompact"])
 async def test_stop_and_precompact_run_consolidation(
-    event: str, pcm_url: str, client_a: httpx.AsyncClient, tmp_path: Path
+    event: str, pcm_url: str, pcm_a: AsyncPcmClient, tmp_path: Path
 ) -> None:
     project = f"cons-{event.lower()}-{RUN}"
     two_days_ago = datetime.now(UTC) - timedelta(days=2)
@@ -233,18 +228,15 @@ async def test_stop_and_precompact_run_consolidation(
             "Fixed the orphaned rows and reran the Birch dry run cleanly.",
         ]
     ):
-        r = await client_a.post(
-            "/v1/memories",
-            json={
-                "text": text,
-                "scope": "project",
-                "project": project,
-                "episode": f"ep-{project}",
-                "created_at": (two_days_ago + timedelta(minutes=5 * n)).isoformat(),
-            },
+        r = await pcm_a.store(
+            text,
+            scope="project",
+            project=project,
+            episode=f"ep-{project}",
+            created_at=two_days_ago + timedelta(minutes=5 * n),
         )
-        assert r.status_code == 201, r.text
-    before = await project_memories(client_a, project)
+        assert r.status == "created", r
+    before = await project_memories(pcm_a, project)
     assert not [m for m in before if m["source"] == "consolidation"]
 
     payload = common(event, tmp_path) | (
@@ -255,9 +247,7 @@ async def test_stop_and_precompact_run_consolidation(
     result = await hook(event, payload, env)
     assert result.returncode == 0 and result.stdout == "" and result.stderr == ""
 
-    records = [
-        m for m in await project_memories(client_a, project) if m["source"] == "consolidation"
-    ]
+    records = [m for m in await project_memories(pcm_a, project) if m["source"] == "consolidation"]
     assert len(records) == 1 and "14 orphaned invoice rows" in records[0]["text"]
 
 

@@ -1,6 +1,7 @@
 """The lifecycle jobs' last runs (`GET /v1/jobs/runs`): a job run through the HTTP API is
 listed with its start, end, outcome and count, for its own tenant only; the scheduler's
-runs are recorded too, a failure with its error, and each job keeps its last ten."""
+runs are recorded too, a failure with its error, and each job keeps its last ten. Read
+through pcm-client (`job_runs`), the refusals of bad queries raw."""
 
 from __future__ import annotations
 
@@ -8,7 +9,9 @@ import uuid
 from datetime import UTC, datetime, timedelta
 
 import httpx
+import pytest
 
+from pcm_client import AsyncPcmClient, JobRun, NotFound
 from pcm_common.runtime.resources import Resources
 from pcm_common.stores.redis import job_runs, keys
 from pcm_common.stores.redis.keys import TENANTS
@@ -17,42 +20,39 @@ from pcm_sweeper.settings import SweeperSettings
 from tests.conftest import TEST_REDIS
 
 
-async def _runs(client: httpx.AsyncClient, **params: str | int) -> list[dict[str, object]]:
-    got = await client.get("/v1/jobs/runs", params=params)
-    assert got.status_code == 200, got.text
-    return [r for j in got.json()["jobs"] for r in j["runs"]]
+async def _runs(
+    client: AsyncPcmClient, job: str | None = None, limit: int | None = None
+) -> list[JobRun]:
+    return [r for j in (await client.job_runs(job, limit)).jobs for r in j.runs]
 
 
 async def test_a_job_run_through_the_api_is_its_last_run(
-    client_a: httpx.AsyncClient, client_b: httpx.AsyncClient
+    pcm_a: AsyncPcmClient, pcm_b: AsyncPcmClient, client_a: httpx.AsyncClient
 ) -> None:
     before = datetime.now(UTC)
-    ran = await client_a.post("/v1/jobs/consolidation")
-    assert ran.status_code == 200, ran.text
-    last = (await _runs(client_a, job="consolidation", limit=1))[0]
-    assert last["job"] == "consolidation" and last["trigger"] == "request"
-    assert last["outcome"] == "ok" and last["changed"] == ran.json()["changed"]
-    started = datetime.fromisoformat(str(last["started_at"]))
-    finished = datetime.fromisoformat(str(last["finished_at"]))
-    assert before - timedelta(seconds=1) <= started <= finished <= datetime.now(UTC)
-    assert last["now"] is None and last["error"] is None
+    ran = await pcm_a.consolidate()
+    last = (await _runs(pcm_a, job="consolidation", limit=1))[0]
+    assert last.job == "consolidation" and last.trigger == "request"
+    assert last.outcome == "ok" and last.changed == ran.changed
+    assert before - timedelta(seconds=1) <= last.started_at <= last.finished_at <= datetime.now(UTC)
+    assert last.now is None and last.error is None
     # A simulated clock is shown as such; the newest run comes first.
-    at = "2026-01-02T03:04:05+00:00"
-    assert (await client_a.post("/v1/jobs/demotion", json={"now": at})).status_code == 200
-    every = await client_a.get("/v1/jobs/runs")
-    listed = {j["job"]: j for j in every.json()["jobs"]}
-    assert set(listed) == set((await client_a.get("/v1/jobs")).json()["jobs"])
-    assert listed["demotion"]["runs"][0]["now"] == at.replace("+00:00", "Z")
-    assert listed["demotion"]["interval_s"] > 0
+    at = datetime(2026, 1, 2, 3, 4, 5, tzinfo=UTC)
+    await pcm_a.run_job("demotion", at)
+    listed = {j.job: j for j in (await pcm_a.job_runs()).jobs}
+    assert set(listed) == set((await pcm_a.jobs())["jobs"])
+    assert listed["demotion"].runs[0].now == at
+    assert listed["demotion"].interval_s > 0
     # Tenant B sees none of tenant A's runs.
-    theirs = {str(r["started_at"]) for r in await _runs(client_b)}
-    assert not theirs & {str(r["started_at"]) for r in await _runs(client_a)}
+    theirs = {r.started_at for r in await _runs(pcm_b)}
+    assert not theirs & {r.started_at for r in await _runs(pcm_a)}
+    with pytest.raises(NotFound) as nf:
+        await pcm_a.job_runs("nope")
+    assert nf.value.code == "unknown_job"
+    # Out-of-range limits are the wire's refusals, sent raw.
     for params, status in (({"job": "nope"}, 404), ({"limit": 0}, 422), ({"limit": 11}, 422)):
         got = await client_a.get("/v1/jobs/runs", params=params)
         assert got.status_code == status, (params, got.text)
-    assert (await client_a.get("/v1/jobs/runs", params={"job": "nope"})).json()[
-        "error"
-    ] == "unknown_job"
 
 
 async def test_scheduled_runs_are_kept_with_their_failures() -> None:

@@ -2,7 +2,7 @@
 reinforcement keeps recalled memories, decay + demotion archive the rest (never delete),
 spreading activation reaches neighbours, consolidation builds episode records, repair
 restores missing vectors and downstream work. Jobs run at simulated times through
-POST /v1/jobs/{name}."""
+POST /v1/jobs/{name}. The tests talk to the server through pcm-client."""
 
 from __future__ import annotations
 
@@ -14,10 +14,10 @@ from collections.abc import AsyncIterator
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-import httpx
 import pytest
 
 from pcm_cli.testing import running_server, settle
+from pcm_client import NO_RETRY, AsyncPcmClient, JobRunning
 from pcm_common.domain.strength import decayed
 from pcm_common.messaging.events import STREAM_RECALLED, MemoryRecalled, RecalledItem
 from pcm_common.runtime.resources import Resources
@@ -31,10 +31,6 @@ KEYS = {f"life-{t}": f"life-{t}-{RUN}" for t in TENANTS}
 T0 = datetime(2024, 1, 1, 9, 0, tzinfo=UTC)
 
 
-def iso(dt: datetime) -> str:
-    return dt.isoformat().replace("+00:00", "Z")
-
-
 def at(**delta: float) -> datetime:
     return T0 + timedelta(**delta)
 
@@ -45,9 +41,8 @@ class Lifecycle:
         self.jobs: Jobs = app.state.jobs
         self.res: Resources = self.jobs.res
 
-    def client(self, tenant: str) -> httpx.AsyncClient:
-        headers = {"Authorization": f"Bearer life-{tenant}"}
-        return httpx.AsyncClient(base_url=self.url, headers=headers, timeout=60)
+    def client(self, tenant: str) -> AsyncPcmClient:
+        return AsyncPcmClient(self.url, f"life-{tenant}", timeout=60, retry=NO_RETRY)
 
 
 @pytest.fixture(scope="module")
@@ -84,33 +79,28 @@ async def life(tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[Lifecy
         os.environ.update(saved)
 
 
-async def store(c: httpx.AsyncClient, text: str, created: datetime, **extra: Any) -> str:
-    r = await c.post("/v1/memories", json={"text": text, "created_at": iso(created), **extra})
-    assert r.status_code == 201 and r.json()["status"] == "created", r.text
-    return str(r.json()["id"])
+async def store(c: AsyncPcmClient, text: str, created: datetime, **extra: Any) -> str:
+    r = await c.store(text, created_at=created, **extra)
+    assert r.status == "created" and r.id, r
+    return r.id
 
 
-async def get(c: httpx.AsyncClient, mid: str) -> dict[str, Any]:
-    r = await c.get(f"/v1/memories/{mid}")
-    assert r.status_code == 200, r.text
-    return dict(r.json())
+async def get(c: AsyncPcmClient, mid: str) -> dict[str, Any]:
+    """The memory's whole record, as the server sent it."""
+    return (await c.get(mid)).model_dump(mode="json", exclude_unset=True)
 
 
-async def recall(c: httpx.AsyncClient, query: str, now: datetime, **extra: Any) -> list[str]:
-    r = await c.post("/v1/recall", json={"query": query, "now": iso(now), **extra})
-    assert r.status_code == 200, r.text
-    return [item["memory_id"] for item in r.json()["situational_context"]]
+async def recall(c: AsyncPcmClient, query: str, now: datetime, **extra: Any) -> list[str]:
+    out = await c.recall(query, now=now, **extra)
+    return [item.memory_id for item in out.situational_context]
 
 
-async def set_state(c: httpx.AsyncClient, mid: str, state: str) -> None:
-    r = await c.patch(f"/v1/memories/{mid}", json={"state": state})
-    assert r.status_code == 200 and r.json()["state"] == state, r.text
+async def set_state(c: AsyncPcmClient, mid: str, state: Any) -> None:
+    assert (await c.update(mid, state=state)).state == state
 
 
-async def job(c: httpx.AsyncClient, name: str, now: datetime) -> int:
-    r = await c.post(f"/v1/jobs/{name}", json={"now": iso(now)})
-    assert r.status_code == 200, r.text
-    return int(r.json()["changed"])
+async def job(c: AsyncPcmClient, name: str, now: datetime) -> int:
+    return int((await c.run_job(name, now)).changed)
 
 
 def strength_at(rec: dict[str, Any], now: datetime) -> float:
@@ -295,13 +285,11 @@ async def test_recall_side_effects_reinforce_and_spread_to_neighbours(life: Life
         assert await job(c, "strength_fold", later) == 0
 
 
-async def list_all(c: httpx.AsyncClient) -> list[dict[str, Any]]:
-    r = await c.get("/v1/memories", params={"limit": 500})
-    assert r.status_code == 200, r.text
-    return list(r.json()["items"])
+async def list_all(c: AsyncPcmClient) -> list[dict[str, Any]]:
+    return (await c.list_memories(limit=500)).items
 
 
-async def episode_records(c: httpx.AsyncClient) -> list[dict[str, Any]]:
+async def episode_records(c: AsyncPcmClient) -> list[dict[str, Any]]:
     return [m for m in await list_all(c) if m["source"] == "consolidation"]
 
 
@@ -363,8 +351,7 @@ async def test_consolidation_builds_one_record_per_episode(life: Lifecycle) -> N
         # next run rebuilds it (same id) with the new text.
         first = kept["metadata"]["sources"][0]
         new_text = "We landed in Lisbon at dawn and took the tram to the old town."
-        r = await c.patch(f"/v1/memories/{first}", json={"text": new_text})
-        assert r.status_code == 200, r.text
+        await c.update(first, text=new_text)
         assert await episode_records(c) == []
         await settle(c)
         assert await job(c, "consolidation", day5 + timedelta(days=1)) == 1
@@ -374,7 +361,7 @@ async def test_consolidation_builds_one_record_per_episode(life: Lifecycle) -> N
         # Sources explicitly deleted: the record goes with the first, and below the minimum
         # it is not rebuilt, so deleted text never survives inside it.
         for mid in rebuilt["metadata"]["sources"][:5]:
-            assert (await c.delete(f"/v1/memories/{mid}")).status_code in (200, 204)
+            await c.delete(mid)
             assert await episode_records(c) == []
         await settle(c)
         assert await job(c, "consolidation", day5 + timedelta(days=2)) == 0
@@ -446,10 +433,10 @@ async def test_jobs_are_single_runners_per_tenant_and_interval(life: Lifecycle) 
         await store(c, "Olga feeds the neighbour's cat on Tuesdays.", T0)
         # Another replica holds this tenant's consolidation lock: the API says so.
         await redis.set(f"pcm:lock:job:consolidation:{tenant}", "other-replica", ex=30)
-        r = await c.post("/v1/jobs/consolidation", json={})
-        assert r.status_code == 409 and r.json()["error"] == "job_running"
+        with pytest.raises(JobRunning):
+            await c.consolidate()
         await redis.delete(f"pcm:lock:job:consolidation:{tenant}")
-        assert (await c.post("/v1/jobs/consolidation", json={})).status_code == 200
+        await c.consolidate()
 
         # The scheduler runs a tenant's job once per interval, whichever replica ticks.
         ran: list[str] = []

@@ -10,10 +10,10 @@ import sys
 import uuid
 from typing import Any
 
-import httpx
 from mcp.client.client import Client
 from mcp.client.stdio import StdioServerParameters
 
+from pcm_client import AsyncPcmClient
 from tests.conftest import settle
 
 READ_ONLY = {"recall", "inspect", "list", "stats", "health"}
@@ -67,7 +67,7 @@ async def test_tool_list_describes_parameters_and_annotates(pcm_url: str) -> Non
 
 
 async def test_update_changes_a_memory_and_keeps_history(
-    pcm_url: str, client_a: httpx.AsyncClient
+    pcm_url: str, pcm_a: AsyncPcmClient
 ) -> None:
     project = f"mcp-update-{uuid.uuid4().hex[:8]}"
     before = "The Heron deploy window is Tuesday at 14:00."
@@ -76,7 +76,7 @@ async def test_update_changes_a_memory_and_keeps_history(
         stored = await mcp.call_tool("store", {"text": before, "project": project})
         assert not stored.is_error, text_of(stored)
         mid = stored.structured_content["id"]
-        await settle(client_a)
+        await settle(pcm_a)
 
         changed = await mcp.call_tool(
             "update",
@@ -84,7 +84,7 @@ async def test_update_changes_a_memory_and_keeps_history(
         )
         assert not changed.is_error, text_of(changed)
         assert changed.structured_content["text"] == after
-        await settle(client_a)
+        await settle(pcm_a)
         seen = (await mcp.call_tool("inspect", {"memory_id": mid})).structured_content
         assert (seen["text"], seen["importance"], seen["pinned"]) == (after, "high", True)
         texts = [v["text"] for v in seen["history"]["versions"]]
@@ -107,11 +107,11 @@ async def test_update_changes_a_memory_and_keeps_history(
         assert bad_state.is_error
         missing = await mcp.call_tool("update", {"memory_id": uuid.uuid4().hex, "text": after})
         assert missing.is_error and "404" in text_of(missing)
-        still = (await client_a.get(f"/v1/memories/{mid}")).json()
-        assert (still["text"], still["state"]) == (after, "active")
+        still = await pcm_a.get(mid)
+        assert (still.text, still.state) == (after, "active")
 
     # Another tenant's key cannot see the memory, let alone change it.
     async with Client(stdio(pcm_url, "key-b")) as other:
         foreign = await other.call_tool("update", {"memory_id": mid, "text": "hijacked"})
         assert foreign.is_error and "memory_not_found" in text_of(foreign)
-    assert (await client_a.get(f"/v1/memories/{mid}")).json()["text"] == after
+    assert (await pcm_a.get(mid)).text == after

@@ -9,8 +9,7 @@ import subprocess
 import uuid
 from pathlib import Path
 
-import httpx
-
+from pcm_client import AsyncPcmClient
 from tests.conftest import settle
 from tests.integration.test_hooks import base_env, common, context_of, hook
 
@@ -23,7 +22,7 @@ QUESTION = "Where did the staging database move to? The failover drill on Friday
 
 
 async def test_prompt_hook_recalls_precisely_for_the_os_user_and_project(
-    pcm_url: str, client_a: httpx.AsyncClient, tmp_path: Path
+    pcm_url: str, pcm_a: AsyncPcmClient, tmp_path: Path
 ) -> None:
     top = tmp_path / f"mesa-{RUN}"
     top.mkdir()
@@ -37,9 +36,9 @@ async def test_prompt_hook_recalls_precisely_for_the_os_user_and_project(
         {"text": OTHERS, "user_id": f"someone-{RUN}", "scope": "project", "project": project},
         {"text": OTHERS + " (v2)", "user_id": me, "scope": "project", "project": f"x-{RUN}"},
     ):
-        r = await client_a.post("/v1/memories", json=body)
-        assert r.status_code == 201, r.text
-    await settle(client_a)
+        r = await pcm_a.store(**body)
+        assert r.status == "created", r
+    await settle(pcm_a)
 
     payload = common("UserPromptSubmit", top) | {"prompt": QUESTION}
     first = await hook("UserPromptSubmit", payload, base_env(pcm_url))
@@ -48,9 +47,9 @@ async def test_prompt_hook_recalls_precisely_for_the_os_user_and_project(
     assert "db-other-99" not in context  # neither another user's nor another project's
 
     # The prompt was captured for the OS user in the project.
-    await settle(client_a)
-    r = await client_a.get("/v1/memories", params={"project": project, "user_id": me})
-    captured = [m for m in r.json()["items"] if m["text"] == QUESTION]
+    await settle(pcm_a)
+    page = await pcm_a.list_memories(project=project, user_id=me)
+    captured = [m for m in page.items if m["text"] == QUESTION]
     assert len(captured) == 1 and captured[0]["source"] == "hook"
 
     # The standard recall, asked for by configuration, shows the stored text twice; a

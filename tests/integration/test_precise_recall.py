@@ -12,6 +12,7 @@ import httpx
 import pytest
 
 from pcm_cli.testing import settle
+from pcm_client import NO_RETRY, AsyncPcmClient
 from pcm_recall.precise import text_key
 from tests.integration.test_anomaly_flags import T0, calls, runs
 
@@ -42,21 +43,22 @@ BEN_TEXTS = [
     "The staging database moved to db-ben-99 in Dublin, says Ben.",
     "Ben's team ships the mobile release on Thursday.",
 ]
-NOW = (T0 + timedelta(days=19)).isoformat()
+NOW = T0 + timedelta(days=19)
 
 
-async def write(c: httpx.AsyncClient, text: str, at: Any, user: str, **more: Any) -> None:
-    body = {"text": text, "created_at": at.isoformat(), "user_id": user, **more}
-    r = await c.post("/v1/memories", json=body)
-    assert r.status_code in (200, 201), r.text
+def key_b(url: str) -> AsyncPcmClient:
+    return AsyncPcmClient(url, "key-b", timeout=60, retry=NO_RETRY)
+
+
+async def write(c: AsyncPcmClient, text: str, at: Any, user: str, **more: Any) -> None:
+    r = await c.store(text, created_at=at, user_id=user, **more)
+    assert r.id, r  # stored, not skipped
 
 
 @pytest.fixture(scope="module")
 async def tenant(pcm_url: str) -> str:
     """Stores everything once for the module's tests (a tenant of its own: key-b)."""
-    async with httpx.AsyncClient(
-        base_url=pcm_url, headers={"Authorization": "Bearer key-b"}, timeout=60
-    ) as c:
+    async with key_b(pcm_url) as c:
         for text, at in [*runs(10, outlier_at=8), *calls(8, T0 - timedelta(days=70))]:
             await write(c, text, at, ANA)
         for i, text in enumerate(OPS):
@@ -72,14 +74,10 @@ async def tenant(pcm_url: str) -> str:
 
 
 async def recall(url: str, query: str, **more: Any) -> dict[str, Any]:
-    async with httpx.AsyncClient(
-        base_url=url, headers={"Authorization": "Bearer key-b"}, timeout=60
-    ) as c:
-        body = {"query": query, "user_id": ANA, "workspace": "ops", "now": NOW, **more}
-        r = await c.post("/v1/recall", json=body)
-        assert r.status_code == 200, r.text
-        out: dict[str, Any] = r.json()
-        return out
+    """The answer as the server sent it."""
+    async with key_b(url) as c:
+        out = await c.recall(query, user_id=ANA, workspace="ops", now=NOW, **more)
+        return out.model_dump(mode="json", exclude_unset=True)
 
 
 def texts(body: dict[str, Any]) -> list[str]:
@@ -132,6 +130,7 @@ async def test_precision_is_checked_and_standard_is_the_default(tenant: str) -> 
     async with httpx.AsyncClient(
         base_url=tenant, headers={"Authorization": "Bearer key-b"}, timeout=60
     ) as c:
+        # An unknown precision is the wire's refusal (the typed client would not send it).
         r = await c.post("/v1/recall", json={"query": "staging", "precision": "exact"})
         assert r.status_code == 422 and r.json()["error"] == "invalid_request"
     query = "Where did the staging database move to?"

@@ -11,11 +11,11 @@ import subprocess
 import sys
 from pathlib import Path
 
-import httpx
 import pytest
 from pydantic import ValidationError
 
 from pcm_cli.testing import server_process, settle
+from pcm_client import NO_RETRY, AsyncPcmClient
 from pcm_common.runtime.config import PcmSettings
 from pcm_common.runtime.profiles import PROFILES
 from pcm_graph_extractor.settings import GraphExtractorSettings
@@ -38,18 +38,15 @@ async def test_pcm_dev_profile_stores_and_recalls(profile: str, tmp_path: Path) 
     # Database 9: the session server uses 15, other child-process tests 10-14.
     env = {**service_env(tmp_path, f"{TEST_REDIS}/9"), "PCM_PROFILE": ""}
     log = tmp_path / "server.log"
-    auth = {"Authorization": "Bearer key-a"}
     async with server_process(env, ("dev", "--profile", profile), output=log) as url:
-        async with httpx.AsyncClient(base_url=url, headers=auth, timeout=60) as c:
+        async with AsyncPcmClient(url, "key-a", timeout=60, retry=NO_RETRY) as c:
             fact = f"The {profile} profile's build cache lives on the NAS in rack 7."
-            r = await c.post("/v1/memories", json={"text": fact})
-            assert r.status_code == 201, r.text
-            mid = r.json()["id"]
+            r = await c.store(fact)
+            assert r.status == "created" and r.id, r
             await settle(c)
-            r = await c.post("/v1/recall", json={"query": "Where does the build cache live?"})
-            assert r.status_code == 200, r.text
-            assert r.json()["situational_context"][0]["memory_id"] == mid
-            assert "rack 7" in r.json()["prompt"]
+            out = await c.recall("Where does the build cache live?")
+            assert out.situational_context[0].memory_id == r.id
+            assert "rack 7" in out.prompt
     assert f"profile {profile}" in log.read_text()  # the banner names the profile in force
 
 

@@ -2,8 +2,8 @@
 server): a memory a recall delivered is rewritten by a later write that updates it, its
 history holds both texts, an unrelated statement or a memory no recall delivered is left
 alone, the cooldown holds, feedback's request rewrites from stored newer information, and
-another tenant cannot read the history. The claim rules on real Redis: cooldown, the
-recall's budget, the labile window."""
+another tenant cannot read the history (through pcm-client). The claim rules on real
+Redis: cooldown, the recall's budget, the labile window."""
 
 from __future__ import annotations
 
@@ -12,10 +12,10 @@ import uuid
 from datetime import datetime
 from typing import Any
 
-import httpx
 import pytest
 from redis.asyncio import Redis
 
+from pcm_client import AsyncPcmClient, NotFound
 from pcm_common.messaging.bus import Bus
 from pcm_common.messaging.reconsolidation import request_reconsolidation
 from pcm_common.runtime.config import PcmSettings
@@ -26,26 +26,30 @@ from tests.conftest import KEYS, TEST_REDIS, TEST_REDIS_URL, settle
 TENANT_A = KEYS["key-a"]
 
 
-async def store(c: httpx.AsyncClient, text: str, user: str) -> str:
-    r = await c.post("/v1/memories", json={"text": text, "user_id": user})
-    assert r.status_code == 201, r.text
-    return str(r.json()["id"])
+async def store(c: AsyncPcmClient, text: str, user: str) -> str:
+    r = await c.store(text, user_id=user)
+    assert r.status == "created" and r.id, r
+    return r.id
 
 
-async def recall(c: httpx.AsyncClient, query: str, user: str) -> list[str]:
-    r = await c.post("/v1/recall", json={"query": query, "user_id": user, "k": 5})
-    assert r.status_code == 200, r.text
-    return [i["memory_id"] for i in r.json()["situational_context"]]
+async def recall(c: AsyncPcmClient, query: str, user: str) -> list[str]:
+    out = await c.recall(query, user_id=user, k=5)
+    return [i.memory_id for i in out.situational_context]
 
 
-async def memory(c: httpx.AsyncClient, memory_id: str) -> dict[str, Any]:
-    r = await c.get(f"/v1/memories/{memory_id}")
-    assert r.status_code == 200, r.text
-    return dict(r.json())
+async def memory(c: AsyncPcmClient, memory_id: str) -> dict[str, Any]:
+    """The memory as the server sent it."""
+    return (await c.get(memory_id)).model_dump(mode="json", exclude_unset=True)
+
+
+async def history(c: AsyncPcmClient, memory_id: str) -> list[dict[str, Any]]:
+    """The memory's versions as the server sent them."""
+    got = await c.history(memory_id)
+    return [v.model_dump(mode="json", exclude_unset=True) for v in got.versions]
 
 
 async def version_reached(
-    c: httpx.AsyncClient, memory_id: str, version: int, within_s: float = 60.0
+    c: AsyncPcmClient, memory_id: str, version: int, within_s: float = 60.0
 ) -> dict[str, Any]:
     """Poll until the sweeper wrote `version` of the memory (or fail with what it has)."""
     loop = asyncio.get_running_loop()
@@ -65,7 +69,7 @@ def user() -> str:
     return f"u-{uuid.uuid4().hex[:8]}"
 
 
-async def delivered(c: httpx.AsyncClient, text: str, query: str, who: str) -> str:
+async def delivered(c: AsyncPcmClient, text: str, query: str, who: str) -> str:
     """A memory stored and delivered by a recall, the recall's side effects applied."""
     mid = await store(c, text, who)
     await settle(c)
@@ -75,21 +79,19 @@ async def delivered(c: httpx.AsyncClient, text: str, query: str, who: str) -> st
 
 
 async def test_an_update_rewrites_a_recalled_memory_and_keeps_its_history(
-    client_a: httpx.AsyncClient, client_b: httpx.AsyncClient
+    pcm_a: AsyncPcmClient, pcm_b: AsyncPcmClient
 ) -> None:
     who = user()
     old = "The frontend uses React."
-    mid = await delivered(client_a, old, "What does the frontend use?", who)
+    mid = await delivered(pcm_a, old, "What does the frontend use?", who)
     update = "We're migrating the frontend from React to Svelte."
-    await store(client_a, update, who)
-    got = await version_reached(client_a, mid, 2)
+    await store(pcm_a, update, who)
+    got = await version_reached(pcm_a, mid, 2)
     assert got["version"] == 2, got
     assert got["text"].startswith("We're migrating the frontend from React to Svelte")
     assert "(before: The frontend uses React)" in got["text"]
 
-    r = await client_a.get(f"/v1/memories/{mid}/history")
-    assert r.status_code == 200
-    versions = r.json()["versions"]
+    versions = await history(pcm_a, mid)
     assert [v["version"] for v in versions] == [1, 2]
     assert versions[0]["text"] == old and versions[0]["reason"] == "reconsolidation"
     assert versions[1]["text"] == got["text"] and versions[1]["current"] is True
@@ -97,78 +99,75 @@ async def test_an_update_rewrites_a_recalled_memory_and_keeps_its_history(
     assert at(versions[1]["at"]) == at(versions[0]["changed_at"])
 
     # The cooldown (60 s by default): a second update at once rewrites nothing more.
-    await store(client_a, "We dropped Svelte and the frontend is moving to Vue instead.", who)
-    await settle(client_a)
-    assert (await memory(client_a, mid))["version"] == 2
+    await store(pcm_a, "We dropped Svelte and the frontend is moving to Vue instead.", who)
+    await settle(pcm_a)
+    assert (await memory(pcm_a, mid))["version"] == 2
 
     # Another tenant's key does not find the memory, nor its history.
-    r = await client_b.get(f"/v1/memories/{mid}/history")
-    assert r.status_code == 404
-    assert r.json()["error"] == "memory_not_found"
+    with pytest.raises(NotFound) as nf:
+        await pcm_b.history(mid)
+    assert nf.value.code == "memory_not_found"
 
 
 async def test_a_statement_about_the_same_subject_that_is_no_update_rewrites_nothing(
-    client_a: httpx.AsyncClient,
+    pcm_a: AsyncPcmClient,
 ) -> None:
     who = user()
-    mid = await delivered(client_a, "The standup is at 9:30.", "When is the standup?", who)
-    await store(client_a, "The standup is held in the small meeting room.", who)
-    await store(client_a, "Should we move the standup to 10:00?", who)
-    await settle(client_a)
-    got = await memory(client_a, mid)
+    mid = await delivered(pcm_a, "The standup is at 9:30.", "When is the standup?", who)
+    await store(pcm_a, "The standup is held in the small meeting room.", who)
+    await store(pcm_a, "Should we move the standup to 10:00?", who)
+    await settle(pcm_a)
+    got = await memory(pcm_a, mid)
     assert got["version"] == 1 and got["text"] == "The standup is at 9:30."
-    r = await client_a.get(f"/v1/memories/{mid}/history")
-    assert [v["version"] for v in r.json()["versions"]] == [1]
+    assert [v["version"] for v in await history(pcm_a, mid)] == [1]
 
 
-async def test_a_memory_no_recall_delivered_is_not_rewritten(client_a: httpx.AsyncClient) -> None:
+async def test_a_memory_no_recall_delivered_is_not_rewritten(pcm_a: AsyncPcmClient) -> None:
     who = user()
-    mid = await store(client_a, "Our logging goes to Splunk.", who)
-    await settle(client_a)
-    await store(client_a, "We moved our logging off Splunk and onto Datadog.", who)
-    await settle(client_a)
-    assert (await memory(client_a, mid))["version"] == 1
+    mid = await store(pcm_a, "Our logging goes to Splunk.", who)
+    await settle(pcm_a)
+    await store(pcm_a, "We moved our logging off Splunk and onto Datadog.", who)
+    await settle(pcm_a)
+    assert (await memory(pcm_a, mid))["version"] == 1
 
 
 async def test_feedback_request_rewrites_from_newer_stored_information(
-    client_a: httpx.AsyncClient,
+    pcm_a: AsyncPcmClient,
 ) -> None:
     who = user()
-    mid = await store(client_a, "The standup is at 9:30.", who)
-    await settle(client_a)
+    mid = await store(pcm_a, "The standup is at 9:30.", who)
+    await settle(pcm_a)
     # No change cue: alone it is no update (the test above) ...
-    await store(client_a, "The standup is at 10:15.", who)
-    await settle(client_a)
-    assert (await memory(client_a, mid))["version"] == 1
+    await store(pcm_a, "The standup is at 10:15.", who)
+    await settle(pcm_a)
+    assert (await memory(pcm_a, mid))["version"] == 1
     # ... but once feedback says the earlier one is wrong, it is.
     bus = Bus(PcmSettings(redis_url=TEST_REDIS_URL))
     try:
         await request_reconsolidation(bus, TENANT_A, mid, "wrong")
     finally:
         await bus.stop()
-    got = await version_reached(client_a, mid, 2)
+    got = await version_reached(pcm_a, mid, 2)
     assert got["version"] == 2, got
     assert got["text"].startswith("The standup is at 10:15") and "9:30" in got["text"]
 
 
 async def test_wrong_feedback_through_the_api_rewrites_the_memory(
-    client_a: httpx.AsyncClient,
+    pcm_a: AsyncPcmClient,
 ) -> None:
     """`POST /v1/memories/{id}/feedback {"signal": "wrong"}` asks for the rewrite itself."""
     who = user()
-    mid = await store(client_a, "The office wifi password rotates every Monday.", who)
-    await settle(client_a)
-    await store(client_a, "The office wifi password rotates every Friday.", who)
-    await settle(client_a)
-    assert (await memory(client_a, mid))["version"] == 1
-    r = await client_a.post(f"/v1/memories/{mid}/feedback", json={"signal": "wrong"})
-    assert r.status_code == 200, r.text
-    assert r.json()["reconsolidation"] == [mid]
-    got = await version_reached(client_a, mid, 2)
+    mid = await store(pcm_a, "The office wifi password rotates every Monday.", who)
+    await settle(pcm_a)
+    await store(pcm_a, "The office wifi password rotates every Friday.", who)
+    await settle(pcm_a)
+    assert (await memory(pcm_a, mid))["version"] == 1
+    r = await pcm_a.memory_feedback(mid, "wrong")
+    assert r.reconsolidation == [mid]
+    got = await version_reached(pcm_a, mid, 2)
     assert got["version"] == 2, got
     assert "Friday" in got["text"] and "Monday" in got["text"]
-    history = (await client_a.get(f"/v1/memories/{mid}/history")).json()
-    assert any(v["text"].endswith("every Monday.") for v in history["versions"])
+    assert any(v["text"].endswith("every Monday.") for v in await history(pcm_a, mid))
 
 
 # ---- the claim rules on real Redis ------------------------------------------------------

@@ -7,11 +7,11 @@ import uuid
 from collections.abc import AsyncIterator
 from datetime import UTC, datetime, timedelta
 
-import httpx
 import pytest
 from redis.asyncio import Redis
 
 from pcm_cli.testing import settle
+from pcm_client import AsyncPcmClient
 from pcm_common.stores.redis.routines import RoutineIndex
 from tests.conftest import KEYS, TEST_REDIS, TEST_REDIS_URL
 
@@ -151,11 +151,11 @@ async def test_tenants_do_not_share_routines(index: RoutineIndex) -> None:
 
 
 async def test_repeats_and_deletes_through_the_api_reach_the_routine(
-    client_a: httpx.AsyncClient,
+    pcm_a: AsyncPcmClient,
 ) -> None:
-    """Weekly calls through HTTP: judging places them in one routine; an exact repeat merged
-    at ingest adds an entry; deleting a memory removes its entries; the `routines` job
-    rebuilds a lost index."""
+    """Weekly calls through the API (pcm-client): judging places them in one routine; an
+    exact repeat merged at ingest adds an entry; deleting a memory removes its entries; the
+    `routines` job rebuilds a lost index."""
     start = datetime(2024, 3, 4, 19, 0, tzinfo=UTC)
     texts = [
         "Weekly call with Mom: 41 minutes.",
@@ -170,12 +170,10 @@ async def test_repeats_and_deletes_through_the_api_reach_the_routine(
     user = f"routine-user-{uuid.uuid4().hex[:6]}"
     ids = []
     for i, text in enumerate(texts):
-        at = (start + timedelta(days=7 * i)).isoformat()
-        body = {"text": text, "created_at": at, "user_id": user}
-        r = await client_a.post("/v1/memories", json=body)
-        assert r.status_code == 201, r.text
-        ids.append(r.json()["id"])
-    await settle(client_a)
+        r = await pcm_a.store(text, created_at=start + timedelta(days=7 * i), user_id=user)
+        assert r.status == "created" and r.id, r
+        ids.append(r.id)
+    await settle(pcm_a)
     redis = Redis.from_url(TEST_REDIS_URL)
     index = RoutineIndex(redis)
     tenant = KEYS["key-a"]
@@ -184,25 +182,23 @@ async def test_repeats_and_deletes_through_the_api_reach_the_routine(
         assert {m for m, _ in routine.entries} == set(ids)
         before = len(routine.entries)
 
-        again = (start + timedelta(days=42)).isoformat()
-        body = {"text": texts[-1], "created_at": again, "user_id": user}
-        r = await client_a.post("/v1/memories", json=body)
-        assert r.json()["status"] == "reinforced" and r.json()["id"] == ids[-1]
-        await settle(client_a)
+        again = start + timedelta(days=42)
+        r = await pcm_a.store(texts[-1], created_at=again, user_id=user)
+        assert r.status == "reinforced" and r.id == ids[-1], r
+        await settle(pcm_a)
         (routine,) = await index.routines(tenant, ids[-1:], LATER)
         assert len(routine.entries) == before + 1
         assert routine.entries[-1][0] == ids[-1]
 
-        assert (await client_a.delete(f"/v1/memories/{ids[0]}")).status_code in (200, 204)
-        await settle(client_a)
+        await pcm_a.delete(ids[0])
+        await settle(pcm_a)
         (routine,) = await index.routines(tenant, ids[-1:], LATER)
         assert ids[0] not in {m for m, _ in routine.entries}
 
         # Redis lost the index: the job puts every judged memory back.
         keys = [k async for k in redis.scan_iter(f"pcm:routine:{tenant}:*")]
         await redis.delete(*keys)
-        r = await client_a.post("/v1/jobs/routines", json={})
-        assert r.status_code == 200, r.text
+        await pcm_a.run_job("routines")
         (routine,) = await index.routines(tenant, ids[-1:], LATER)
         assert {m for m, _ in routine.entries} == set(ids[1:])
     finally:

@@ -6,9 +6,9 @@ match overall, and the search inside the span keeps the query's visibility."""
 from __future__ import annotations
 
 import uuid
+from datetime import datetime
 
-import httpx
-
+from pcm_client import AsyncPcmClient
 from tests.conftest import settle
 
 MEMORIES = [
@@ -23,39 +23,36 @@ MEMORIES = [
 NOW = "2022-06-01T12:00:00Z"
 
 
-async def _store(client: httpx.AsyncClient, project: str, at: str, text: str) -> str:
-    r = await client.post(
-        "/v1/memories",
-        json={"text": text, "scope": "project", "project": project, "created_at": at},
-    )
-    assert r.status_code == 201, r.text
-    return str(r.json()["id"])
+async def _store(client: AsyncPcmClient, project: str, at: str, text: str) -> str:
+    when = datetime.fromisoformat(at)
+    r = await client.store(text, scope="project", project=project, created_at=when)
+    assert r.status == "created" and r.id, r
+    return r.id
 
 
 async def _ranked(
-    client: httpx.AsyncClient, project: str, query: str
+    client: AsyncPcmClient, project: str, query: str
 ) -> tuple[list[str], dict[str, float]]:
     """The recalled ids in rank order, and each one's relevance."""
-    r = await client.post("/v1/recall", json={"query": query, "project": project, "now": NOW})
-    assert r.status_code == 200, r.text
-    items = r.json()["situational_context"]
-    return [c["memory_id"] for c in items], {c["memory_id"]: c["relevance"] for c in items}
+    out = await client.recall(query, project=project, now=datetime.fromisoformat(NOW))
+    items = out.situational_context
+    return [c.memory_id for c in items], {c.memory_id: c.relevance for c in items}
 
 
-async def test_a_named_month_brings_up_what_was_written_then(client_a: httpx.AsyncClient) -> None:
+async def test_a_named_month_brings_up_what_was_written_then(pcm_a: AsyncPcmClient) -> None:
     project = f"time-cue-{uuid.uuid4().hex[:8]}"
     other = f"time-cue-other-{uuid.uuid4().hex[:8]}"
-    ids = [await _store(client_a, project, at, text) for at, text in MEMORIES]
+    ids = [await _store(pcm_a, project, at, text) for at, text in MEMORIES]
     april = ids[2]
     # Another project's April memory matches the query best of all, and stays unseen.
     hidden = await _store(
-        client_a, other, "2022-04-20T10:00:00Z", "What I did with the church group in April."
+        pcm_a, other, "2022-04-20T10:00:00Z", "What I did with the church group in April."
     )
-    await settle(client_a)
+    await settle(pcm_a)
 
-    plain, plain_rel = await _ranked(client_a, project, "What did I do with the church group?")
+    plain, plain_rel = await _ranked(pcm_a, project, "What did I do with the church group?")
     cued, cued_rel = await _ranked(
-        client_a, project, "What did I do with the church group in April 2022?"
+        pcm_a, project, "What did I do with the church group in April 2022?"
     )
     assert set(plain) == set(cued) == set(ids)  # the same memories, another order
     # Without the month the April memory is among the weaker matches; with it, the best

@@ -142,6 +142,7 @@ def _sample_calls() -> list[calls.Call[Any]]:
         calls.clear_policy("global", None, None),
         calls.jobs(),
         calls.run_job("consolidation", models.JobIn(now=at)),
+        calls.job_runs("consolidation", 1),
         calls.pipeline(),
         calls.ready(),
         calls.list_keys(),

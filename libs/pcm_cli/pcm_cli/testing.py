@@ -17,6 +17,8 @@ from typing import Any
 
 import httpx
 
+from pcm_client import AsyncPcmClient
+
 
 def free_port() -> int:
     with socket.socket() as s:
@@ -192,12 +194,18 @@ async def _stop(proc: asyncio.subprocess.Process, timeout_s: float) -> None:
         await proc.wait()
 
 
-async def settle(client: httpx.AsyncClient, within_s: float = 120.0) -> dict[str, Any]:
-    """Wait until every consumer group has processed everything written so far."""
+async def settle(
+    client: httpx.AsyncClient | AsyncPcmClient, within_s: float = 120.0
+) -> dict[str, Any]:
+    """Wait until every consumer group has processed everything written so far (asked
+    through pcm-client, or a raw client of the tests that test the wire)."""
     loop = asyncio.get_running_loop()
     deadline = loop.time() + within_s
     while True:
-        status: dict[str, Any] = (await client.get("/v1/pipeline")).json()
+        if isinstance(client, AsyncPcmClient):
+            status = await client.pipeline()
+        else:
+            status = (await client.get("/v1/pipeline")).json()
         if status["pending"] == 0:
             return status
         if loop.time() > deadline:

@@ -25,6 +25,7 @@ from pcm_client.models import (
     ImportOut,
     JobIn,
     JobResult,
+    JobRunsOut,
     KeyIn,
     Memory,
     MemoryFeedbackIn,
@@ -254,6 +255,12 @@ def run_job(name: str, body: JobIn) -> Call[JobResult]:
     # A job run is not replayed after it may have started (a second one would run again).
     return Call(
         "POST", f"/v1/jobs/{_id(name)}", model(JobResult), json=body.body(), replayable=False
+    )
+
+
+def job_runs(job: str | None, limit: int | None) -> Call[JobRunsOut]:
+    return Call(
+        "GET", "/v1/jobs/runs", model(JobRunsOut), params=_query({"job": job, "limit": limit})
     )
 
 

@@ -33,6 +33,8 @@ RecallMode = Literal["focused", "associative"]
 # A signal on one memory (docs/api.md, "Retrieval feedback"): `wrong` also asks for its
 # reconsolidation.
 Signal = Literal["helpful", "not_helpful", "wrong"]
+Trigger = Literal["schedule", "request", "idle"]  # what started a job run
+Outcome = Literal["ok", "failed"]
 
 
 class Request(BaseModel):
@@ -290,6 +292,30 @@ class JobResult(Answer):
     changed: Any
 
 
+class JobRun(Answer):
+    """One run of a lifecycle job on the caller's tenant (`GET /v1/jobs/runs`)."""
+
+    job: str
+    trigger: Trigger
+    started_at: datetime
+    finished_at: datetime
+    duration_ms: float
+    outcome: Outcome
+    changed: int | None = None  # absent when it failed
+    error: str | None = None
+    now: datetime | None = None  # the simulated time a request asked for
+
+
+class JobRuns(Answer):
+    job: str
+    interval_s: float  # the scheduler runs it at most once per this interval per tenant
+    runs: list[JobRun]  # newest first
+
+
+class JobRunsOut(Answer):
+    jobs: list[JobRuns]
+
+
 class ImportRefusal(Answer):
     line: int  # the memory's line: in the file for `import_lines`, else in the request
     id: str
@@ -381,6 +407,9 @@ SCHEMA_MODELS: dict[str, type[BaseModel]] = {
         RecallOut,
         Readiness,
         ErrorBody,
+        JobRun,
+        JobRuns,
+        JobRunsOut,
         ImportRefusal,
         ImportOut,
         Erased,

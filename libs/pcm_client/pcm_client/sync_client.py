@@ -35,6 +35,7 @@ from pcm_client.models import (
     ImportOut,
     JobIn,
     JobResult,
+    JobRunsOut,
     Memory,
     MemoryFeedbackIn,
     MemoryHistory,
@@ -301,6 +302,11 @@ class PcmClient(ClientBase):
     ) -> JobResult:
         """Consolidate settled episodes into episode records now (sources are kept)."""
         return self.run_job("consolidation", now, timeout_s=timeout_s)
+
+    def job_runs(self, job: str | None = None, limit: int | None = None) -> JobRunsOut:
+        """The last runs of each lifecycle job on this key's tenant (or of `job`), newest
+        first, `limit` (1-10, the server's default 5) a job; `NotFound` for an unknown job."""
+        return self.send(calls.job_runs(job, limit))
 
     def pipeline(self) -> dict[str, Any]:
         """`{pending, streams}`: what the background consumers have not processed yet."""

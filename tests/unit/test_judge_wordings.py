@@ -281,3 +281,43 @@ def test_a_remark_is_no_news_where_its_wording_makes_them() -> None:
     # The same remark where that wording never carries one is news.
     plain = [t.replace("; rain all the way", "") for t in WALKS]
     assert judge_texts(text, plain).score >= FLAG_MIN_SCORE
+
+
+# A templated log in two wordings. The parse gives the new place no role like the old
+# one's (spaCy reads "the chalk downs" after the colon as an adverbial), so only the
+# template shows the swap.
+RUNS_8K = [
+    "44 minutes for 8 km along the riverside trail.",
+    "Out early: the riverside trail, 8 km, 46m.",
+    "Out early: the riverside trail, 8 km, 43m.",
+    "45 minutes for 8 km along the riverside trail.",
+    "Out early: the riverside trail, 8 km, 47m.",
+    "Out early: the riverside trail, 8 km, 44m.",
+]
+
+
+def test_a_template_repeated_but_for_its_place_is_a_category_change() -> None:
+    text = "Out early: the chalk downs, 8 km, 45m."
+    v = judge_texts(text, RUNS_8K)
+    assert v.score >= FLAG_MIN_SCORE and v.kind == "category", v
+    assert "chalk downs" in v.differs and "riverside trail" in v.differs
+    # A routine that runs somewhere else each time agrees on no place: no news.
+    places = ["old quarry", "beech wood", "harbour wall", "ring road", "sand dunes", "canal"]
+    tour = [t.replace("riverside trail", p) for t, p in zip(RUNS_8K, places, strict=True)]
+    assert judge_texts(text, tour).score < FLAG_MIN_SCORE
+    # The usual place with another time is no category change.
+    assert judge_texts("Out early: the riverside trail, 8 km, 45m.", RUNS_8K).kind != "category"
+
+
+SUBSCRIPTIONS = [
+    "Lumen Books Plus billing: 7.49 EUR for Family.",
+    "Paid €7.49 for Lumen Books Plus this month.",
+    "Lumen Books Plus billing: 7.49 EUR for Family.",
+    "Lumen Books Plus renewed: €7.49.",
+    "Lumen Books Plus billing: 7.49 EUR for Family.",
+]
+
+
+def test_a_new_provider_in_the_providers_place_is_a_change_whatever_its_parse() -> None:
+    v = judge_texts("Streamory billing: 7.49 EUR for Family.", SUBSCRIPTIONS)
+    assert v.score >= FLAG_MIN_SCORE and v.kind == "category", v

@@ -12,15 +12,18 @@ agreeing is weaker evidence than eleven):
   place is added to an entry that otherwise says what a member says;
 - content: a clause made mostly of words no member ever used, next to the routine's own
   statement ("... It lists a second meter at an address I don't recognise.").
+
+Word order is read in one case only: an entry that repeats a member token for token but for
+one short phrase (a templated log line) swaps that phrase, whatever roles the parse gave it.
+What the rules read of a text is `change_profile`.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import NamedTuple
 
-from pcm_common.domain.surprisal import Tok, is_content
+from pcm_common.domain.change_profile import FIGURE, NAME_ROLE, Clause, Profile, words
 
 # A consensus word: its smoothed share (df + 1) / (n + 2) reaches this. Four of four
 # members give 0.83, three of four 0.67 (not enough), nine of twelve 0.71.
@@ -39,7 +42,6 @@ PHRASING_COVER = 0.8
 # An addition (a name or place in an otherwise usual entry) needs the entry to contain
 # this share of some member's content words.
 ADDITION_COVER = 0.8
-NAME_ROLE = "name"
 # More than this share of a memory's words (and figure kinds) must be in one phrasing of
 # its routine when the memory holds nothing the routine agrees on: a majority.
 ANCHOR_COVER = 0.5
@@ -56,80 +58,6 @@ EVENT_ROLE = "subj"
 _PLACE_ROLES = frozenset({"at", "in", "with", "from", "to", "by", NAME_ROLE})
 # Prepositional roles of a phrase that qualifies the event (how, where, with whom).
 _ADJUNCT_ROLES = frozenset({"at", "in", "with", "from", "to", "by", "via", "on", "through"})
-
-
-class Clause(NamedTuple):
-    lemmas: frozenset[str]  # content lemmas
-    text: str
-    figure: bool  # states a figure
-    predicate: bool  # says something: a content verb or adjective
-    kinds: frozenset[str] = frozenset()  # the kinds of the figures it states ("money")
-
-
-@dataclass(frozen=True)
-class Profile:
-    """What the change rules read of one text."""
-
-    content: frozenset[str]  # content-word lemmas
-    slots: Mapping[str, str]  # slot lemma -> its role
-    heads: Mapping[str, str]  # slot lemma -> the lemma of its phrase's head
-    words: Mapping[str, str]  # slot lemma -> as written
-    names: frozenset[str]  # slot lemmas that are names
-    clauses: tuple[Clause, ...]
-
-
-FIGURE = "#"  # prefix of a figure's kind among a text's words
-
-
-def profile(
-    toks: Sequence[Tok], figures: Iterable[str] = (), stated: Sequence[tuple[str, str]] = ()
-) -> Profile:
-    """`figures`: the keys of the quantities the text states ("duration", "money:USD");
-    they count as words ("#duration"): a routine that alternates phrasings with no word in
-    common still agrees on what it measures. `stated`: (key, text as written) of each
-    quantity, to tell which clause states it."""
-    slots: dict[str, str] = {}
-    heads: dict[str, str] = {}
-    words: dict[str, str] = {}
-    names: set[str] = set()
-    by_clause: dict[int, list[Tok]] = {}
-    for t in toks:
-        by_clause.setdefault(t.sent, []).append(t)
-        if not is_content(t):
-            continue
-        if t.is_name or (t.pos in {"NOUN", "PROPN"} and t.role):
-            words.setdefault(t.lemma, t.text)
-        if t.is_name:
-            names.add(t.lemma)
-            slots[t.lemma] = NAME_ROLE
-            heads[t.lemma] = t.head or t.lemma
-        elif t.pos in {"NOUN", "PROPN"} and t.role:
-            slots.setdefault(t.lemma, t.role)
-            heads.setdefault(t.lemma, t.head or t.lemma)
-    clauses = tuple(_clause(ts, stated) for ts in by_clause.values())
-    return Profile(
-        content=frozenset(t.lemma for t in toks if is_content(t)) | {FIGURE + f for f in figures},
-        slots=slots,
-        heads=heads,
-        words=words,
-        names=frozenset(names),
-        clauses=clauses,
-    )
-
-
-def _clause(toks: Sequence[Tok], stated: Sequence[tuple[str, str]]) -> Clause:
-    text = " ".join(t.text for t in toks if t.pos not in {"PUNCT", "SPACE"})
-    bare = "".join(t.text for t in toks)
-    kinds = frozenset(
-        key.split(":", 1)[0] for key, shown in stated if shown.replace(" ", "") in bare
-    )
-    return Clause(
-        frozenset(t.lemma for t in toks if is_content(t)),
-        text,
-        any(t.is_num for t in toks),
-        any(t.pos in {"VERB", "ADJ"} and is_content(t) for t in toks),
-        kinds,
-    )
 
 
 @dataclass
@@ -223,7 +151,9 @@ def detect_changes(memory: Profile, family: Sequence[Profile]) -> ChangeReport:
         report.changes += [c for c, _ in added]
         return report
     novel = {w: r for w, r in memory.slots.items() if df.get(w, 0) == 0}
-    swap = _substitution(memory, own, df_own, consensus, novel, n)
+    swap = _substitution(memory, own, df_own, consensus, novel, n) or _template_swap(
+        memory, own, df, df_own, consensus, n
+    )
     if swap is not None:
         # The clause holding the names swapped in ("Filled at Texaco Riverside") states
         # that swap, not something added.
@@ -369,11 +299,6 @@ def _is_added(i: int, clause: Clause, df: Mapping[str, int]) -> bool:
     return i > 0 and clause.predicate and not clause.figure and only_new
 
 
-def words(p: Profile) -> frozenset[str]:
-    """The text's content words without its figures' kinds."""
-    return frozenset(w for w in p.content if not w.startswith(FIGURE))
-
-
 def _compatible(role_new: str, role_old: str) -> bool:
     return role_new == role_old or NAME_ROLE in (role_new, role_old)
 
@@ -391,10 +316,13 @@ def _substitution(
     noun counts only as the head of its phrase ("hotel gym" for "river path", not
     "bathroom scale" for "scale")."""
     missing = [w for w in consensus if w not in memory.content and _role_of(w, own)]
-    fillers = {w: r for w, r in novel.items() if _fills(w, memory, df)}
+    # An entry a member says word for word but for the two makes any new word a filler,
+    # whatever the parse made of it ("CloudVault billing" for "Cinemaxx+ billing").
+    same_rest = _same_but_for(memory, own, set(missing), set(novel))
+    fillers = {w: r for w, r in novel.items() if same_rest or _fills(w, memory, df)}
     if not missing or not fillers:
         return None
-    same_rest = _same_but_for(memory, own, set(missing), set(fillers))
+    same_rest = same_rest or _same_but_for(memory, own, set(missing), set(fillers))
     best: tuple[float, str, str] | None = None
     for old in missing:
         role_old = _role_of(old, own)
@@ -416,6 +344,66 @@ def _substitution(
         usual=_phrase_of(old, own, set(missing)),
         share=df[old] / n,
     )
+
+
+def _template_swap(
+    memory: Profile,
+    own: Sequence[Profile],
+    df: Mapping[str, int],
+    df_own: Mapping[str, int],
+    consensus: set[str],
+    n: int,
+) -> Change | None:
+    """An entry that repeats a member token for token but for one short phrase, where the
+    member's phrase holds a word the routine agrees on and the entry's only words no
+    member used ("Out early: the canal towpath, 6 km" after "Out early: the lakeside
+    loop, 6 km"): a templated log line with its place or provider swapped, whatever roles
+    the parse gave the two phrases."""
+    best: tuple[float, str, str] | None = None
+    for member in own:
+        spans = _differing_spans(memory.sequence, member.sequence)
+        if spans is None:
+            continue
+        (a, b), (c, d) = spans
+        new_words = {w for w in memory.sequence[a:b] if w in memory.content}
+        old_words = {w for w in member.sequence[c:d] if w in consensus}
+        if not new_words or not old_words or any(df.get(w, 0) for w in new_words):
+            continue
+        share = max(smoothed_share(df_own[w], n) for w in old_words)
+        if best is None or share > best[0]:
+            best = (share, " ".join(memory.shown[a:b]), " ".join(member.shown[c:d]))
+    if best is None:
+        return None
+    share, new, old = best
+    return Change(kind="category", score=min(1.0, 0.7 + (share - CONSENSUS)), new=new,
+                  usual=old, share=share)  # fmt: skip
+
+
+# A templated entry's swapped phrase is at most this many tokens, and the template around
+# it at least `TEMPLATE_MIN` tokens.
+SWAP_MAX = 4
+TEMPLATE_MIN = 3
+
+
+def _differing_spans(
+    a: Sequence[str], b: Sequence[str]
+) -> tuple[tuple[int, int], tuple[int, int]] | None:
+    """The one stretch in which two token sequences differ, as (start, end) in each,
+    when both are short, neither holds a figure and the rest is a template; else None."""
+    pre = 0
+    while pre < min(len(a), len(b)) and a[pre] == b[pre]:
+        pre += 1
+    post = 0
+    while post < min(len(a), len(b)) - pre and a[-1 - post] == b[-1 - post]:
+        post += 1
+    sa, sb = (pre, len(a) - post), (pre, len(b) - post)
+    if pre + post < TEMPLATE_MIN:
+        return None
+    if not (0 < sa[1] - sa[0] <= SWAP_MAX and 0 < sb[1] - sb[0] <= SWAP_MAX):
+        return None
+    if FIGURE in a[sa[0] : sa[1]] or FIGURE in b[sb[0] : sb[1]]:
+        return None
+    return sa, sb
 
 
 def _fills(lemma: str, memory: Profile, df: Mapping[str, int]) -> bool:

@@ -11,7 +11,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from pcm_common.domain import changes
+from pcm_common.domain import change_profile, changes
 from pcm_common.domain import surprisal as sp
 from pcm_common.domain.bare_figures import resolve
 from pcm_common.domain.harmonise import harmonise
@@ -140,13 +140,13 @@ class _Derived:
     a judgement compares up to 12 members that were compared the same way in earlier
     judgements (the same routine entries over and over)."""
 
-    profile: changes.Profile
+    profile: change_profile.Profile
     quantities: tuple[sp.Quantity, ...]  # a tuple of tuples: not tracked by the collector
 
 
 def _derive(text: str, rows: tuple[sp.TokRow, ...]) -> _Derived:
     quantities = tuple(sp.parse_quantities(text))
-    profile = changes.profile(
+    profile = change_profile.profile(
         sp.from_rows(rows), [q.key for q in quantities], [(q.key, q.text) for q in quantities]
     )
     return _Derived(profile, quantities)
@@ -399,14 +399,14 @@ def usual_keys(texts: Sequence[Sequence[sp.Quantity]]) -> set[str]:
     return {k for k, c in counts.items() if 3 * c >= len(texts)}
 
 
-def _comparable(a: changes.Profile, b: changes.Profile) -> bool:
+def _comparable(a: change_profile.Profile, b: change_profile.Profile) -> bool:
     """Whether `b`'s figures may measure what `a`'s do: the texts share a word, or `b`
     states a figure of a kind `a` states (of every kind, when `a` names something) and
     names nothing `a` does not. The family is
     already the memory's nearest texts; this keeps a grocery bill from being compared with
     a pharmacy copay that lies near it, while a routine's other phrasings ("Scale: 84 kg",
     "Weighed in at 84 kg") still count."""
-    words_a = changes.words(a)
+    words_a = change_profile.words(a)
     if words_a & b.content:
         return True
     kinds_a = a.content - words_a

@@ -146,8 +146,16 @@ class Distiller:
                 must_not={"state": "superseded"},
             ),
         )
-        if near and near[0].score >= self.duplicate_cos:
-            return await self._add_sources(tenant, near[0], cand.sources)
+        same = [
+            p
+            for p in near
+            if p.score >= self.duplicate_cos
+            and not distil.distinct(
+                cand.relation, (p.payload.get("metadata") or {}).get("relation")
+            )
+        ]
+        if same:
+            return await self._add_sources(tenant, same[0], cand.sources)
         older = self._superseded(cand, near) if self.supersede else None
         rec = _fact_record(tenant, fid, owner, cand, now, older)
         await self.res.vectors.upsert(

@@ -164,3 +164,13 @@ async def test_a_newer_value_of_a_single_valued_relation_supersedes_the_fact(
     old, new = by_text["Alice lives in Berlin."], by_text["Alice lives in Munich."]
     assert old["state"] == "superseded" and old["superseded_by"] == new["id"]
     assert new["state"] == "active" and new["supersedes"] == old["id"]
+
+
+def test_facts_of_different_relations_are_never_rewordings_of_each_other() -> None:
+    berlin = ("alice", "LIVES_IN", "berlin")
+    assert distil.distinct(("alice", "LIVES_IN", "munich"), list(berlin))
+    assert distil.distinct(("alice", "LIKES", "berlin"), list(berlin))
+    assert not distil.distinct(berlin, list(berlin))
+    # Without both relations (a model's statements) the cosine alone decides.
+    assert not distil.distinct(None, list(berlin))
+    assert not distil.distinct(berlin, None)

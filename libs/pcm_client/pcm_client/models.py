@@ -350,6 +350,7 @@ class Erased(Answer):
     routine_memories: int
     stream_entries: int
     redis_keys: int
+    facts: int = 0  # distilled facts with an erased source
 
 
 class ErasureOut(Answer):

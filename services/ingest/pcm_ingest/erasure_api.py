@@ -24,6 +24,7 @@ class Erased(BaseModel):
     routine_memories: int
     stream_entries: int
     redis_keys: int
+    facts: int  # distilled facts with an erased source
 
 
 class ErasureOut(BaseModel):

@@ -23,6 +23,7 @@ from pcm_common.messaging.events import (
 from pcm_common.runtime.resources import Resources
 from pcm_common.runtime.service import Component
 from pcm_sweeper.api import router
+from pcm_sweeper.fact_changes import FactChanges
 from pcm_sweeper.handlers import SweeperHandlers
 from pcm_sweeper.jobs import Jobs
 from pcm_sweeper.routine_changes import RoutineChanges
@@ -38,6 +39,7 @@ class SweeperComponent(Component):
         self.handlers = SweeperHandlers(res, self.settings)
         self.jobs = Jobs(res, self.settings)
         self.routine_changes = RoutineChanges(res)
+        self.fact_changes = FactChanges(res)
 
     def attach(self, app: FastAPI) -> None:
         app.state.jobs = self.jobs
@@ -63,9 +65,7 @@ class SweeperComponent(Component):
             ReconsolidationRequested,
             recon.on_requested,
         )
-        bus.consume(
-            STREAM_CHANGED, GROUP_SWEEPER_CHANGES, MemoryChanged, self.routine_changes.on_changed
-        )
+        bus.consume(STREAM_CHANGED, GROUP_SWEEPER_CHANGES, MemoryChanged, self._on_changed)
         bus.consume_batch(
             STREAM_EXTRACTED,
             GROUP_SWEEPER_GRAPH,
@@ -73,6 +73,12 @@ class SweeperComponent(Component):
             h.on_extracted_batch,
             max_batch=self.settings.batch_max,
         )
+
+    async def _on_changed(self, event: MemoryChanged) -> None:
+        """The sweeper's one consumer of change events: the routine index, then the facts
+        drawn from a deleted memory."""
+        await self.routine_changes.on_changed(event)
+        await self.fact_changes.on_changed(event)
 
     async def start(self) -> None:
         await self.res.open_vectors()

@@ -4,8 +4,9 @@ episode (one that qualifies for an episode record) once per set of members, and 
 captures the gate skipped (`stores.redis.capture_buffer`, emptied as they are read),
 group by group of one owner, by the configured `FactSource` (an LLM, or the graph
 extractor's relations). Each fact is stored as a memory of its owner, deduplicated and
-superseded (`domain.distil`); its sources are never changed, and demotion treats facts
-as it treats any memory.
+superseded (`domain.distil`); its sources change only when one is deleted
+(`pcm_common.data.derived_facts`), and demotion treats facts as it treats any memory. A
+source deleted while this job ran (it carries a tombstone) is not written into a fact.
 """
 
 from __future__ import annotations
@@ -30,6 +31,7 @@ from pcm_common.ports import SweeperPorts
 from pcm_common.runtime.telemetry import get_logger
 from pcm_common.stores.redis import keys
 from pcm_common.stores.redis.capture_buffer import Buffered, CaptureBuffer
+from pcm_common.stores.redis.tombstones import deleted as tombstoned
 from pcm_common.stores.vectors import Filter, ScoredPoint, VectorPoint
 from pcm_sweeper.settings import SweeperSettings
 
@@ -116,9 +118,12 @@ class Distiller:
         units += list(by_owner.items())
         changed = 0
         for owner, sources in units:
-            found = await self.source.facts(sources)
-            for cand in distil.gather(found):
-                changed += await self._store(tenant, owner, cand, now)
+            found = distil.gather(await self.source.facts(sources))
+            dead = await tombstoned(self.res.redis, tenant, [s for c in found for s in c.sources])
+            for cand in found:
+                cand.sources = [s for s in cand.sources if s not in dead]
+                if cand.sources:
+                    changed += await self._store(tenant, owner, cand, now)
         if new_marks:
             await self.res.redis.hset(done_key, mapping=cast(Any, new_marks))
         await self.buffer.drop(tenant, [raw for raw, _ in buffered])
@@ -141,8 +146,16 @@ class Distiller:
                 must_not={"state": "superseded"},
             ),
         )
-        if near and near[0].score >= self.duplicate_cos:
-            return await self._add_sources(tenant, near[0], cand.sources)
+        same = [
+            p
+            for p in near
+            if p.score >= self.duplicate_cos
+            and not distil.distinct(
+                cand.relation, (p.payload.get("metadata") or {}).get("relation")
+            )
+        ]
+        if same:
+            return await self._add_sources(tenant, same[0], cand.sources)
         older = self._superseded(cand, near) if self.supersede else None
         rec = _fact_record(tenant, fid, owner, cand, now, older)
         await self.res.vectors.upsert(

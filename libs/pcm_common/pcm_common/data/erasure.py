@@ -1,8 +1,9 @@
 """Erasing everything of one user, workspace or project (`DELETE /v1/memories?user_id=...`,
-issue 37): the points (memories and the episode records made of them), with their
-vectors, payloads and history; their graph facts; their routine-index entries; their
-strengths held in Redis; the stream entries that carry their text or name them; the Redis
-keys that hold their ids; and the recall replicas' pinned caches.
+issue 37): the points (memories, the episode records made of them, and every distilled fact
+with an erased source, `domain.fact_sources`), with their vectors, payloads and history;
+their graph facts; their routine-index entries; their strengths held in Redis; the stream
+entries that carry their text or name them; the Redis keys that hold their ids; and the
+recall replicas' pinned caches.
 
 It is a job that can be resumed. Its record (`keys.erasure`: by tenant and the digest of
 what is erased, so the record holds no name) keeps its status and counts; the ids it found
@@ -27,7 +28,10 @@ from collections.abc import Collection
 from dataclasses import dataclass
 from typing import Any, cast
 
+from pcm_common.data.derived_facts import derived_from
 from pcm_common.data.erasure_scrub import Asker, scrub_keys, scrub_streams
+from pcm_common.domain import distil
+from pcm_common.domain.fact_sources import Action, after_deletion
 from pcm_common.domain.memory import Scope, Source
 from pcm_common.messaging.events import MemoryChanged
 from pcm_common.messaging.outbox import owe, pay_or_leave_owed
@@ -35,7 +39,7 @@ from pcm_common.runtime.resources import Resources
 from pcm_common.runtime.telemetry import get_logger
 from pcm_common.stores.redis import capture_buffer, fields, keys
 from pcm_common.stores.redis.tombstones import record as tombstone
-from pcm_common.stores.vectors import Filter
+from pcm_common.stores.vectors import Filter, ScoredPoint
 
 log = get_logger("erasure")
 
@@ -46,8 +50,9 @@ COUNTS = (
     "routine_memories",
     "stream_entries",
     "redis_keys",
+    "facts",
 )
-_FIELDS = ("source", "scope", "workspace", "project", "user_id")
+_FIELDS = ("source", "kind", "scope", "workspace", "project", "user_id")
 _PAGE = 256
 _LOCK_MS = 120_000
 _KEEP_RECORD_S = 7 * 86_400  # a finished job's record (status and counts) is kept a week
@@ -119,6 +124,7 @@ class Erasure:
 
     async def _erase(self, tenant: str, target: Target, key: str) -> None:
         await self._delete_points(tenant, target, key)
+        await self._delete_derived_facts(tenant, key)
         ids = {_s(m) for m in await self.res.redis.smembers(keys.erasure_ids(key))}
         await self._count(key, "graph_memories", await self._drop_facts(tenant, ids))
         asker = Asker(**target.must())
@@ -145,7 +151,6 @@ class Erasure:
             page, _ = await self.res.vectors.scroll(tenant, flt=flt, limit=_PAGE, fields=_FIELDS)
             if not page:
                 return
-            ids = [p.id for p in page]
             owners = {
                 keys.episode_stream(
                     tenant,
@@ -156,17 +161,51 @@ class Erasure:
                 )
                 for p in page
             }
-            await redis.sadd(keys.erasure_ids(key), *ids)
             await redis.sadd(keys.erasure_owners(key), *owners)
-            await tombstone(redis, tenant, ids)
-            await self._count(key, "graph_memories", await self._drop_facts(tenant, set(ids)))
-            await self._count(key, "routine_memories", await self._forget_routines(tenant, ids))
-            records = {p.id for p in page if p.payload.get("source") == Source.CONSOLIDATION}
-            deleted = await self.res.vectors.delete(tenant, ids)
-            if not deleted:
-                raise RuntimeError(f"erasure: the vector store deleted none of {len(ids)} points")
-            await self._count(key, "episode_records", len(records))
-            await self._count(key, "memories", deleted - len(records))
+            await self._delete_page(tenant, key, page)
+
+    async def _delete_page(self, tenant: str, key: str, page: list[ScoredPoint]) -> None:
+        """Delete these points of the erasure: ids kept in the job's set first, tombstoned,
+        their graph facts and routine entries removed, then the points, counted by kind."""
+        redis = self.res.redis
+        ids = [p.id for p in page]
+        await redis.sadd(keys.erasure_ids(key), *ids)
+        await tombstone(redis, tenant, ids)
+        await self._count(key, "graph_memories", await self._drop_facts(tenant, set(ids)))
+        await self._count(key, "routine_memories", await self._forget_routines(tenant, ids))
+        derived = {p.id for p in page if p.payload.get("source") == Source.CONSOLIDATION}
+        facts = {p.id for p in page if p.payload.get("kind") == distil.KIND}
+        deleted = await self.res.vectors.delete(tenant, ids)
+        if not deleted:
+            raise RuntimeError(f"erasure: the vector store deleted none of {len(ids)} points")
+        await self._count(key, "facts", len(facts))
+        await self._count(key, "episode_records", len(derived - facts))
+        await self._count(key, "memories", deleted - len(derived))
+
+    async def _delete_derived_facts(self, tenant: str, key: str) -> None:
+        """The facts drawn from an erased memory that the scan did not select: another
+        owner's fields (a global memory that names the erased workspace gives a global
+        fact), or a source merged in while the scan ran. Read again on every run, from
+        the job's set of erased ids, so a stopped run is finished by the next."""
+        ids = {_s(m) for m in await self.res.redis.smembers(keys.erasure_ids(key))}
+        if not ids:
+            return
+        found = await derived_from(self.res, tenant, sorted(ids), fields=(*_FIELDS, "sources"))
+        gone = [
+            p
+            for p in found
+            if after_deletion(
+                [str(s) for s in p.payload.get("sources") or []], ids, erasure=True
+            ).action
+            is Action.DROP
+        ]
+        for i in range(0, len(gone), _PAGE):
+            await self._delete_page(tenant, key, gone[i : i + _PAGE])
+            log.info(
+                "erasure_facts_dropped",
+                tenant=tenant,
+                memory_ids=[p.id for p in gone[i : i + _PAGE]],
+            )
 
     async def _drop_facts(self, tenant: str, ids: set[str]) -> int:
         batch = sorted(ids)

@@ -2,15 +2,18 @@
 API's DELETE (ingest) and a scope's retention period (the sweeper's governance job).
 
 After the point is gone: a `deleted` change event (the graph-extractor drops the memory's
-facts, recall replicas their pinned cache), the episode record quoting it is dropped, and a
-memory it had superseded is current again. Each change event is owed in the outbox
-(`pcm_common.messaging.outbox`) before its change is made, so a publish that fails is made up for.
+facts, recall replicas their pinned cache), the episode record quoting it is dropped, a
+memory it had superseded is current again, and the distilled facts drawn from it are
+dropped or keep only their other sources (`data.derived_facts`). Each change event is owed
+in the outbox (`pcm_common.messaging.outbox`) before its change is made, so a publish that
+fails is made up for.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
+from pcm_common.data.derived_facts import DerivedFacts
 from pcm_common.domain.consolidation import GroupKey, record_id
 from pcm_common.domain.memory import Scope, Source, State
 from pcm_common.messaging.events import MemoryChanged
@@ -28,6 +31,7 @@ GROUP_FIELDS = ("episode", "user_id", "scope", "workspace", "project", "source")
 class Forgetter:
     def __init__(self, res: StorePorts) -> None:
         self.res = res
+        self.facts = DerivedFacts(res, self.forget)
 
     async def forget(self, tenant: str, memory_id: str, reason: str = "api") -> bool:
         """Delete one memory; False when the tenant has no such memory."""
@@ -46,6 +50,9 @@ class Forgetter:
         if found:
             owed += await self.drop_episode_record(tenant, memory_id, found[0].payload)
             owed += await self._restore_superseded(tenant, memory_id, found[0].payload)
+            # Facts and episode records are nobody's source.
+            if found[0].payload.get("source") != Source.CONSOLIDATION.value:
+                await self.facts.follow(tenant, [memory_id], reason)
         # Every store change made before any event goes out: a publish that fails leaves
         # the events owed, not the changes undone.
         await pay(self.res, owed)

@@ -11,7 +11,8 @@ accuracy); a fact is one more, shorter way to reach them.
   found in its source's text.
 - The same statement of one owner is one fact (`fact_id`, from the normalised text):
   distilling again merges sources and never stores it twice; a near copy (cosine at or
-  above `DUPLICATE_COS` with a stored fact of the owner) adds its sources to that fact.
+  above `DUPLICATE_COS` with a stored fact of the owner) adds its sources to that fact,
+  unless both render relations and the relations differ (`distinct`).
 - A fact is superseded as any memory is (`domain.supersession`), and also when a newer
   fact gives a single-valued relation of the same subject another value (`replaces`:
   "Alice lives in Munich." after "Alice lives in Berlin.").
@@ -137,6 +138,15 @@ def replaces(new: tuple[str, str, str] | None, old: Sequence[str] | None) -> boo
     if new is None or not old or len(old) != 3:
         return False
     return new[1] in SINGLE_VALUED and new[:2] == tuple(old[:2]) and new[2] != old[2]
+
+
+def distinct(new: tuple[str, str, str] | None, old: Sequence[str] | None) -> bool:
+    """Whether two facts that both render a relation say different things: the rewording
+    check (`DUPLICATE_COS`) must not merge "Alice lives in Munich." into "Alice lives in
+    Berlin.", whose sentences sit closer than most rewordings."""
+    if new is None or not old or len(old) != 3:
+        return False
+    return tuple(new) != tuple(old)
 
 
 def merged_sources(existing: Sequence[str], more: Sequence[str]) -> list[str]:

@@ -35,6 +35,7 @@ KEYWORD_INDEXES = (
     "time_keys",  # "created before" as keyword conditions (`domain.time_keys`)
     "figures_key",  # near duplicates state the same figures (`domain.figures`)
     "kind",  # episode records and distilled facts (`domain.memory.MemoryRecord.kind`)
+    "sources",  # a deleted memory's facts (`data.derived_facts`)
 )
 BOOL_INDEXES = ("pinned", "graph.extracted")
 FLOAT_INDEXES = ("created_ts", "strength.s_ref", "surprisal.score")

@@ -16,7 +16,9 @@ export function strengthPlot(container, view) {
     if (!byX.has(x)) byX.set(x, Array(SERIES).fill(null));
     byX.get(x)[i] = v;
   };
-  const past = view.past || [];
+  // The replayed past climbs to the stored strength at the last reinforcement: the step
+  // it made, whatever the replay could not account for included.
+  const past = view.past?.length ? [...view.past, { at: view.t_ref, strength: view.s_ref }] : [];
   past.forEach((p, i) => {
     // A reinforcement is a step at one instant: the value before it is drawn a second
     // earlier, so both ends of the step are kept.
@@ -82,6 +84,7 @@ export function graphDrawing(container, memoryId, graph) {
   const cy = cytoscape({
     container,
     elements: els,
+    maxZoom: 2, // fitting a lone node (nothing extracted yet) would blow it up to the box
     // Rings: this memory in the middle, its entities around it, linked memories outside.
     layout: { name: "concentric", concentric: (n) => ({ self: 3, entity: 2 }[n.data("kind")] || 1), levelWidth: () => 1, minNodeSpacing: 70, padding: 20, animate: false },
     style: [

@@ -77,12 +77,12 @@ export async function memoriesView(main, _, params) {
   const pages = Math.max(1, Math.ceil(total / 25));
   const filtered = FILTERS.some((f) => params.get(f)) || Object.keys(DAYS).some((d) => params.get(d));
   // The listing holds the episode records consolidation wrote too; the count is its own.
-  const scope = filtered ? "that match the filters" : "in all (memories and episode records)";
+  const all = "in all (memories and episode records)";
   main.append(h("p", { id: "match-count", role: "status" }, q
     // A search by meaning gives every memory a score: what it ranks is what the filters
     // let through, and the best of those are shown.
-    ? `Best ${items.length} of ${count(total)} ${scope}: the search ranks every one of them by meaning and words.`
-    : `${count(total)} ${scope}.`));
+    ? `Best ${items.length} of the ${count(total)} ${filtered ? "the filters let through" : all}: the search ranks every one of them by meaning and words.`
+    : `${count(total)} ${filtered ? (total === 1 ? "matches the filters" : "match the filters") : all}.`));
   const pager = h("nav", { class: "pager", "aria-label": "Pages" },
     n > 1 ? h("button", { type: "button", class: "secondary", onclick: () => history.back() }, "← Previous") : null,
     q ? h("span", { class: "muted" }, `${items.length} best matches`) : h("span", { class: "muted" }, `Page ${n} of ${pages}`),

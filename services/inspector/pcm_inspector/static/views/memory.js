@@ -153,8 +153,11 @@ async function historyPart(mem) {
 function pastSentence(view) {
   const r = view.replay;
   if (!r || !view.past.length) return null;
-  const kept = r.reinforcements === 1 ? "1 recorded reinforcement" : `${r.reinforcements} recorded reinforcements`;
-  const parts = [`Before the last reinforcement (light line): replayed from its creation at ${num(r.initial, 2)} through ${kept} (repeats and the last recall).`];
+  const repeats = view.events.filter((e) => e.kind === "repeat").length;
+  const kept = [repeats ? `${repeats} repeat${repeats === 1 ? "" : "s"}` : null,
+    view.events.some((e) => e.kind === "recall") ? "the last recall" : null].filter(Boolean);
+  const parts = [`Before the last reinforcement (light line): replayed from its creation at ${num(r.initial, 2)}` +
+    (kept.length ? ` through its ${kept.join(" and ")}, the events the record keeps.` : "; the record keeps no event before it.")];
   if (r.unrecorded > 0) {
     parts.push(`${r.unrecorded} earlier spaced ${r.unrecorded === 1 ? "reinforcement (a recall) is" : "reinforcements (recalls) are"} counted but not recorded with a time, so the light line leaves ${r.unrecorded === 1 ? "it" : "them"} out.`);
   }

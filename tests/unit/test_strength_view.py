@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
+from itertools import pairwise
 
 from pcm_common.domain.memory import MemoryRecord, Strength
 from pcm_common.domain.strength import DEMOTE_AFTER, DEMOTE_BELOW, decayed
@@ -83,7 +84,7 @@ def test_the_past_is_replayed_from_creation_to_the_last_reinforcement() -> None:
     assert abs(marks["repeat"] - at_repeat[1]) < 1e-6
     assert abs(marks["recall"] - st.s_ref) < 1e-6
     # Between events the replay decays by the law, never rising.
-    for a, b in zip(past, past[1:], strict=False):
+    for a, b in pairwise(past):
         if a["at"] != b["at"]:
             assert b["strength"] <= a["strength"]
 

@@ -83,19 +83,19 @@ def _events(rec: MemoryRecord, past: Past | None) -> list[dict[str, Any]]:
     """The recorded events, each with the strength just after it: on the replayed path
     before the last reinforcement, the stored one from it on."""
     s = rec.strength
-    marks = [{"at": rec.created_at, "kind": "created"}]
-    marks += [{"at": at, "kind": "repeat"} for at in rec.repeats]
+    marks: list[tuple[datetime, str]] = [(rec.created_at, "created")]
+    marks += [(at, "repeat") for at in rec.repeats]
     if s.last_recalled_at is not None:
-        marks.append({"at": s.last_recalled_at, "kind": "recall"})
-    if s.n > 0 and s.t_ref not in {m["at"] for m in marks}:
-        marks.append({"at": s.t_ref, "kind": "reinforcement"})
-    for m in marks:
-        at = m["at"]
+        marks.append((s.last_recalled_at, "recall"))
+    if s.n > 0 and s.t_ref not in {at for at, _ in marks}:
+        marks.append((s.t_ref, "reinforcement"))
+    out = []
+    for at, kind in sorted(marks, key=lambda m: m[0]):
         replayed = past.at(at) if past is not None and at < s.t_ref else None
         if replayed is None:
             replayed = decayed(s.s_ref, s.t_ref, s.n, max(at, s.t_ref), rec.pinned)
-        m["strength"] = round(replayed, 6)
-    return sorted(marks, key=lambda m: m["at"])
+        out.append({"at": at, "kind": kind, "strength": round(replayed, 6)})
+    return out
 
 
 def _replay_summary(rec: MemoryRecord, past: Past | None) -> dict[str, Any] | None:

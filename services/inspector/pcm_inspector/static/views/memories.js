@@ -78,7 +78,7 @@ export async function memoriesView(main, _, params) {
   const filtered = FILTERS.some((f) => params.get(f)) || Object.keys(DAYS).some((d) => params.get(d));
   // The listing holds the episode records consolidation wrote too; the count is its own.
   const all = "in all (memories and episode records)";
-  main.append(h("p", { id: "match-count", role: "status" }, q
+  main.append(h("p", { id: "match-count" }, q
     // A search by meaning gives every memory a score: what it ranks is what the filters
     // let through, and the best of those are shown.
     ? `Best ${items.length} of the ${count(total)} ${filtered ? "the filters let through" : all}: the search ranks every one of them by meaning and words.`

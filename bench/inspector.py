@@ -13,8 +13,10 @@ included), then times on the settled server, client side with HTTP:
   strength, graph neighbourhood, history (with the supersession chain, a memory at a time)
   and episode (`GET /v1/memories?episode=`) together; `--sample` memories spread over the
   listing, each `--runs` times;
-- the memories page's requests (`GET /v1/stats`, then the first 25 of `GET
-  /v1/memories`);
+- the memories page's requests (`GET /v1/stats` beside the first 25 of `GET
+  /v1/memories` with the count of every match, `count=true`), and that page alone under
+  filters (none, `state`, `importance`, a creation range, `flagged`): the count's cost at
+  this size;
 - the whole listing walked through `next_offset`, 500 a page: every id once, none missed
   (the count is `GET /v1/stats`'s); then pages of 25 at 10, 50, 90 and 100 % of the way
   (and 50 % with `state=active`), each `--runs` times;
@@ -39,6 +41,7 @@ import tempfile
 import time
 from collections.abc import AsyncIterator, Awaitable, Mapping, Sequence
 from contextlib import asynccontextmanager
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -161,11 +164,46 @@ async def memory_page(c: httpx.AsyncClient, mid: str) -> dict[str, float]:
 
 
 async def memories_page(c: httpx.AsyncClient) -> dict[str, float]:
-    """The memories page's requests: the counts, then the first page."""
+    """The memories page's requests (`static/views/memories.js`): the counts by state
+    beside the first page with the count of every match."""
     t0 = time.perf_counter()
-    stats, _ = await timed(c, "/v1/stats")
-    first, _ = await timed(c, "/v1/memories", limit=PAGE)
+    (stats, _), (first, _) = await asyncio.gather(
+        timed(c, "/v1/stats"), timed(c, "/v1/memories", limit=PAGE, count="true")
+    )
     return {"total": (time.perf_counter() - t0) * 1000, "stats": stats, "list": first}
+
+
+def counted_filters() -> dict[str, dict[str, str]]:
+    """Filters of the memories page whose count the store works out (`count=true`); the
+    synthetic memories are dated over the year before the run."""
+    now = datetime.now(UTC)
+    return {
+        "none": {},
+        "state=active": {"state": "active"},
+        "importance=high": {"importance": "high"},
+        "created in the last 90 days": {
+            "created_after": (now - timedelta(days=90)).isoformat(),
+            "created_before": now.isoformat(),
+        },
+        "flagged": {"flagged": "true"},
+    }
+
+
+async def counted_pages(c: httpx.AsyncClient, runs: int) -> dict[str, Any]:
+    """The first page of 25 with the count of every match, and without it, per filter:
+    ms of each and the count."""
+    out: dict[str, Any] = {}
+    for name, params in counted_filters().items():
+        with_count = [
+            await timed(c, "/v1/memories", limit=PAGE, count="true", **params) for _ in range(runs)
+        ]
+        plain = [(await timed(c, "/v1/memories", limit=PAGE, **params))[0] for _ in range(runs)]
+        out[name] = {
+            "count": with_count[0][1]["total"],
+            "counted_ms": summary([{"ms": ms} for ms, _ in with_count])["ms"],
+            "plain_ms": summary([{"ms": ms} for ms in plain])["ms"],
+        }
+    return out
 
 
 def summary(samples: Sequence[Mapping[str, float]]) -> dict[str, dict[str, float]]:
@@ -254,6 +292,8 @@ async def run(args: argparse.Namespace, command: str) -> dict[str, Any]:
         out["memory_page"] = summary(pages)
         log(f"  memory page: {out['memory_page']['total']}")
         out["memories_page"] = summary([await memories_page(c) for _ in range(args.runs)])
+        out["counted_pages"] = await counted_pages(c, args.runs)
+        log(f"  counted pages: {out['counted_pages']}")
         out["deep_pages"] = await deep_pages(c, ids, args.runs)
         log(f"  deep pages: {out['deep_pages']}")
         if args.browser:

@@ -9,7 +9,7 @@ import re
 from datetime import UTC, datetime, timedelta
 
 import httpx
-from playwright.async_api import Browser, Route, expect
+from playwright.async_api import Browser, Page, Route, expect
 from redis.asyncio import Redis
 
 from tests.browser.conftest import SEED, Inspector, Seeded, open_page, sign_in
@@ -30,7 +30,9 @@ async def test_sign_in_refuses_a_wrong_key_in_words(inspector: Inspector) -> Non
     await expect(page.locator("#nav")).to_be_visible()
 
 
-async def test_search_finds_by_meaning(inspector: Inspector, seeded: Seeded) -> None:
+async def test_search_finds_by_meaning(
+    inspector: Inspector, seeded: Seeded, client_a: httpx.AsyncClient
+) -> None:
     await sign_in(inspector, "key-a")
     page = inspector.page
     await page.fill("#f-q", "Which company does Marta work for?")
@@ -40,10 +42,17 @@ async def test_search_finds_by_meaning(inspector: Inspector, seeded: Seeded) -> 
     # Among the best few (the ranking of two memories about her may go either way).
     top = [await rows.nth(i).locator("a").get_attribute("href") for i in range(3)]
     assert f"/ui/memories/{seeded.works}" in top
+    # What a search's count means: the best of all it ranked, every memory the filters
+    # (none here) let through, as the listing counts them.
+    await expect(page.locator("#match-count")).to_contain_text("the search ranks every one")
+    listed = await client_a.get("/v1/memories", params={"limit": 1, "count": "true"})
+    assert await _count_shown(page) == listed.json()["total"]
     await inspector.shot("search")
 
 
-async def test_browse_pages_through_with_filters(inspector: Inspector, seeded: Seeded) -> None:
+async def test_browse_pages_through_with_filters(
+    inspector: Inspector, seeded: Seeded, client_a: httpx.AsyncClient
+) -> None:
     await sign_in(inspector, "key-a")
     page = inspector.page
     await page.select_option("#f-state", "active")
@@ -51,10 +60,19 @@ async def test_browse_pages_through_with_filters(inspector: Inspector, seeded: S
     await page.wait_for_url("**/ui/memories?state=active")
     rows = page.locator("tbody tr")
     await expect(rows).to_have_count(25)  # a page; the seeds alone are more
+    # The count is of every match, not of the page: the API's count for the same filter.
+    await expect(page.locator("#match-count")).to_contain_text("match the filters")
+    shown = await _count_shown(page)
+    got = await client_a.get("/v1/memories", params={"state": "active", "count": "true"})
+    total = got.json()["total"]
+    assert shown == total > 25
+    pages = -(-total // 25)
+    await expect(page.locator(".pager")).to_contain_text(f"Page 1 of {pages}")
     await inspector.shot("memories")
     first_page = await rows.first.inner_text()
     await page.click("text=Next →")
-    await expect(page.locator(".pager")).to_contain_text("Page 2")
+    await expect(page.locator(".pager")).to_contain_text(f"Page 2 of {pages}")
+    assert await _count_shown(page) == total  # the same count on every page
     assert await rows.first.inner_text() != first_page
     await page.click("text=← Previous")
     await expect(page.locator(".pager")).to_contain_text("Page 1")
@@ -64,6 +82,14 @@ async def test_browse_pages_through_with_filters(inspector: Inspector, seeded: S
     await expect(rows.first).to_contain_text(SURPRISE)
     texts = await rows.locator("td.text").all_inner_texts()
     assert "Swam 33 lengths at the Eastside pool this morning." not in texts
+
+
+async def _count_shown(page: Page) -> int:
+    """The number of matches the memories page states (`#match-count`)."""
+    text = await page.locator("#match-count").inner_text()
+    found = re.search(r"([\d,]+) memor", text)
+    assert found, text
+    return int(found.group(1).replace(",", ""))
 
 
 async def test_memory_page_draws_strength_and_graph(inspector: Inspector, seeded: Seeded) -> None:
@@ -86,6 +112,65 @@ async def test_memory_page_draws_strength_and_graph(inspector: Inspector, seeded
     await graph.locator(".linked a", has_text="moved to Tallinn").focus()
     await page.keyboard.press("Enter")
     await expect(page.locator(".memtext")).to_have_text(SEED[1])
+
+
+# Where each colour of the strength plot lies on its canvas: the leftmost and rightmost
+# columns of pixels near it (anti-aliased edges are near, not equal).
+_COLUMNS = """([canvasSel, rgb]) => {
+  const c = document.querySelector(canvasSel);
+  const d = c.getContext("2d").getImageData(0, 0, c.width, c.height).data;
+  let lo = Infinity, hi = -Infinity, n = 0;
+  for (let i = 0; i < d.length; i += 4) {
+    if (d[i + 3] < 200) continue;
+    const off = Math.abs(d[i] - rgb[0]) + Math.abs(d[i + 1] - rgb[1]) + Math.abs(d[i + 2] - rgb[2]);
+    if (off > 24) continue;
+    const x = (i / 4) % c.width;
+    lo = Math.min(lo, x); hi = Math.max(hi, x); n++;
+  }
+  return { lo, hi, n };
+}"""
+PAST_RGB, KNOWN_RGB = (0x8C, 0xB4, 0xF5), (0x1F, 0x6F, 0xEB)
+
+
+async def test_strength_plot_draws_the_past_before_the_last_reinforcement(
+    inspector: Inspector, client_a: httpx.AsyncClient
+) -> None:
+    """A memory stored 40 days ago and repeated 25 days ago: the plot draws its strength
+    from its creation through the repeat (the replayed past, left of the last
+    reinforcement), then the stored curve and its projection."""
+    text = f"The bike shed padlock code is 4471. ({SEED[0][-9:-1]})"
+    created = datetime.now(UTC) - timedelta(days=40)
+    first = await client_a.post(
+        "/v1/memories", json={"text": text, "created_at": created.isoformat()}
+    )
+    assert first.status_code == 201, first.text
+    mid = first.json()["id"]
+    again = await client_a.post(
+        "/v1/memories",
+        json={"text": text, "created_at": (created + timedelta(days=15)).isoformat()},
+    )
+    assert again.json() == {"id": mid, "status": "reinforced"}, again.text
+    await settle(client_a)  # its entities extracted: the graph beside it drawn
+    view = (await client_a.get(f"/v1/memories/{mid}/strength")).json()
+    await sign_in(inspector, "key-a")
+    page = inspector.page
+    await page.goto(f"{inspector.base}/ui/memories/{mid}")
+    await expect(page.locator("#strength-plot canvas").first).to_be_visible()
+    past = page.locator("#strength-past")
+    await expect(past).to_contain_text("replayed from its creation at 0.60")
+    await expect(past).to_contain_text("through its 1 repeat, the events the record keeps")
+    assert view["replay"]["reinforcements"] == view["n"] == 1
+    legend = page.locator("section[aria-labelledby=mem-strength] .legend")
+    await expect(legend).to_contain_text("before the last reinforcement, replayed")
+    await expect(legend).to_contain_text("repeat")
+    canvas = "#strength-plot canvas"
+    drawn_past = await page.evaluate(_COLUMNS, [canvas, list(PAST_RGB)])
+    known = await page.evaluate(_COLUMNS, [canvas, list(KNOWN_RGB)])
+    assert drawn_past["n"] > 20 and known["n"] > 20, (drawn_past, known)
+    # The replayed past ends where the stored curve begins (a few pixels of line caps).
+    assert drawn_past["lo"] < known["lo"] and drawn_past["hi"] <= known["lo"] + 4
+    await page.locator("section[aria-labelledby=mem-strength]").scroll_into_view_if_needed()
+    await inspector.shot("memory-strength-past")
 
 
 async def test_memory_page_on_a_phone(browser: Browser, pcm_url: str, seeded: Seeded) -> None:
@@ -538,10 +623,12 @@ async def test_filters_from_the_form(inspector: Inspector, client_a: httpx.Async
     await page.fill("#f-project", project)
     await page.click("text=Apply")
     assert await listed() == set(made.values())
+    assert await _count_shown(page) == len(made)
     await page.select_option("#f-pinned", "true")
     await page.click("text=Apply")
     await expect(rows).to_have_count(1)
     assert await listed() == {made["pinned"]}
+    await expect(page.locator("#match-count")).to_have_text("1 memory matches the filters.")
     await page.select_option("#f-pinned", "")
     await page.select_option("#f-importance", "high")
     await page.click("text=Apply")

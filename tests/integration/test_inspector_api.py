@@ -334,3 +334,89 @@ async def test_recall_explains_each_candidates_score(client_a: httpx.AsyncClient
     assert all(c["terms"] is None for c in plain["situational_context"])
     bad = await client_a.post("/v1/recall", json={**query, "explain": "very"})
     assert bad.status_code == 422
+
+
+async def test_a_listing_counts_every_match_of_its_filters(client_a: httpx.AsyncClient) -> None:
+    """`count=true` answers the count of every memory the filters match, all pages
+    together, as the listing walked to its end finds them; a search counts what the same
+    filters let it rank."""
+    user = f"count-{RUN}"
+    notes = [
+        {"text": f"Count note {i}: crate {i * 7} goes to bay {i % 4}. ({RUN})", "user_id": user}
+        | ({"importance": "high"} if i % 3 == 0 else {})
+        for i in range(17)
+    ]
+    got = await client_a.post("/v1/memories:batch", json={"memories": notes})
+    assert got.status_code == 201, got.text
+
+    async def walked(**params: str) -> tuple[int, list[int | None]]:
+        seen, totals, offset = 0, [], None
+        while True:
+            query = {"user_id": user, "limit": 5, "count": "true", **params}
+            page = (
+                await client_a.get(
+                    "/v1/memories", params=query | ({"offset": offset} if offset else {})
+                )
+            ).json()
+            seen += len(page["items"])
+            totals.append(page["total"])
+            offset = page["next_offset"]
+            if not offset:
+                return seen, totals
+
+    for params in ({}, {"importance": "high"}, {"importance": "low"}):
+        seen, totals = await walked(**params)
+        # Every page answers the count of all of them, not of itself.
+        assert set(totals) == {seen}, (params, totals)
+    assert (await walked())[0] == len(notes)
+    plain = (await client_a.get("/v1/memories", params={"user_id": user, "limit": 5})).json()
+    assert plain["total"] is None  # counted only when asked
+    found = await client_a.get(
+        "/v1/memories:search",
+        params={
+            "q": "which bay does the crate go to",
+            "user_id": user,
+            "importance": "high",
+            "limit": 3,
+        },
+    )
+    assert found.status_code == 200, found.text
+    body = found.json()
+    assert len(body["items"]) == 3 and body["total"] == (await walked(importance="high"))[0]
+    assert (await client_a.get("/v1/memories", params={"count": "maybe"})).status_code == 422
+
+
+async def test_strength_view_replays_the_past_before_the_last_reinforcement(
+    client_a: httpx.AsyncClient,
+) -> None:
+    """A memory stored, repeated days later and recalled: the view draws the path from its
+    creation through the repeat to the last reinforcement, where the stored curve starts."""
+    text = f"Ines Carvalho keeps the studio keys in the blue drawer. ({RUN})"
+    created = datetime.now(UTC) - timedelta(days=30)
+    first = await client_a.post(
+        "/v1/memories", json={"text": text, "created_at": created.isoformat()}
+    )
+    assert first.status_code == 201, first.text
+    mid = first.json()["id"]
+    again = await client_a.post(
+        "/v1/memories",
+        json={"text": text, "created_at": (created + timedelta(days=10)).isoformat()},
+    )
+    assert again.json()["id"] == mid, again.text
+    await settle(client_a)
+    recalled = await client_a.post(
+        "/v1/recall", json={"query": "Where are the studio keys kept?", "k": 3}
+    )
+    assert mid in {m["memory_id"] for m in recalled.json()["situational_context"]}, recalled.text
+    await settle(client_a)
+    view = (await client_a.get(f"/v1/memories/{mid}/strength")).json()
+    kinds = [e["kind"] for e in view["events"]]
+    assert kinds[0] == "created" and "repeat" in kinds and "recall" in kinds
+    past = view["past"]
+    assert datetime.fromisoformat(past[0]["at"]) == created
+    assert past[-1]["at"] == view["t_ref"] == view["curve"][0]["at"]
+    # Everything the record counts was recorded with its time: the replay explains it.
+    assert view["replay"]["unrecorded"] == 0 and view["replay"]["reinforcements"] == view["n"]
+    repeat = next(e for e in view["events"] if e["kind"] == "repeat")
+    steps = [p["strength"] for p in past if p["at"] == repeat["at"]]
+    assert len(steps) == 2 and steps[1] > steps[0] and steps[1] == repeat["strength"]

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
+from itertools import pairwise
 
 from pcm_common.domain.memory import MemoryRecord, Strength
 from pcm_common.domain.strength import DEMOTE_AFTER, DEMOTE_BELOW, decayed
@@ -62,3 +63,34 @@ def test_a_pinned_memory_never_crosses() -> None:
     view = strength_view(record(pinned=True), T0)
     assert view["crosses_threshold_at"] is None and view["demotable_at"] is None
     assert {p["strength"] for p in view["curve"]} == {1.0}
+
+
+def test_the_past_is_replayed_from_creation_to_the_last_reinforcement() -> None:
+    repeat, recall = T0 + timedelta(days=5), T0 + timedelta(days=12)
+    st = Strength(s_ref=0.6, t_ref=T0).reinforced(repeat).reinforced(recall, recalled=True)
+    rec = record().model_copy(update={"repeats": [repeat], "strength": st})
+    view = strength_view(rec, T0 + timedelta(days=20))
+    past = view["past"]
+    # From the creation at its initial strength to t_ref, where the stored curve starts.
+    assert past[0]["at"] == T0 and past[0]["strength"] == 0.6
+    assert past[-1]["at"] == st.t_ref == view["curve"][0]["at"]
+    assert view["replay"]["unrecorded"] == 0 and abs(view["replay"]["jump"]) < 1e-6
+    # The repeat is a step up at one instant: the value before it, then the one after.
+    at_repeat = [p["strength"] for p in past if p["at"] == repeat]
+    assert len(at_repeat) == 2 and at_repeat[1] > at_repeat[0]
+    # Each event is marked at the strength just after it.
+    marks = {e["kind"]: e["strength"] for e in view["events"]}
+    assert marks["created"] == 0.6
+    assert abs(marks["repeat"] - at_repeat[1]) < 1e-6
+    assert abs(marks["recall"] - st.s_ref) < 1e-6
+    # Between events the replay decays by the law, never rising.
+    for a, b in pairwise(past):
+        if a["at"] != b["at"]:
+            assert b["strength"] <= a["strength"]
+
+
+def test_a_memory_never_reinforced_has_no_past_and_a_pinned_one_none_drawn() -> None:
+    view = strength_view(record(), T0 + timedelta(days=3))
+    assert view["past"] == [] and view["replay"]["reinforcements"] == 0
+    pinned = strength_view(record(pinned=True), T0)
+    assert pinned["past"] == [] and pinned["replay"] is None

@@ -153,6 +153,8 @@ class BatchOut(Answer):
 class MemoryPage(Answer):
     items: list[dict[str, Any]]
     next_offset: str | None
+    # Every memory the filters match, when the listing was asked to count (`count=true`).
+    total: int | None = None
 
 
 class Affect(Answer):

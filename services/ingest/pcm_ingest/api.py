@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import uuid
 from collections.abc import Awaitable, Callable, Iterator
 from contextlib import contextmanager
@@ -193,6 +194,9 @@ async def list_memories(
     user_id: str | None = None,
     limit: Annotated[int, Query(ge=1, le=500)] = 50,
     offset: str | None = None,
+    count: Annotated[
+        bool, Query(description="also count every memory the filters match (`total`)")
+    ] = False,
     *,
     more: Listing,
 ) -> MemoryPage:
@@ -211,8 +215,15 @@ async def list_memories(
             raise ApiError(
                 422, "invalid_request", "offset: the next_offset of an earlier page"
             ) from None
-    items, nxt = await memories.list(tenant, more.narrow(Filter(must=must)), limit, offset)
-    return MemoryPage(items=items, next_offset=nxt)
+    flt = more.narrow(Filter(must=must))
+    if not count:
+        items, nxt = await memories.list(tenant, flt, limit, offset)
+        return MemoryPage(items=items, next_offset=nxt)
+    # The store's exact count under the same filter, beside the page (not from it).
+    (items, nxt), total = await asyncio.gather(
+        memories.list(tenant, flt, limit, offset), memories.count(tenant, flt)
+    )
+    return MemoryPage(items=items, next_offset=nxt, total=total)
 
 
 @router.get("/stats")

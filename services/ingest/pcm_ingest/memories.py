@@ -72,6 +72,10 @@ class MemoryEdits:
         points, nxt = await self.ports.vectors.scroll(tenant, flt=flt, limit=limit, offset=offset)
         return [present(p.payload) for p in points], nxt
 
+    async def count(self, tenant: str, flt: Filter) -> int:
+        """Every memory `flt` matches (the listing's filter: episode records included)."""
+        return await self.ports.vectors.count(tenant, flt)
+
     async def stats(self, tenant: str, where: dict[str, Any]) -> dict[str, Any]:
         """Counts by state and pinned among the memories matching `where`, and the
         episode records among them (counted apart: they are derived, not memories)."""

@@ -152,6 +152,8 @@ class MemoryPatch(NulFree):
 class MemoryPage(BaseModel):
     items: list[dict[str, Any]]
     next_offset: str | None
+    # With `count=true`: every memory the filters match (all pages), else None.
+    total: int | None = None
 
 
 class MemoryVersion(BaseModel):

@@ -19,7 +19,7 @@ from pcm_common.models.sparse import encode_query
 from pcm_common.runtime.http import KEYED, ApiError, Res, Tenant, error_responses, refuse_future
 from pcm_common.runtime.resources import Resources
 from pcm_common.stores.graph.port import Entity
-from pcm_common.stores.vectors import Filter
+from pcm_common.stores.vectors import Filter, ScoredPoint
 from pcm_ingest.service import present
 from pcm_inspector.attention import attention_view
 from pcm_inspector.dead_letters import DeadLetterBusy, dead_letters, retry
@@ -59,7 +59,9 @@ async def search_memories(
     more: Listing,
 ) -> dict[str, Any]:
     """The memories nearest the query, by meaning and by words (the hybrid search recall
-    runs), filtered as `GET /v1/memories`; unlike a recall it reinforces nothing."""
+    runs), filtered as `GET /v1/memories`; unlike a recall it reinforces nothing. `total`:
+    every memory the filters match, all of which the search ranks (by meaning every one
+    has a score, so the count of matches is that of the filters; `items` are the best)."""
     if not q.strip():
         raise ApiError(422, "invalid_request", "q is empty")
     must = {
@@ -74,11 +76,17 @@ async def search_memories(
         }.items()
         if v is not None
     }
-    qvec = await res.embedder.embed_query(q)
-    hits = await res.vectors.search(
-        tenant, qvec, limit=limit, flt=more.narrow(Filter(must=must)), sparse=encode_query(q)
-    )
-    return {"items": [present(h.payload) | {"score": round(h.score, 6)} for h in hits]}
+    flt = more.narrow(Filter(must=must))
+
+    async def ranked() -> list[ScoredPoint]:
+        qvec = await res.embedder.embed_query(q)
+        return await res.vectors.search(tenant, qvec, limit=limit, flt=flt, sparse=encode_query(q))
+
+    hits, total = await asyncio.gather(ranked(), res.vectors.count(tenant, flt))
+    return {
+        "items": [present(h.payload) | {"score": round(h.score, 6)} for h in hits],
+        "total": total,
+    }
 
 
 @router.get("/memories/{memory_id}/strength", responses=NOT_FOUND)

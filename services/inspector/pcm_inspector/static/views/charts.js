@@ -5,30 +5,33 @@ import { h } from "../dom.js";
 
 const secs = (iso) => new Date(iso).getTime() / 1000;
 
-// Strength over time: the known curve up to now, the projection after it, the demotion
-// threshold, and the known events (creation, repeats, recalls, reinforcements) as marks.
+// Strength over time: the path before the last reinforcement replayed from the recorded
+// events, the known curve since it up to now, the projection after it, the demotion
+// threshold, and the events (creation, repeats, recalls, reinforcements) as marks.
 export function strengthPlot(container, view) {
   const now = secs(view.now);
+  const SERIES = 4; // replayed past, since the last reinforcement, projected, events
   const byX = new Map();
   const put = (x, i, v) => {
-    if (!byX.has(x)) byX.set(x, [null, null, null]);
+    if (!byX.has(x)) byX.set(x, Array(SERIES).fill(null));
     byX.get(x)[i] = v;
   };
-  for (const p of view.curve) {
-    const x = secs(p.at);
-    put(x, p.projected ? 1 : 0, p.strength);
-  }
-  // The curve is continuous at now: the projection starts where the past ends.
-  put(now, 0, view.current);
+  // The replayed past climbs to the stored strength at the last reinforcement: the step
+  // it made, whatever the replay could not account for included.
+  const past = view.past?.length ? [...view.past, { at: view.t_ref, strength: view.s_ref }] : [];
+  past.forEach((p, i) => {
+    // A reinforcement is a step at one instant: the value before it is drawn a second
+    // earlier, so both ends of the step are kept.
+    const step = i + 1 < past.length && past[i + 1].at === p.at;
+    put(secs(p.at) - (step ? 1 : 0), 0, p.strength);
+  });
+  for (const p of view.curve) put(secs(p.at), p.projected ? 2 : 1, p.strength);
+  // The curve is continuous at now: the projection starts where the known part ends.
   put(now, 1, view.current);
-  const first = secs(view.curve[0]?.at ?? view.now);
-  for (const e of view.events) {
-    const x = secs(e.at);
-    // Events before the last reinforcement have no known strength: marked on the axis.
-    put(x, 2, x >= first ? Math.min(1, view.s_ref * Math.exp(-Math.max(0, x - secs(view.t_ref)) / 86400 / view.tau_days)) : 0);
-  }
+  put(now, 2, view.current);
+  for (const e of view.events) put(secs(e.at), 3, e.strength);
   const xs = [...byX.keys()].sort((a, b) => a - b);
-  const data = [xs, ...[0, 1, 2].map((i) => xs.map((x) => byX.get(x)[i])), xs.map(() => view.threshold)];
+  const data = [xs, ...[0, 1, 2, 3].map((i) => xs.map((x) => byX.get(x)[i])), xs.map(() => view.threshold)];
   const width = Math.max(280, Math.min(container.clientWidth || 800, 900));
   const opts = {
     width,
@@ -36,6 +39,7 @@ export function strengthPlot(container, view) {
     scales: { y: { range: [0, 1.05] } },
     series: [
       {},
+      { label: "replayed past", stroke: "#8cb4f5", width: 2, spanGaps: true },
       { label: "strength", stroke: "#1f6feb", width: 2, spanGaps: true },
       { label: "projected", stroke: "#1f6feb", dash: [6, 4], width: 2, spanGaps: true },
       { label: "events", stroke: "#d4380d", width: 0, points: { show: true, size: 9, fill: "#d4380d" }, paths: () => null },
@@ -80,6 +84,7 @@ export function graphDrawing(container, memoryId, graph) {
   const cy = cytoscape({
     container,
     elements: els,
+    maxZoom: 2, // fitting a lone node (nothing extracted yet) would blow it up to the box
     // Rings: this memory in the middle, its entities around it, linked memories outside.
     layout: { name: "concentric", concentric: (n) => ({ self: 3, entity: 2 }[n.data("kind")] || 1), levelWidth: () => 1, minNodeSpacing: 70, padding: 20, animate: false },
     style: [

@@ -61,26 +61,37 @@ export async function memoriesView(main, _, params) {
   for (const f of FILTERS) if (params.get(f)) query[f] = params.get(f);
   for (const [day, instant] of Object.entries(DAYS)) if (params.get(day)) query[instant] = `${params.get(day)}T00:00:00Z`;
   const q = params.get("q");
+  // The page (or the search) and the counts are asked for together.
+  const found = q
+    ? api("GET", "/v1/memories:search", { query: { ...query, q, limit: 50 } })
+    : api("GET", "/v1/memories", { query: { ...query, limit: 25, offset: params.get("offset") || undefined, count: true } });
+  found.catch(() => {}); // (awaited below, after the counts: no unhandled rejection meanwhile)
   const stats = await api("GET", "/v1/stats");
   fill(main,
     h("h1", {}, "Memories"),
     params.get("forgotten") ? h("p", { role: "status", class: "ok" }, "The memory was forgotten.") : null,
     h("p", { class: "muted" }, `${stats.memories} memories: ${stats.by_state.active} active, ${stats.by_state.archived} archived, ${stats.by_state.superseded} superseded; ${stats.pinned} pinned; ${stats.episode_records} episode records.`),
     filterForm(params));
-  let items, next = null;
-  if (q) {
-    ({ items } = await api("GET", "/v1/memories:search", { query: { ...query, q, limit: 50 } }));
-  } else {
-    const page = await api("GET", "/v1/memories", { query: { ...query, limit: 25, offset: params.get("offset") || undefined } });
-    items = page.items;
-    next = page.next_offset;
-  }
+  const { items, total, next_offset: next = null } = await found;
   const n = Number(params.get("page") || 1);
+  const pages = Math.max(1, Math.ceil(total / 25));
+  const filtered = FILTERS.some((f) => params.get(f)) || Object.keys(DAYS).some((d) => params.get(d));
+  // The listing holds the episode records consolidation wrote too; the count is its own.
+  const all = "in all (memories and episode records)";
+  main.append(h("p", { id: "match-count" }, q
+    // A search by meaning gives every memory a score: what it ranks is what the filters
+    // let through, and the best of those are shown.
+    ? `Best ${items.length} of the ${count(total)} ${filtered ? "the filters let through" : all}: the search ranks every one of them by meaning and words.`
+    : `${count(total)} ${filtered ? (total === 1 ? "matches the filters" : "match the filters") : all}.`));
   const pager = h("nav", { class: "pager", "aria-label": "Pages" },
     n > 1 ? h("button", { type: "button", class: "secondary", onclick: () => history.back() }, "← Previous") : null,
-    q ? h("span", { class: "muted" }, `${items.length} best matches`) : h("span", { class: "muted" }, `Page ${n}`),
+    q ? h("span", { class: "muted" }, `${items.length} best matches`) : h("span", { class: "muted" }, `Page ${n} of ${pages}`),
     next ? h("a", { class: "button secondary", href: `/ui/memories?${nextPage(params, next, n + 1)}` }, "Next →") : null);
   main.append(items.length
     ? table(["Text", "State", "Scope", "User", "Strength", q ? "Match" : "Created"], items.map(row))
     : h("p", { class: "empty" }, "No memories match."), pager);
+}
+
+function count(n) {
+  return n === 1 ? "1 memory" : `${n.toLocaleString("en")} memories`;
 }

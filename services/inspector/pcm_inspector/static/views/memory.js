@@ -148,6 +148,25 @@ async function historyPart(mem) {
     h("ol", { class: "chain" }, await chain(mem)));
 }
 
+// What the replayed past rests on, in words: the recorded events it replays, and what the
+// record does not keep (earlier recalls, activation spread from other recalls).
+function pastSentence(view) {
+  const r = view.replay;
+  if (!r || !view.past.length) return null;
+  const repeats = view.events.filter((e) => e.kind === "repeat").length;
+  const kept = [repeats ? `${repeats} repeat${repeats === 1 ? "" : "s"}` : null,
+    view.events.some((e) => e.kind === "recall") ? "the last recall" : null].filter(Boolean);
+  const parts = [`Before the last reinforcement (light line): replayed from its creation at ${num(r.initial, 2)}` +
+    (kept.length ? ` through its ${kept.join(" and ")}, the events the record keeps.` : "; the record keeps no event before it.")];
+  if (r.unrecorded > 0) {
+    parts.push(`${r.unrecorded} earlier spaced ${r.unrecorded === 1 ? "reinforcement (a recall) is" : "reinforcements (recalls) are"} counted but not recorded with a time, so the light line leaves ${r.unrecorded === 1 ? "it" : "them"} out.`);
+  }
+  if (Math.abs(r.jump) >= 0.001) {
+    parts.push(`At the last reinforcement the stored strength is ${num(view.s_ref, 3)} where the replay reaches ${num(r.end_strength, 3)}: the difference is what unrecorded recalls and activation spread from other memories' recalls added.`);
+  }
+  return h("p", { id: "strength-past" }, parts.join(" "));
+}
+
 async function strengthPart(mem) {
   const view = await api("GET", `/v1/memories/${mem.id}/strength`);
   const box = h("div", { class: "plot", id: "strength-plot", role: "img", "aria-label": `Strength ${num(view.current, 3)} now` });
@@ -157,7 +176,11 @@ async function strengthPart(mem) {
       (view.crosses_threshold_at ? `Falls below the demotion threshold ${view.threshold} on ${when(view.crosses_threshold_at)}; ` : "") +
       (view.demotable_at ? `archived no earlier than ${when(view.demotable_at)} if not recalled.` : "")),
     box,
-    legend([["line", "strength since the last reinforcement"], ["dash", "projected decay"], ["dot", "events: " + view.events.map((e) => `${e.kind} ${when(e.at)}`).join(", ")], ["threshold", "demotion threshold"]]));
+    pastSentence(view),
+    legend([
+      ...(view.past.length ? [["past", "before the last reinforcement, replayed from the recorded events"]] : []),
+      ["line", "strength since the last reinforcement"], ["dash", "projected decay"],
+      ["dot", "events: " + view.events.map((e) => `${e.kind} ${when(e.at)}`).join(", ")], ["threshold", "demotion threshold"]]));
   whenShown(box, () => strengthPlot(box, view));
   return out;
 }

@@ -321,3 +321,15 @@ SUBSCRIPTIONS = [
 def test_a_new_provider_in_the_providers_place_is_a_change_whatever_its_parse() -> None:
     v = judge_texts("Streamory billing: 7.49 EUR for Family.", SUBSCRIPTIONS)
     assert v.score >= FLAG_MIN_SCORE and v.kind == "category", v
+
+
+def test_a_templated_remark_swapped_for_another_is_no_category_change() -> None:
+    family = [
+        "Bed 23:10, up 6:40; slept soundly all night.",
+        "Bed 23:05, up 6:35; slept soundly all night.",
+        "Bed 23:15, up 6:45; slept soundly all night.",
+        "Bed 23:00, up 6:30; slept soundly all night.",
+        "Bed 23:10, up 6:40; slept soundly all night.",
+    ]
+    v = judge_texts("Bed 23:10, up 6:40; woke to the alarm.", family)
+    assert v.kind != "category", v

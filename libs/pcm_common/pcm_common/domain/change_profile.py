@@ -33,6 +33,7 @@ class Profile:
     # The tokens in order: lemmas with figures masked (`FIGURE`), and as written.
     sequence: tuple[str, ...] = ()
     shown: tuple[str, ...] = ()
+    nominal: frozenset[str] = frozenset()  # lemmas of its nouns and names, whatever role
 
 
 FIGURE = "#"  # prefix of a figure's kind among a text's words
@@ -73,6 +74,7 @@ def profile(
         clauses=clauses,
         sequence=tuple(FIGURE if t.is_num else t.lemma for t in toks if t.pos != "SPACE"),
         shown=tuple(t.text for t in toks if t.pos != "SPACE"),
+        nominal=frozenset(t.lemma for t in toks if t.is_name or t.pos in {"NOUN", "PROPN"}),
     )
 
 

@@ -367,7 +367,10 @@ def _template_swap(
         (a, b), (c, d) = spans
         new_words = {w for w in memory.sequence[a:b] if w in memory.content}
         old_words = {w for w in member.sequence[c:d] if w in consensus}
-        if not new_words or not old_words or any(df.get(w, 0) for w in new_words):
+        # The routine's place, person or provider is a noun or a name (the new one may be a
+        # word the parser does not know); a remark swapped for another ("slept straight
+        # through", "woke early") is no category change.
+        if not old_words & member.nominal or any(df.get(w, 0) for w in new_words):
             continue
         share = max(smoothed_share(df_own[w], n) for w in old_words)
         if best is None or share > best[0]:

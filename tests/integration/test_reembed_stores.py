@@ -159,7 +159,9 @@ async def test_writes_during_the_switch_reach_the_new_store(tmp_path: Path) -> N
     """A payload change and a new memory written while the stores change places are in
     the store the job switched to: dual writes stay on until the swap is made, so a write
     then waits for it instead of landing in the old store, which goes (the PATCH the
-    end-to-end test once lost: 200, then `pinned` false after the switch)."""
+    end-to-end test once lost: 200, then `pinned` false after the switch). A memory
+    embedded with the old model and written just after the switch gets the new one's
+    vector."""
     redis_url = f"{TEST_REDIS}/13"
     redis = Redis.from_url(redis_url)
     await redis.flushdb()
@@ -206,6 +208,18 @@ async def test_writes_during_the_switch_reach_the_new_store(tmp_path: Path) -> N
         # ... with the new model's vector: the adapter holds the new store now.
         want = (await Embedder(TO_MODEL).embed([late_text]))[0]
         dot = sum(a * b for a, b in zip(by_id[late.id].vector or [], want, strict=True))
+        assert dot > 0.9999, dot
+
+        # A writer that embedded before the switch and upserts after it: the point is
+        # embedded again with the new model (`AFTER_SWITCH_S`).
+        later_text = "A later note: the tin shipment arrives on dock 5."
+        old_vec = (await Embedder(FROM_MODEL).embed([later_text]))[0]
+        new_vec = (await Embedder(TO_MODEL).embed([later_text]))[0]
+        assert sum(a * b for a, b in zip(old_vec, new_vec, strict=True)) < 0.9999
+        later = _point("t", later_text, old_vec)
+        await res.vectors.upsert([later])
+        (got_later,) = await res.vectors.get("t", [later.id], with_vectors=True)
+        dot = sum(a * b for a, b in zip(got_later.vector or [], new_vec, strict=True))
         assert dot > 0.9999, dot
     finally:
         await res.aclose()

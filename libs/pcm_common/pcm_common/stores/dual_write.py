@@ -20,11 +20,18 @@ no-lock path, land in the old store only, and be lost when the new one replaced 
 answered 200 whose change was gone after the switch). So a write arriving during the switch
 waits for the lock, and finds the adapter holding the new store when it gets it; an upsert
 then writes the new model's vectors, which it made for the store beside.
+
+A writer embeds before it upserts (the ingest writer checks twins and assigns episodes in
+between), so an upsert that comes just after the switch may carry the old model's vectors:
+for `AFTER_SWITCH_S` after it, an upsert's points are embedded again with the new model
+(the same vector where the writer used it already; for a model of another dimension, a
+write that would otherwise fail).
 """
 
 from __future__ import annotations
 
 import asyncio
+import time
 from collections.abc import AsyncIterator, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -41,6 +48,10 @@ from pcm_common.stores.vectors import (
 
 if TYPE_CHECKING:
     from pcm_common.models.embeddings import Embedder
+
+# How long after a switch upserts are embedded again with the new model (module docstring):
+# far longer than a writer's embed-to-upsert gap.
+AFTER_SWITCH_S = 30.0
 
 
 @dataclass
@@ -61,6 +72,8 @@ class DualWriteStore(VectorStore):
         self.inner = inner
         self.beside_store: Beside | None = None
         self.lock = asyncio.Lock()
+        # The model the last switch moved to, and when (monotonic seconds).
+        self._switched: tuple[Embedder, float] | None = None
 
     def start_dual_writes(self, store: VectorStore, embedder: Embedder) -> None:
         self.beside_store = Beside(store, embedder)
@@ -78,6 +91,7 @@ class DualWriteStore(VectorStore):
             raise RuntimeError("no store beside to switch to")
         await self.inner.replace_with(side.store)
         side.switched = True
+        self._switched = (side.embedder, time.monotonic())
         self.beside_store = None
 
     # ---- writes: both stores while a job runs ----------------------------------------
@@ -85,7 +99,11 @@ class DualWriteStore(VectorStore):
     async def upsert(self, points: Sequence[VectorPoint]) -> None:
         side = self.beside_store
         if side is None:
-            return await self.inner.upsert(points)
+            after = self._switched
+            if after is None or time.monotonic() - after[1] > AFTER_SWITCH_S:
+                return await self.inner.upsert(points)
+            # Just switched: these may have been embedded with the old model.
+            return await self.inner.upsert(await _embedded(after[0], points))
         # Embedded before taking the lock: other writes do not wait for the model.
         vecs = await side.embedder.embed([str(p.payload.get("text") or "") for p in points])
         fresh = [
@@ -262,3 +280,9 @@ class DualWriteStore(VectorStore):
         if side is not None:
             await side.store.close()
         await self.inner.close()
+
+
+async def _embedded(embedder: Embedder, points: Sequence[VectorPoint]) -> list[VectorPoint]:
+    """`points` with `embedder`'s vectors of their texts."""
+    vecs = await embedder.embed([str(p.payload.get("text") or "") for p in points])
+    return [VectorPoint(p.id, v, p.payload, p.sparse) for p, v in zip(points, vecs, strict=True)]

@@ -25,7 +25,7 @@ from neo4j import AsyncGraphDatabase
 from redis.asyncio import Redis
 
 from pcm_cli.testing import server_process, settle
-from pcm_client import NO_RETRY, AsyncPcmClient, SecretDetected
+from pcm_client import NO_RETRY, AsyncPcmClient, SecretDetected, ValidationError
 from pcm_ingest.firewall import WriteFirewall
 from tests.conftest import KEYS, NEO4J_URI, TEST_REDIS, service_env
 from tests.unit.firewall_corpus import INVISIBLE, PII, SECRETS, SEPARATORS, chunked, grouped, split
@@ -343,12 +343,12 @@ async def _recall_loop(c: AsyncPcmClient, stop: asyncio.Event, figures: _Figures
 
 
 async def _write(c: AsyncPcmClient, body: dict[str, Any], name: str, figures: _Figures) -> None:
-    """Stores `body` (stored, or refused as a secret); `figures.answers[name]`: the slowest
-    answer of its rounds."""
+    """Stores `body`: stored, or refused with a 422 (a secret, or the probe metadata past
+    its limit); `figures.answers[name]`: the slowest answer of its rounds."""
     t0 = time.perf_counter()
     try:
         await c.store(**body)
-    except SecretDetected:
+    except ValidationError:  # SecretDetected too
         pass
     took = time.perf_counter() - t0
     figures.answers[name] = max(figures.answers.get(name, 0.0), took)

@@ -18,6 +18,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import itertools
+import json
 import time
 from collections.abc import Sequence
 from typing import Any
@@ -95,7 +96,12 @@ async def recall_while(
 
 
 async def run(args: argparse.Namespace, command: str) -> dict[str, Any]:
-    env = {**base_env(args), "PCM_EMBEDDING_MODEL": args.from_model}
+    # The bench key is the operator's too: re-embedding takes an operator key.
+    env = {
+        **base_env(args),
+        "PCM_EMBEDDING_MODEL": args.from_model,
+        "PCM_OPERATOR_KEYS": json.dumps({KEY: "bench"}),
+    }
     questions = synthetic.questions(args.queries, seed=3)
     async with pcm_server(env, {KEY: "bench"}, inline=args.inline_server) as url:
         async with client(url, KEY) as c:

@@ -2,7 +2,8 @@
 Edge on disk, the graph server): a blocked secret leaves no trace in any store, stream,
 log, Redis AOF or the graph store, and redacted PII none in the graph store either; texts
 of the shapes that once froze the server are answered fast while another tenant's recalls
-keep their pace."""
+keep their pace. Through pcm-client (its refusals' messages are checked for echoed secrets
+as the raw bodies were: the message is the body's code and detail)."""
 
 from __future__ import annotations
 
@@ -16,14 +17,15 @@ import uuid
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
-import httpx
 import pytest
 import re2
 from neo4j import AsyncGraphDatabase
 from redis.asyncio import Redis
 
 from pcm_cli.testing import server_process, settle
+from pcm_client import NO_RETRY, AsyncPcmClient, SecretDetected, ValidationError
 from pcm_ingest.firewall import WriteFirewall
 from tests.conftest import KEYS, NEO4J_URI, TEST_REDIS, service_env
 from tests.unit.firewall_corpus import INVISIBLE, PII, SECRETS, SEPARATORS, chunked, grouped, split
@@ -49,10 +51,8 @@ async def server(tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[Serv
         yield Server(url, log, tmp / "qdrant")
 
 
-def _client(server: Server, key: str) -> httpx.AsyncClient:
-    return httpx.AsyncClient(
-        base_url=server.url, headers={"Authorization": f"Bearer {key}"}, timeout=60
-    )
+def _client(server: Server, key: str) -> AsyncPcmClient:
+    return AsyncPcmClient(server.url, key, timeout=60, retry=NO_RETRY)
 
 
 # --- nothing of a blocked secret is kept ------------------------------------------------
@@ -142,11 +142,11 @@ def _files_under(folder: Path) -> list[Path]:
     return [p for p in folder.rglob("*") if p.is_file()]
 
 
-def _blocked_writes(tag: str) -> list[tuple[str, dict[str, object]]]:
+def _blocked_writes(tag: str) -> list[tuple[str, dict[str, Any]]]:
     """(method path, body) of writes that each carry one secret of the corpus, on every
     write path: text, batch, metadata, names, and the secret hidden by invisible
     characters or written in groups."""
-    writes: list[tuple[str, dict[str, object]]] = []
+    writes: list[tuple[str, dict[str, Any]]] = []
     marks = list(INVISIBLE.values())
     for n, item in enumerate(SECRETS):
         plain = {"text": f"{tag} note {n}"}
@@ -173,24 +173,31 @@ def _blocked_writes(tag: str) -> list[tuple[str, dict[str, object]]]:
     return writes
 
 
+async def _send(c: AsyncPcmClient, route: str, body: dict[str, Any], target: str) -> None:
+    """One write of `_blocked_writes` through the client."""
+    if route == "PATCH":
+        await c.update(target, **body)
+    elif route == "POST /v1/memories:batch":
+        await c.store_batch(body["memories"])
+    else:
+        await c.store(**body)
+
+
 async def test_a_blocked_secret_leaves_no_trace(server: Server) -> None:
     tag = uuid.uuid4().hex[:8]
     canary = f"canary{tag}marker"
     redis = Redis.from_url(REDIS_URL)
     aof_before = await _aof_sizes(redis)
+    secrets = _finder([i.value for i in SECRETS])
     async with _client(server, "key-a") as c:
         text = f"Ann Lee from Oslo keeps the {canary} in the attic."
-        r = await c.post("/v1/memories", json={"text": text})
-        assert r.status_code == 201, r.text
-        target = r.json()["id"]
+        target = str((await c.store(text)).id)
         for route, body in _blocked_writes(tag):
-            if route == "PATCH":
-                r = await c.patch(f"/v1/memories/{target}", json=body)
-            else:
-                r = await c.post(route.split()[1], json=body)
-            assert r.status_code == 422, (route, body, r.text)
-            assert r.json()["error"] == "secret_detected"
-            assert _finder([i.value for i in SECRETS]).search(r.content) is None
+            with pytest.raises(SecretDetected) as refused:
+                await _send(c, route, body, target)
+            assert (refused.value.status, refused.value.code) == (422, "secret_detected")
+            told = f"{refused.value} {json.dumps(refused.value.detail)}".encode()
+            assert secrets.search(told) is None, (route, told)
         await settle(c)
 
     try:
@@ -202,7 +209,6 @@ async def test_a_blocked_secret_leaves_no_trace(server: Server) -> None:
         stores["graph"] = await _graph_dump(KEYS["key-a"])
     finally:
         await redis.aclose()
-    secrets = _finder([i.value for i in SECRETS])
     leaks = {name: m.group() for name, data in stores.items() if (m := secrets.search(data))}
     assert not leaks, leaks
     # The scan sees what is stored: the canary's text is in Redis's streams and AOF, in
@@ -222,18 +228,16 @@ async def test_pii_is_stored_redacted(server: Server) -> None:
             # (A person and a place, so that the graph has this memory's facts to hold; a
             # figure of its own, so that no two are merged as near-duplicates.)
             text = f"Ann Lee wrote note {n} from Oslo: {item.text}"
-            body = {"text": text, "metadata": {"n": {"t": [item.text]}}}
-            r = await c.post("/v1/memories", json=body)
-            assert r.status_code == 201 and r.json()["status"] == "redacted", (item.kind, r.text)
-            rec = (await c.get(f"/v1/memories/{r.json()['id']}")).json()
-            assert item.value not in rec["text"] and "[REDACTED_" in rec["text"]
-            assert item.value not in json.dumps(rec["metadata"], ensure_ascii=False)
-            ids.append(rec["id"])
+            stored = await c.store(text, metadata={"n": {"t": [item.text]}})
+            assert stored.status == "redacted", (item.kind, stored)
+            rec = await c.get(str(stored.id))
+            assert item.value not in rec.text and "[REDACTED_" in rec.text
+            assert item.value not in json.dumps(rec.metadata, ensure_ascii=False)
+            ids.append(rec.id)
         # PATCH screens as a write does: new metadata is stored redacted.
         item = PII[0]
-        r = await c.patch(f"/v1/memories/{rec['id']}", json={"metadata": {"who": item.text}})
-        assert r.status_code == 200, r.text
-        assert item.value not in json.dumps(r.json()["metadata"]), r.json()["metadata"]
+        patched = await c.update(rec.id, metadata={"who": item.text})
+        assert item.value not in json.dumps(patched.metadata), patched.metadata
         await settle(c)
     # The graph was built from the stored, redacted texts: none of the values is in it,
     # while the memories' nodes are.
@@ -331,47 +335,46 @@ class _Figures:
         return max(t for n, t in self.answers.items() if n.startswith(kind))
 
 
-async def _recall_loop(c: httpx.AsyncClient, stop: asyncio.Event, figures: _Figures) -> None:
+async def _recall_loop(c: AsyncPcmClient, stop: asyncio.Event, figures: _Figures) -> None:
     while not stop.is_set():
         writing, t0 = figures.writing, time.perf_counter()
-        r = await c.post("/v1/recall", json={"query": "Which city did Maria move to?"})
+        await c.recall("Which city did Maria move to?")  # a failure raises
         figures.recalls[writing].append(time.perf_counter() - t0)
-        assert r.status_code == 200, r.text
 
 
-async def _write(
-    c: httpx.AsyncClient, body: dict[str, object], name: str, figures: _Figures
-) -> None:
-    """Posts `body`; `figures.answers[name]`: the slowest answer of its rounds."""
+async def _write(c: AsyncPcmClient, body: dict[str, Any], name: str, figures: _Figures) -> None:
+    """Stores `body`: stored, or refused with a 422 (a secret, or the probe metadata past
+    its limit); `figures.answers[name]`: the slowest answer of its rounds."""
     t0 = time.perf_counter()
-    r = await c.post("/v1/memories", json=body)
+    try:
+        await c.store(**body)
+    except ValidationError:  # SecretDetected too
+        pass
     took = time.perf_counter() - t0
     figures.answers[name] = max(figures.answers.get(name, 0.0), took)
-    assert r.status_code in (201, 422), (name, r.status_code, r.text[:200])
 
 
 def _p95(samples: list[float]) -> float:
     return statistics.quantiles(samples, n=20)[-1]
 
 
-def _groups(bodies: dict[str, dict[str, object]]) -> list[list[str]]:
+def _groups(bodies: dict[str, dict[str, Any]]) -> list[list[str]]:
     names = list(bodies) * _ROUNDS
     return [names[i : i + _AT_ONCE] for i in range(0, len(names), _AT_ONCE)]
 
 
 async def test_probe_shapes_are_answered_fast_while_another_tenant_recalls(server: Server) -> None:
-    probes: dict[str, dict[str, object]] = {
+    probes: dict[str, dict[str, Any]] = {
         f"probe {name}": {"text": t} for name, t in _probe_texts().items()
     }
     probes["probe metadata"] = {"text": "a note", "metadata": _probe_metadata()}
-    notes: dict[str, dict[str, object]] = {
+    notes: dict[str, dict[str, Any]] = {
         f"notes {n}": {"text": _note_text(n)} for n in range(len(probes))
     }
     figures = _Figures()
     async with _client(server, "key-a") as a, _client(server, "key-b") as b:
         for city in ("Lisbon", "Oslo", "Kyoto", "Lima", "Quito"):
-            r = await b.post("/v1/memories", json={"text": f"Maria moved to {city} for work."})
-            assert r.status_code == 201
+            await b.store(f"Maria moved to {city} for work.")
         await settle(b)
         stop = asyncio.Event()
         loop = asyncio.create_task(_recall_loop(b, stop, figures))

@@ -1,6 +1,8 @@
 """Issue 33, A and B: Redis restarted while 2,000 memories are being written through a real
 server. Every acknowledged write is kept, reaches the graph, and `/v1/pipeline` drains to 0
-(it reported `pending: 3414` for good when Redis's lag came back null after the restart)."""
+(it reported `pending: 3414` for good when Redis's lag came back null after the restart).
+Through pcm-client, without its own retries: the test retries each batch itself, with the
+same Idempotency-Key, to count the writes that met the restart."""
 
 from __future__ import annotations
 
@@ -10,10 +12,10 @@ import time
 import uuid
 from pathlib import Path
 
-import httpx
 import pytest
 
 from pcm_cli.testing import server_process
+from pcm_client import NO_RETRY, AsyncPcmClient, Conflict, TransportError, Unavailable
 from pcm_common.stores.graph.neo4j.store import Neo4jGraphStore
 from tests.conftest import KEYS, NEO4J_URI, service_env
 from tests.redis_server import PrivateRedis, private_redis
@@ -32,26 +34,21 @@ def _text(n: int) -> str:
     return f"Note {n}: {who} met {other} in {CITIES[(n // 64) % 8]} about order {n * 7 + 3}."
 
 
-async def _store(
-    c: httpx.AsyncClient, start: int, acked: dict[int, str], half: asyncio.Event
-) -> int:
-    """One batch, retried with the same Idempotency-Key until it is answered 2xx; returns
-    how many tries it took."""
-    body = {"memories": [{"text": _text(n)} for n in range(start, start + BATCH)]}
-    headers = {"Idempotency-Key": uuid.uuid4().hex}
+async def _store(c: AsyncPcmClient, start: int, acked: dict[int, str], half: asyncio.Event) -> int:
+    """One batch, retried with the same Idempotency-Key until it is stored; returns how many
+    tries it took."""
+    batch = [{"text": _text(n)} for n in range(start, start + BATCH)]
+    key = uuid.uuid4().hex
     for tries in range(1, 200):
         try:
-            r = await c.post("/v1/memories:batch", json=body, headers=headers)
-        except httpx.TransportError:
+            out = await c.store_batch(batch, idempotency_key=key)
+        except (TransportError, Unavailable, Conflict):
+            # Redis away (503), the first try still in progress (409), no answer.
             await asyncio.sleep(0.5)
             continue
-        if r.status_code in (503, 409):
-            await asyncio.sleep(0.5)
-            continue
-        assert r.status_code == 201, r.text
-        for n, result in enumerate(r.json()["results"]):
-            assert result["status"] == "created", (tries, result)
-            acked[start + n] = result["id"]
+        for n, result in enumerate(out.results):
+            assert result.status == "created", (tries, result)
+            acked[start + n] = str(result.id)
         if len(acked) >= MEMORIES // 2:
             half.set()
         return tries
@@ -82,10 +79,10 @@ async def _graph_has(tenant: str, ids: list[str], within_s: float) -> float:
         await graph.close()
 
 
-async def _drained(c: httpx.AsyncClient, within_s: float) -> float:
+async def _drained(c: AsyncPcmClient, within_s: float) -> float:
     started = time.monotonic()
     while True:
-        status = (await c.get("/v1/pipeline")).json()
+        status = await c.pipeline()
         waited = time.monotonic() - started
         if status["pending"] == 0:
             return waited
@@ -97,8 +94,7 @@ async def test_writes_survive_a_redis_restart_and_the_pipeline_drains(tmp_path: 
     async with private_redis(tmp_path / "redis") as redis:
         env = {**service_env(tmp_path, redis.url), "PCM_LOG_LEVEL": "ERROR"}
         async with server_process(env) as url:
-            auth = {"Authorization": "Bearer key-a"}
-            async with httpx.AsyncClient(base_url=url, headers=auth, timeout=60) as c:
+            async with AsyncPcmClient(url, "key-a", timeout=60, retry=NO_RETRY) as c:
                 acked: dict[int, str] = {}
                 half = asyncio.Event()
                 starts = list(range(0, MEMORIES, BATCH))
@@ -114,15 +110,7 @@ async def test_writes_survive_a_redis_restart_and_the_pipeline_drains(tmp_path: 
 
                 ids = list(acked.values())
                 assert len(set(ids)) == MEMORIES
-                stored: set[str] = set()
-                offset: str | None = None
-                while True:
-                    params = {"limit": 500, **({"offset": offset} if offset else {})}
-                    page = (await c.get("/v1/memories", params=params)).json()
-                    stored.update(m["id"] for m in page["items"])
-                    offset = page["next_offset"]
-                    if not offset:
-                        break
+                stored = {m["id"] async for m in c.iter_memories(page_size=500)}
                 assert stored == set(ids), "acknowledged writes lost"
 
                 in_graph = await _graph_has(KEYS["key-a"], ids, within_s=60)

@@ -4,6 +4,7 @@ run, as a restarted process does (`pcm_common.data.reembed`)."""
 
 from __future__ import annotations
 
+import asyncio
 import uuid
 from collections.abc import AsyncIterator
 from pathlib import Path
@@ -150,5 +151,77 @@ async def test_a_stopped_job_continues_from_its_checkpoint(tmp_path: Path) -> No
         assert third.settings.embedding_model == TO_MODEL
     finally:
         await third.aclose()
+        await redis.flushdb()
+        await redis.aclose()
+
+
+async def test_writes_during_the_switch_reach_the_new_store(tmp_path: Path) -> None:
+    """A payload change and a new memory written while the stores change places are in
+    the store the job switched to: dual writes stay on until the swap is made, so a write
+    then waits for it instead of landing in the old store, which goes (the PATCH the
+    end-to-end test once lost: 200, then `pinned` false after the switch). A memory
+    embedded with the old model and written just after the switch gets the new one's
+    vector."""
+    redis_url = f"{TEST_REDIS}/13"
+    redis = Redis.from_url(redis_url)
+    await redis.flushdb()
+    settings = PcmSettings(
+        redis_url=redis_url, qdrant_path=tmp_path / "shard", embedding_model=FROM_MODEL
+    )
+    res = Resources(settings)
+    try:
+        await res.open_vectors()
+        vecs = await Embedder(FROM_MODEL).embed(TEXTS)
+        points = [_point("t", text, v) for text, v in zip(TEXTS, vecs, strict=True)]
+        await res.vectors.upsert(points)
+        await redis.sadd(keys.TENANTS, "t")
+        target = points[3].id
+        late_text = "A late note: the zinc shipment arrives on dock 2."
+        late = _point("t", late_text, (await Embedder(FROM_MODEL).embed([late_text]))[0])
+
+        # The writes start as the switch does, and go as far as they can (a second) before
+        # the stores change places.
+        adapter = res.dual_writes.inner
+        real_replace = adapter.replace_with
+        writes: list[asyncio.Task[Any]] = []
+
+        async def replace_with(other: VectorStore) -> None:
+            writes.append(
+                asyncio.create_task(res.vectors.set_payload("t", target, {"pinned": True}))
+            )
+            writes.append(asyncio.create_task(res.vectors.upsert([late])))
+            await asyncio.wait(writes, timeout=1.0)
+            await real_replace(other)
+
+        adapter.replace_with = replace_with  # type: ignore[method-assign]
+        job = Reembedding(res, page=16)
+        await job.start(TO_MODEL)
+        await job.wait()
+        assert (await job.status())["status"] == "done"
+        assert writes and (await writes[0]) is True
+        await writes[1]
+
+        got = await res.vectors.get("t", [target, late.id], with_vectors=True)
+        by_id = {p.id: p for p in got}
+        assert by_id[target].payload.get("pinned") is True, by_id[target].payload
+        assert late.id in by_id, "a memory written during the switch was lost"
+        # ... with the new model's vector: the adapter holds the new store now.
+        want = (await Embedder(TO_MODEL).embed([late_text]))[0]
+        dot = sum(a * b for a, b in zip(by_id[late.id].vector or [], want, strict=True))
+        assert dot > 0.9999, dot
+
+        # A writer that embedded before the switch and upserts after it: the point is
+        # embedded again with the new model (`AFTER_SWITCH_S`).
+        later_text = "A later note: the tin shipment arrives on dock 5."
+        old_vec = (await Embedder(FROM_MODEL).embed([later_text]))[0]
+        new_vec = (await Embedder(TO_MODEL).embed([later_text]))[0]
+        assert sum(a * b for a, b in zip(old_vec, new_vec, strict=True)) < 0.9999
+        later = _point("t", later_text, old_vec)
+        await res.vectors.upsert([later])
+        (got_later,) = await res.vectors.get("t", [later.id], with_vectors=True)
+        dot = sum(a * b for a, b in zip(got_later.vector or [], new_vec, strict=True))
+        assert dot > 0.9999, dot
+    finally:
+        await res.aclose()
         await redis.flushdb()
         await redis.aclose()

@@ -51,9 +51,13 @@ def test_digest_is_sha256_and_keys_are_32_random_bytes() -> None:
 
 
 def test_configured_keys_are_held_by_digest_only() -> None:
-    s = settings(api_keys={"secret-a": "ta"}, admin_keys={"secret-admin": "tb"})
+    s = settings(
+        api_keys={"secret-a": "ta"},
+        admin_keys={"secret-admin": "tb"},
+        operator_keys={"secret-op": "tc"},
+    )
     table = configured_keys(s)
-    for secret in ("secret-a", "secret-admin", s.dev_api_key):
+    for secret in ("secret-a", "secret-admin", "secret-op", s.dev_api_key):
         assert secret not in table and digest(secret) in table
     assert not any("secret" in p.key_id for p in table.values())
 
@@ -123,6 +127,33 @@ def test_required_role() -> None:
     assert required_role("GET", "/v1/jobs") == "data"
     assert required_role("POST", "/v1/memories") == "data"
     assert required_role("POST", "/v1/recall") == "data"
+    # Re-embedding moves every tenant's vectors: an operator's, whichever the method.
+    assert required_role("POST", "/v1/admin/reembed") == "operator"
+    assert required_role("GET", "/v1/admin/reembed") == "operator"
+
+
+async def test_only_operator_keys_reach_the_store_wide_routes() -> None:
+    store = FakeStore({digest("k-stored"): record(role="admin")})
+    s = settings(
+        api_keys={"k-api": "ta", "k-both": "ta"},
+        admin_keys={"k-admin": "ta"},
+        operator_keys={"k-op": "tops", "k-both": "ta"},
+    )
+    g = guard(s, store, [0.0])
+    for key in ("k-api", "k-admin", "k-stored"):  # a tenant's admin keys
+        assert (await g.resolve(key)).role == "admin"
+        with pytest.raises(Refusal) as refused:
+            await g.admit(key, "POST", "/v1/admin/reembed")
+        assert (refused.value.status, refused.value.code) == (403, "operator_only")
+        assert "PCM_OPERATOR_KEYS" in (refused.value.detail or "")
+    op = await g.admit("k-op", "GET", "/v1/admin/reembed")
+    assert (op.tenant, op.role, op.operator) == ("tops", "admin", True)
+    # An operator key is its tenant's admin key too; listed twice, it is an operator's.
+    assert (await g.admit("k-op", "POST", "/v1/jobs/{name}")).tenant == "tops"
+    assert (await g.admit("k-both", "POST", "/v1/admin/reembed")).tenant == "ta"
+    # The dev key serves a development machine only: its one user is the operator.
+    assert (await g.admit(s.dev_api_key, "POST", "/v1/admin/reembed")).operator
+    assert not (await g.resolve("k-stored")).operator
 
 
 def test_parse_duration() -> None:

@@ -1,4 +1,5 @@
-"""`pcm reembed --model NAME`: move the store to another embedding model (an admin key's;
+"""`pcm reembed --model NAME`: move the store to another embedding model (an operator
+key's: PCM_OPERATOR_KEYS or the dev key;
 `POST /v1/admin/reembed`), following the job with a progress bar until the store has
 switched; `pcm reembed --status` shows the last job. Recall keeps answering meanwhile."""
 
@@ -42,7 +43,9 @@ def reembed(
 ) -> None:
     """Move the vector store to another embedding model: new vectors are built beside the
     old ones, reads switch when they are complete, the old ones are removed. Running it
-    again while a job runs follows that job. Needs an admin key."""
+    again while a job runs follows that job. It moves every tenant's vectors, so it needs an
+    operator key (PCM_OPERATOR_KEYS on the server, or the dev key): a tenant's admin key is
+    refused (403 operator_only)."""
     if not status and not model:
         raise typer.BadParameter("name the --model to move to, or ask for --status")
 

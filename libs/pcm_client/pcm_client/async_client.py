@@ -152,12 +152,13 @@ class AsyncPcmClient(ClientBase):
 
     async def reembed(self, model: str, *, timeout_s: float | None = None) -> ReembedOut:
         """Start moving the store to embedding model `model` (or continue a stopped job
-        for it); `reembed_status` follows it. An admin key's; `ReembedRunning` while a
-        job runs, `ValidationError` (unknown_model) for a model it cannot move to."""
+        for it); `reembed_status` follows it. An operator key's (`OperatorOnly` for
+        any other); `ReembedRunning` while a job runs, `ValidationError` (unknown_model)
+        for a model it cannot move to."""
         return await self.send(calls.reembed(model), timeout_s)
 
     async def reembed_status(self, *, timeout_s: float | None = None) -> ReembedOut:
-        """The last re-embedding job and the store's model now (an admin key's)."""
+        """The last re-embedding job and the store's model now (an operator key's)."""
         return await self.send(calls.reembed_status(), timeout_s)
 
     async def erase(

@@ -6,7 +6,8 @@ the server's body (`{"error": code, "detail": ...}`, DESIGN §4), else by the st
     │   ├── BadRequest            400 malformed_json
     │   ├── Unauthorized          401 missing_api_key, unknown_api_key
     │   ├── Forbidden             403 forbidden (a data key on an admin route)
-    │   │   └── CaptureRefused    403 capture_refused (the scope keeps hook captures only)
+    │   │   ├── CaptureRefused    403 capture_refused (the scope keeps hook captures only)
+    │   │   └── OperatorOnly      403 operator_only (re-embedding: PCM_OPERATOR_KEYS only)
     │   ├── NotFound              404 memory_not_found, policy_not_found, unknown_job, ...
     │   ├── Conflict              409 key_not_active, idempotency_key_in_progress
     │   │   ├── JobRunning        409 job_running
@@ -91,6 +92,11 @@ class CaptureRefused(Forbidden):
     pass
 
 
+class OperatorOnly(Forbidden):
+    """A route over every tenant's data (re-embedding) called with a key that is not an
+    operator's: a tenant's admin key too."""
+
+
 class NotFound(ApiError):
     pass
 
@@ -142,6 +148,7 @@ BY_CODE: dict[str, type[ApiError]] = {
     "unauthorized": Unauthorized,
     "forbidden": Forbidden,
     "capture_refused": CaptureRefused,
+    "operator_only": OperatorOnly,
     "not_found": NotFound,
     "memory_not_found": NotFound,
     "policy_not_found": NotFound,

@@ -1,6 +1,8 @@
 """`POST /v1/admin/reembed` moves the vector store to another embedding model, and `GET`
-tells how far it is (`pcm_common.data.reembed`). An admin key's: it rewrites every
-tenant's vectors (`pcm_common.access.auth.required_role`)."""
+tells how far it is (`pcm_common.data.reembed`). An operator key's only (PCM_OPERATOR_KEYS,
+or the dev key): it rewrites every tenant's vectors and changes the model every tenant's
+recall uses, so a tenant's admin key gets 403 `operator_only`
+(`pcm_common.access.auth.OPERATOR_ROUTES`)."""
 
 from __future__ import annotations
 
@@ -46,7 +48,8 @@ def _job(request: Request) -> Reembedding:
 async def start_reembed(body: ReembedIn, request: Request, _: Tenant) -> ReembedOut:
     """Start moving the store's vectors to `model` (or continue a job for it that
     stopped); recall keeps answering, and switches to the new vectors when they are
-    complete. `GET` follows it."""
+    complete. `GET` follows it. An operator key's (PCM_OPERATOR_KEYS): any other gets 403
+    `operator_only`."""
     if getattr(request.app.state, "recall", None) is None:
         # Dual writes and the query model's switch are this process's own.
         raise ApiError(
@@ -67,5 +70,6 @@ async def start_reembed(body: ReembedIn, request: Request, _: Tenant) -> Reembed
 
 @router.get("/reembed", response_model=ReembedOut)
 async def reembed_status(request: Request, _: Tenant) -> ReembedOut:
-    """The last re-embedding job (status `none`: there was none) and the store's model."""
+    """The last re-embedding job (status `none`: there was none) and the store's model
+    (an operator key's, as `POST`)."""
     return ReembedOut.model_validate(await _job(request).status())

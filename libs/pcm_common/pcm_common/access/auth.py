@@ -1,7 +1,8 @@
 """Who is calling and may they: an API key resolved to its tenant and role, the role a
 route needs, and the caller's rate limit. `pcm_common.runtime.http.tenant_of` runs it per request.
 
-Keys come from two places: the configuration (PCM_API_KEYS, PCM_ADMIN_KEYS, the dev key),
+Keys come from two places: the configuration (PCM_API_KEYS, PCM_ADMIN_KEYS,
+PCM_OPERATOR_KEYS, the dev key),
 held in memory by digest, and the Redis key store (`pcm_common.access.apikeys`), read through a
 per-process cache of at most `api_key_cache_s` (0.5 s by default): a key created or rotated
 on one replica works on every replica, and a revoked one stops working, within that time,
@@ -14,7 +15,7 @@ import math
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Literal
 
 from redis.asyncio import Redis
 
@@ -30,6 +31,13 @@ class Principal:
     tenant: str
     role: Role
     key_id: str  # a stored key's id, or "env-<digest prefix>" for a configured key
+    # A configured operator key (PCM_OPERATOR_KEYS, or the dev key): may also run what
+    # moves every tenant's data (OPERATOR_ROUTES). Never a stored key.
+    operator: bool = False
+
+
+# What a route needs: a key's role, or an operator key (`Principal.operator`).
+Need = Literal["data", "admin", "operator"]
 
 
 class Refusal(Exception):
@@ -51,12 +59,18 @@ class Refusal(Exception):
 DATA_JOBS = frozenset({"consolidation"})
 # Routes that change a tenant's data in bulk: erasing a user or scope, importing.
 BULK_ROUTES = frozenset({("DELETE", "/v1/memories"), ("POST", "/v1/import")})
+# Routes over the whole store, every tenant's data: a tenant's admin key must not start or
+# watch them (re-embedding rewrites every tenant's vectors and changes the model all use).
+OPERATOR_ROUTES = frozenset({"/v1/admin/reembed"})
 
 
-def required_role(method: str, route_path: str, params: Mapping[str, Any] | None = None) -> Role:
-    """`admin` for what changes data in bulk or administers keys: running a lifecycle job
-    (POST /v1/jobs/{name}, but those in DATA_JOBS), BULK_ROUTES and /v1/admin/*; `data` (which admin
-    keys also have) for everything else."""
+def required_role(method: str, route_path: str, params: Mapping[str, Any] | None = None) -> Need:
+    """`operator` for OPERATOR_ROUTES; `admin` for what changes data in bulk or administers
+    keys: running a lifecycle job (POST /v1/jobs/{name}, but those in DATA_JOBS),
+    BULK_ROUTES and the rest of /v1/admin/*; `data` (which admin keys also have) for
+    everything else."""
+    if route_path in OPERATOR_ROUTES:
+        return "operator"
     if route_path.startswith("/v1/admin/"):
         return "admin"
     if method == "POST" and route_path.startswith("/v1/jobs/"):
@@ -68,19 +82,24 @@ def required_role(method: str, route_path: str, params: Mapping[str, Any] | None
 
 def configured_keys(s: PcmSettings) -> dict[str, Principal]:
     """The keys from the configuration, by digest. PCM_API_KEYS get `api_keys_role`
-    (admin unless set to data, as before roles existed); PCM_ADMIN_KEYS are admin."""
+    (admin unless set to data, as before roles existed); PCM_ADMIN_KEYS are admin;
+    PCM_OPERATOR_KEYS are admin and operator (a key listed twice takes the last of these).
+    The dev key is an operator's too: it serves only a development machine (`pcm dev`;
+    `pcm serve` refuses it elsewhere), whose one user runs `pcm reembed` with it."""
     by_digest: dict[str, Principal] = {}
 
-    def add(key: str, tenant: str, role: Role) -> None:
+    def add(key: str, tenant: str, role: Role, operator: bool = False) -> None:
         d = digest(key)
-        by_digest[d] = Principal(tenant, role, f"env-{d[:12]}")
+        by_digest[d] = Principal(tenant, role, f"env-{d[:12]}", operator)
 
     if s.dev_key_enabled:
-        add(s.dev_api_key, DEV_TENANT, "admin")
+        add(s.dev_api_key, DEV_TENANT, "admin", operator=True)
     for key, tenant in s.api_keys.items():
         add(key, tenant, s.api_keys_role)
     for key, tenant in s.admin_keys.items():
         add(key, tenant, "admin")
+    for key, tenant in s.operator_keys.items():
+        add(key, tenant, "admin", operator=True)
     return by_digest
 
 
@@ -111,7 +130,14 @@ class Guard:
         params: Mapping[str, Any] | None = None,
     ) -> Principal:
         principal = await self.resolve(secret)
-        if required_role(method, route_path, params) == "admin" and principal.role != "admin":
+        need = required_role(method, route_path, params)
+        if need == "operator" and not principal.operator:
+            raise Refusal(
+                403,
+                "operator_only",
+                "this acts on every tenant's data: it needs an operator key (PCM_OPERATOR_KEYS)",
+            )
+        if need == "admin" and principal.role != "admin":
             raise Refusal(403, "forbidden", "this needs an admin key")
         retry = await self.limiter.check(principal.key_id, principal.tenant)
         if retry is not None:

@@ -202,7 +202,7 @@ class Reembedding:
             # Also when continuing a switch that failed: writes made since went to the old
             # store only.
             await self._agree(side, embedder)
-            await self._switch(rec, side)
+            await self._switch(rec)
             await self._finish(rec, embedder)
         except asyncio.CancelledError:
             raise
@@ -307,10 +307,11 @@ class Reembedding:
                 break
         log.info("reembed_agreed", fixed=fixed, removed=removed)
 
-    async def _switch(self, rec: dict[str, str], side: VectorStore) -> None:
+    async def _switch(self, rec: dict[str, str]) -> None:
         async with self.dual.lock:
-            self.dual.stop_dual_writes()
-            await self.dual.inner.replace_with(side)
+            # Dual writes stay on until the swap is made (`DualWriteStore.switch`): a write
+            # meanwhile waits, rather than landing in the old store only and being lost.
+            await self.dual.switch()
             self.res.use_embedding_model(rec["model"])
         log.info("reembed_switched", job=rec.get("id"), model=rec["model"])
 

@@ -105,6 +105,10 @@ class PcmSettings(BaseSettings):
     api_keys_role: Literal["admin", "data"] = "admin"
     # More configured keys, always admin: JSON object {"key": "tenant"}.
     admin_keys: dict[str, str] = Field(default_factory=dict)
+    # Operator keys, JSON object {"key": "tenant"}: admin keys of that tenant that alone may
+    # also run what moves every tenant's data (re-embedding the store, /v1/admin/reembed).
+    # Configured only: no key store call or tenant admin can make one.
+    operator_keys: dict[str, str] = Field(default_factory=dict)
     dev_key_enabled: bool = True
     dev_api_key: str = DEV_API_KEY
     # "dev" allows `pcm serve` to start with the dev key on; `pcm dev` sets it itself.
@@ -179,7 +183,7 @@ class PcmSettings(BaseSettings):
             raise ValueError(why)
         return self
 
-    @field_validator("api_keys", "admin_keys", mode="before")
+    @field_validator("api_keys", "admin_keys", "operator_keys", mode="before")
     @classmethod
     def _parse_keys(cls, v: Any) -> Any:
         if isinstance(v, str):

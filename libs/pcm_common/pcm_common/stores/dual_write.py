@@ -13,11 +13,25 @@ While a job runs, writes and the job's copying of a page take `lock` in turn: a 
 again and written under it, so a payload change made between the job's first read and its
 write is never lost (the change either lands before the fresh read or finds the point
 copied). Without a job the lock is not taken and a write costs what it did.
+
+The switch (`switch`, under `lock`) keeps dual writes on until the stores have changed
+places: a write that came while dual writes were off but before the swap would take the
+no-lock path, land in the old store only, and be lost when the new one replaced it (a PATCH
+answered 200 whose change was gone after the switch). So a write arriving during the switch
+waits for the lock, and finds the adapter holding the new store when it gets it; an upsert
+then writes the new model's vectors, which it made for the store beside.
+
+A writer embeds before it upserts (the ingest writer checks twins and assigns episodes in
+between), so an upsert that comes just after the switch may carry the old model's vectors:
+for `AFTER_SWITCH_S` after it, an upsert's points are embedded again with the new model
+(the same vector where the writer used it already; for a model of another dimension, a
+write that would otherwise fail).
 """
 
 from __future__ import annotations
 
 import asyncio
+import time
 from collections.abc import AsyncIterator, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -35,6 +49,10 @@ from pcm_common.stores.vectors import (
 if TYPE_CHECKING:
     from pcm_common.models.embeddings import Embedder
 
+# How long after a switch upserts are embedded again with the new model (module docstring):
+# far longer than a writer's embed-to-upsert gap.
+AFTER_SWITCH_S = 30.0
+
 
 @dataclass
 class Beside:
@@ -42,6 +60,9 @@ class Beside:
 
     store: VectorStore
     embedder: Embedder
+    # Set by `switch` once `store` has replaced the adapter's contents: the adapter holds
+    # this model's vectors from then on.
+    switched: bool = False
 
 
 class DualWriteStore(VectorStore):
@@ -51,6 +72,8 @@ class DualWriteStore(VectorStore):
         self.inner = inner
         self.beside_store: Beside | None = None
         self.lock = asyncio.Lock()
+        # The model the last switch moved to, and when (monotonic seconds).
+        self._switched: tuple[Embedder, float] | None = None
 
     def start_dual_writes(self, store: VectorStore, embedder: Embedder) -> None:
         self.beside_store = Beside(store, embedder)
@@ -58,23 +81,42 @@ class DualWriteStore(VectorStore):
     def stop_dual_writes(self) -> None:
         self.beside_store = None
 
+    async def switch(self) -> None:
+        """The store beside replaces the adapter's contents (`VectorStore.replace_with`)
+        and dual writes end; call holding `lock`. `beside_store` stays set until the swap
+        is made, so that no write takes the no-lock path to the old store meanwhile
+        (module docstring)."""
+        side = self.beside_store
+        if side is None:
+            raise RuntimeError("no store beside to switch to")
+        await self.inner.replace_with(side.store)
+        side.switched = True
+        self._switched = (side.embedder, time.monotonic())
+        self.beside_store = None
+
     # ---- writes: both stores while a job runs ----------------------------------------
 
     async def upsert(self, points: Sequence[VectorPoint]) -> None:
         side = self.beside_store
         if side is None:
-            return await self.inner.upsert(points)
+            after = self._switched
+            if after is None or time.monotonic() - after[1] > AFTER_SWITCH_S:
+                return await self.inner.upsert(points)
+            # Just switched: these may have been embedded with the old model.
+            return await self.inner.upsert(await _embedded(after[0], points))
         # Embedded before taking the lock: other writes do not wait for the model.
         vecs = await side.embedder.embed([str(p.payload.get("text") or "") for p in points])
+        fresh = [
+            VectorPoint(p.id, v, p.payload, p.sparse) for p, v in zip(points, vecs, strict=True)
+        ]
         async with self.lock:
+            if side.switched:
+                # The stores changed places while this waited: the adapter holds the new
+                # model's vectors now, and `points` carry the old one's.
+                return await self.inner.upsert(fresh)
             await self.inner.upsert(points)
             if self.beside_store is side:
-                await side.store.upsert(
-                    [
-                        VectorPoint(p.id, v, p.payload, p.sparse)
-                        for p, v in zip(points, vecs, strict=True)
-                    ]
-                )
+                await side.store.upsert(fresh)
 
     async def set_payload(self, tenant: str, point_id: str, patch: dict[str, Any]) -> bool:
         return (await self.set_payload_many(tenant, [(point_id, patch)]))[0]
@@ -238,3 +280,9 @@ class DualWriteStore(VectorStore):
         if side is not None:
             await side.store.close()
         await self.inner.close()
+
+
+async def _embedded(embedder: Embedder, points: Sequence[VectorPoint]) -> list[VectorPoint]:
+    """`points` with `embedder`'s vectors of their texts."""
+    vecs = await embedder.embed([str(p.payload.get("text") or "") for p in points])
+    return [VectorPoint(p.id, v, p.payload, p.sparse) for p, v in zip(points, vecs, strict=True)]

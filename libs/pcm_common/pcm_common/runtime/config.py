@@ -31,6 +31,9 @@ class PcmSettings(BaseSettings):
     redis_url: str = Field(
         "redis://127.0.0.1:6379/0", validation_alias=AliasChoices("REDIS_URL", "PCM_REDIS_URL")
     )
+    # Redis Cluster: `redis_url` names any one node (a `redis+cluster://` URL says the same).
+    # Keys of one tenant share a hash slot; how the streams spread: docs/cluster.md.
+    redis_cluster: bool = False
     # Qdrant server URL; when empty the embedded Qdrant Edge shard at `qdrant_path` is used.
     qdrant_url: str = Field("", validation_alias=AliasChoices("QDRANT_URL", "PCM_QDRANT_URL"))
     qdrant_api_key: str = Field(

@@ -40,6 +40,9 @@ class PcmSettings(BaseSettings):
         "", validation_alias=AliasChoices("QDRANT_API_KEY", "PCM_QDRANT_API_KEY")
     )
     qdrant_path: Path = Path("var/qdrant-edge")
+    # With a Qdrant server: tenants' points in this many shard keys (custom sharding, set
+    # when the collection is made; 0: Qdrant's automatic sharding). docs/cluster.md.
+    qdrant_shard_groups: int = Field(0, ge=0, le=4096)
     # Largest Qdrant Edge segment the optimizer builds, in KB of vectors (0: Qdrant's own
     # default, one ever-growing segment): a build holds the interpreter lock, so its
     # stalls stay bounded. Why 20,000: docs/decisions/0001-edge-segment-cap.md.

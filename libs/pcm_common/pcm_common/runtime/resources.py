@@ -91,6 +91,7 @@ class Resources:
                 api_key=s.qdrant_api_key,
                 collection=s.collection,
                 dim=s.embedding_dim,
+                shard_groups=s.qdrant_shard_groups,
             )
         from pcm_common.stores.qdrant.edge.store import EdgeVectorStore
 

@@ -9,7 +9,13 @@ from __future__ import annotations
 
 import uuid
 from collections import Counter
+from types import SimpleNamespace
 from typing import Any
+
+import pytest
+from httpx import Headers
+from qdrant_client import models
+from qdrant_client.http.exceptions import UnexpectedResponse
 
 from pcm_common.runtime.config import PcmSettings
 from pcm_common.stores.qdrant.server import ServerVectorStore
@@ -104,3 +110,65 @@ async def test_an_unsharded_store_names_no_shard_key() -> None:
     await store.search("A", rand_vec(), limit=3)
     assert spy.calls and all("shard_key_selector" not in kw for _, kw in spy.calls)
     await store.close()
+
+
+class FakeServer:
+    """The few calls `ensure_collection` makes of a server, for what local mode skips: an
+    existing collection with the given sharding method, and the shard keys made."""
+
+    def __init__(self, method: models.ShardingMethod | None, existing: set[str]) -> None:
+        self.method = method
+        self.keys = set(existing)
+        self.made: list[str] = []
+
+    async def collection_exists(self, name: str) -> bool:
+        return True
+
+    async def get_collection(self, name: str) -> Any:
+        params = SimpleNamespace(sharding_method=self.method)
+        return SimpleNamespace(config=SimpleNamespace(params=params))
+
+    async def create_shard_key(self, name: str, key: str) -> bool:
+        if key in self.keys:
+            raise UnexpectedResponse(400, "Bad Request", b"Shard key g0 already exists", Headers())
+        self.keys.add(key)
+        self.made.append(key)
+        return True
+
+    async def create_payload_index(self, *args: Any, **kwargs: Any) -> None:
+        return None
+
+
+def _server_store(groups: int, fake: FakeServer) -> ServerVectorStore:
+    # Built in local mode (no connection tried), then taken for a server's store.
+    store = ServerVectorStore(location=":memory:", dim=DIM, shard_groups=groups)
+    store._local = False
+    store._client = fake  # type: ignore[assignment]
+    return store
+
+
+async def test_a_sharded_collection_gets_every_shard_key_once() -> None:
+    fake = FakeServer(models.ShardingMethod.CUSTOM, existing={"g0"})
+    store = _server_store(3, fake)
+    await store.ensure_collection()
+    assert fake.made == ["g1", "g2"] and fake.keys == {"g0", "g1", "g2"}
+    await store.ensure_collection()  # every key exists: nothing made, nothing raised
+    assert fake.made == ["g1", "g2"]
+    assert store.shard_groups == 3
+
+
+async def test_an_unsharded_collection_is_served_unsharded() -> None:
+    fake = FakeServer(models.ShardingMethod.AUTO, existing=set())
+    store = _server_store(3, fake)
+    await store.ensure_collection()
+    assert store.shard_groups == 0 and fake.made == []
+    assert store._shard("acme") == {}
+    # Its successor, built by a re-embedding job, is made with the setting.
+    assert isinstance(store.beside("next", DIM), ServerVectorStore)
+    assert store.beside("next", DIM).shard_groups == 3
+
+
+async def test_a_sharded_collection_needs_the_setting() -> None:
+    store = _server_store(0, FakeServer(models.ShardingMethod.CUSTOM, existing=set()))
+    with pytest.raises(ValueError, match="PCM_QDRANT_SHARD_GROUPS"):
+        await store.ensure_collection()

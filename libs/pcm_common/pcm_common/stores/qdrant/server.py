@@ -152,6 +152,9 @@ class ServerVectorStore(VectorStore):
         # Custom sharding by tenant (`sharding`): every call that names a tenant names its
         # shard key. Local mode takes the argument and ignores it (it keeps no shards).
         self.shard_groups = shard_groups
+        # What the setting asks for; `shard_groups` is what the collection in use takes (0
+        # on a collection made without custom sharding, until a re-embedding replaces it).
+        self._wanted_groups = shard_groups
         self._local = location is not None or path is not None
         # A store made `beside` another shares its client (and does not close it): one
         # local-mode instance holds both collections, and the alias switch needs both.
@@ -184,8 +187,7 @@ class ServerVectorStore(VectorStore):
                 # Another replica created it between the check and the create.
                 if not await self._client.collection_exists(self.collection):
                     raise
-        if self.shard_groups:
-            await self._ensure_shard_keys()
+        await self._ensure_shard_keys()
         indexes: list[tuple[str, Any]] = [
             (
                 name,
@@ -207,17 +209,28 @@ class ServerVectorStore(VectorStore):
                 )
 
     async def _ensure_shard_keys(self) -> None:
-        """The collection's shard keys, made once; a collection made without custom
-        sharding cannot take them (its points stay where they are: the setting is refused,
-        not half applied)."""
+        """The collection's shard keys, made once. A collection made without custom sharding
+        cannot take them (its points cannot move in place): it is served unsharded, and a
+        re-embedding builds its successor sharded. A custom-sharded collection needs the
+        setting: its writes must name a shard key."""
         if self._local:
             return  # local mode keeps no shards: the shard key arguments are ignored there
         info = await self._client.get_collection(self.collection)
-        if info.config.params.sharding_method != models.ShardingMethod.CUSTOM:
+        custom = info.config.params.sharding_method == models.ShardingMethod.CUSTOM
+        if custom and not self.shard_groups:
             raise ValueError(
-                f"collection {self.collection} was made without custom sharding: unset "
-                "PCM_QDRANT_SHARD_GROUPS, or re-embed into a new collection (docs/cluster.md)"
+                f"collection {self.collection} is sharded by tenant: set "
+                "PCM_QDRANT_SHARD_GROUPS to the number it was made with (docs/cluster.md)"
             )
+        if not custom:
+            if self.shard_groups:
+                log.warning(
+                    "qdrant_collection_not_sharded",
+                    collection=self.collection,
+                    hint="served unsharded; re-embedding builds a sharded one",
+                )
+            self.shard_groups = 0
+            return
         for key in shard_keys(self.shard_groups):
             try:
                 await self._client.create_shard_key(self.collection, key)
@@ -489,7 +502,7 @@ class ServerVectorStore(VectorStore):
         other = ServerVectorStore.__new__(ServerVectorStore)
         other.collection = f"{self.collection}__{name}"
         other.dim = dim
-        other.shard_groups = self.shard_groups
+        other.shard_groups = other._wanted_groups = self._wanted_groups
         other._local = self._local
         other._owns_client = False
         other._client = self._client
@@ -528,6 +541,7 @@ class ServerVectorStore(VectorStore):
         if before is not None and before != other.collection:
             await self._client.delete_collection(before)
         self.dim = other.dim
+        self.shard_groups = other.shard_groups
 
     async def drop(self) -> None:
         await self._client.delete_collection(self.collection)

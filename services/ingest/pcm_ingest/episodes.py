@@ -52,7 +52,7 @@ class EpisodeAssigner:
             return
         async with self.redis.pipeline(transaction=False) as pipe:
             for r in todo:
-                args = [
+                args: list[str | float] = [
                     r.created_at.timestamp(),
                     self.gap_s,
                     f"{AUTO_PREFIX}{uuid.uuid4().hex[:16]}",

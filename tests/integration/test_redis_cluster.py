@@ -11,6 +11,7 @@ import json
 import os
 import random
 import uuid
+import warnings
 from collections.abc import AsyncIterator
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -28,7 +29,7 @@ from pcm_common.access.ratelimit import RateLimiter
 from pcm_common.data.erasure_scrub import scrub_keys
 from pcm_common.messaging import outbox
 from pcm_common.messaging.bus import Bus, pipeline_status, trim_processed
-from pcm_common.messaging.events import MemoryWritten
+from pcm_common.messaging.events import STREAM_DLQ, STREAM_WRITTEN, MemoryWritten
 from pcm_common.messaging.stream_batches import Outcome
 from pcm_common.runtime.config import PcmSettings
 from pcm_common.stores.qdrant.edge.store import EdgeVectorStore
@@ -42,6 +43,7 @@ from pcm_common.stores.redis.routines import RoutineIndex
 from pcm_common.stores.redis.strength_overlay import StrengthOverlayStore
 from pcm_common.stores.vectors import VectorPoint
 from pcm_ingest.idempotency import IdempotencyKeys, Stored, WritePlan
+from pcm_inspector.dead_letters import retry
 from tests.conftest import KEYS, service_env
 from tests.redis_cluster import loopback_cluster
 
@@ -276,6 +278,33 @@ async def test_the_bus_publishes_consumes_and_trims_on_the_cluster(cluster_url: 
         assert (await trim_processed(bus.redis, {stream: [group]})).get(stream) == 4
         status = await pipeline_status(bus.redis)
         assert isinstance(status, dict)
+    finally:
+        await bus.stop()
+
+
+async def test_a_dead_letter_goes_back_to_its_stream_on_the_cluster(cluster_url: str) -> None:
+    """The one operation on two streams (two slots): published, then removed from
+    `pcm.dlq` in a MULTI of its own; a second retry finds no letter."""
+    settings = PcmSettings().model_copy(update={"redis_url": cluster_url, "consumer_name": "c2"})
+    bus = Bus(settings)
+    tenant = _tenant()
+    event = MemoryWritten(tenant=tenant, memory_id="m1", text="x", created_at="2024-01-01")
+    try:
+        await bus._dead_letter(
+            STREAM_WRITTEN, "graph-extractor", "1-0", event.model_dump(mode="json"), "boom", 3
+        )
+        letters = await bus.redis.xrange(STREAM_DLQ)
+        letter_id = next(
+            i.decode() for i, f in letters if json.loads(f[b"data"])["body"]["tenant"] == tenant
+        )
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")  # FastStream warns when it drops a pipeline
+            out = await retry(bus.redis, bus, tenant, letter_id)
+        assert out is not None and out["stream"] == STREAM_WRITTEN
+        back = await bus.redis.xrange(STREAM_WRITTEN, out["published_id"], out["published_id"])
+        assert len(back) == 1
+        assert not await bus.redis.xrange(STREAM_DLQ, letter_id, letter_id)
+        assert await retry(bus.redis, bus, tenant, letter_id) is None
     finally:
         await bus.stop()
 

@@ -8,7 +8,7 @@ export LITELLM_LOCAL_MODEL_COST_MAP := True
 ARCADE_URI ?= bolt://127.0.0.1:7688
 PORT ?= 8080
 
-.PHONY: install run test test-unit test-faults lint bench bench-100k bench-inspector bench-feedback servers-test stop clean dist \
+.PHONY: install run test test-unit test-faults test-cluster lint bench bench-100k bench-inspector bench-feedback servers-test stop clean dist \
 	k8s-tools validate-k8s k8s-dev-secrets
 
 $(UV):
@@ -51,6 +51,12 @@ test: install servers-test validate-k8s
 test-faults: install
 	scripts/redis.sh start
 	$(UV) run pytest -q -m faults tests/faults
+
+# Redis Cluster (docs/cluster.md): three primaries on loopback that the tests start with
+# Debian's redis-server (scripts/redis.sh installs it); `make test` runs these too.
+test-cluster: install
+	scripts/redis.sh start
+	$(UV) run pytest -q -m cluster tests/integration/test_redis_cluster.py
 
 test-unit: install
 	$(UV) run pytest -q tests/unit

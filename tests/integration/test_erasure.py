@@ -21,6 +21,7 @@ from redis.asyncio import Redis
 
 from pcm_client import AsyncPcmClient, NotFound
 from pcm_common.stores.graph.neo4j.store import Neo4jGraphStore
+from pcm_common.stores.redis import keys as rkeys
 from tests.conftest import KEYS, NEO4J_URI, TEST_REDIS_URL, settle
 
 NOW = datetime.now(UTC)
@@ -151,7 +152,7 @@ async def test_erasing_a_user_leaves_no_trace_and_spares_the_others(
     found = {
         (k, m)
         for k, v in dump.items()
-        if k != f"pcm:tombstones:{tenant}"
+        if k != rkeys.tombstones(tenant)
         for m in marks
         if m in k or m in v
     }
@@ -167,7 +168,7 @@ async def test_a_second_call_resumes_a_stopped_erasure(pcm_a: AsyncPcmClient) ->
         ids.append(r.id)
     # A run that stopped after erasing two memories: its record is still "running".
     digest = hashlib.sha256(json.dumps({"user_id": user}, sort_keys=True).encode()).hexdigest()
-    key = f"pcm:erasure:{KEYS['key-a']}:{digest[:32]}"
+    key = rkeys.erasure(KEYS["key-a"], digest[:32])
     redis = Redis.from_url(TEST_REDIS_URL)
     await redis.hset(key, mapping={"id": "stopped-job", "status": "running", "memories": 2})
     job = await pcm_a.erase(user_id=user)

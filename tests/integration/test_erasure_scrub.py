@@ -19,10 +19,12 @@ from pcm_common.messaging.events import (
     STREAM_RECALLED,
     STREAM_WRITTEN,
 )
+from pcm_common.stores.redis import keys as rkeys
 from pcm_common.stores.redis.keys import OUTBOX_CHANGED, OUTBOX_WRITTEN
 from tests.conftest import TEST_REDIS
 
 GONE, KEPT = str(uuid.uuid4()), str(uuid.uuid4())
+EPISODE = "pcm:episode:" + rkeys.tenant_tag("t") + ":abc"
 
 
 @pytest.fixture
@@ -72,19 +74,21 @@ async def test_only_the_erased_entries_and_keys_go(redis: Redis) -> None:
     await redis.zadd(
         OUTBOX_CHANGED, {json.dumps(changed): 1, json.dumps({**changed, "memory_id": KEPT}): 1}
     )
-    await redis.set(f"pcm:repair:graph:t:{GONE}", 1)
-    await redis.set("pcm:idem:t:aa", json.dumps({"status": 201, "body": {"id": GONE}}))
-    await redis.set("pcm:idem:t:bb", json.dumps({"status": 201, "body": {"id": KEPT}}))
+    await redis.set(rkeys.graph_republished("t", GONE), 1)
+    await redis.set(rkeys.idempotency("t", "aa"), json.dumps({"status": 201, "body": {"id": GONE}}))
+    await redis.set(rkeys.idempotency("t", "bb"), json.dumps({"status": 201, "body": {"id": KEPT}}))
     await redis.hset("pcm:applied:recalled:e1", mapping={GONE: "1", KEPT: "1"})
-    await redis.set("pcm:episode:t:abc", "x")
+    await redis.set(EPISODE, "x")
 
-    removed = await scrub_keys(redis, "t", {GONE}, ["pcm:episode:t:abc"])
+    removed = await scrub_keys(redis, "t", {GONE}, [EPISODE])
 
     assert removed == 6  # outbox note, owed change, repair marker, answer, marker, episode
     assert await redis.zrange(OUTBOX_WRITTEN, 0, -1) == [json.dumps(["t", KEPT]).encode()]
     assert [KEPT in m.decode() for m in await redis.zrange(OUTBOX_CHANGED, 0, -1)] == [True]
     assert (
-        await redis.exists("pcm:repair:graph:t:" + GONE, "pcm:idem:t:aa", "pcm:episode:t:abc") == 0
+        await redis.exists(rkeys.graph_republished("t", GONE)) == 0
+        and await redis.exists(rkeys.idempotency("t", "aa")) == 0
+        and await redis.exists(EPISODE) == 0
     )
-    assert await redis.exists("pcm:idem:t:bb") == 1
+    assert await redis.exists(rkeys.idempotency("t", "bb")) == 1
     assert await redis.hkeys("pcm:applied:recalled:e1") == [KEPT.encode()]

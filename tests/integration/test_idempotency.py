@@ -3,7 +3,6 @@ to the stream when its publish failed."""
 
 from __future__ import annotations
 
-import hashlib
 import json
 import time
 import uuid
@@ -14,6 +13,7 @@ from redis.asyncio import Redis
 
 from pcm_common.messaging.events import MemoryWritten
 from pcm_common.messaging.outbox import note, publish_owed
+from pcm_common.stores.redis import keys as rkeys
 from pcm_common.stores.redis.keys import OUTBOX_WRITTEN
 from pcm_common.stores.vectors import ScoredPoint
 from tests.conftest import KEYS, TEST_REDIS_URL
@@ -77,7 +77,7 @@ async def test_keys_are_per_tenant_and_errors_are_kept(
 
 async def _claim(tenant: str, key: str) -> tuple[Redis, str]:
     redis = Redis.from_url(TEST_REDIS_URL)
-    return redis, f"pcm:idem:{tenant}:{hashlib.sha256(key.encode()).hexdigest()[:40]}"
+    return redis, rkeys.idempotency(tenant, key)
 
 
 async def test_a_retry_after_a_lost_answer_replays_without_a_second_effect(

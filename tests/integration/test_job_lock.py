@@ -8,6 +8,7 @@ import uuid
 from datetime import datetime
 
 from pcm_common.runtime.resources import Resources
+from pcm_common.stores.redis import keys as rkeys
 from pcm_sweeper.jobs import Jobs
 from pcm_sweeper.settings import SweeperSettings
 from tests.conftest import TEST_REDIS
@@ -31,13 +32,13 @@ async def test_a_job_longer_than_its_lock_ttl_keeps_the_lock() -> None:
         first = asyncio.create_task(jobs.run("slow", tenant=tenant))
         await started.wait()
         await asyncio.sleep(2.5)  # past the 1 s TTL: without extension the lock is gone
-        assert await res.redis.ttl(f"pcm:lock:job:slow:{tenant}") > 0
+        assert await res.redis.ttl(rkeys.job_lock("slow", tenant)) > 0
         assert await other.run("slow", tenant=tenant) is None  # "already running"
         release.set()
         assert await first == 7
         # Released at the end: the next run takes it.
         assert await other.run("slow", tenant=tenant) == 7
-        assert not await res.redis.exists(f"pcm:lock:job:slow:{tenant}")
+        assert not await res.redis.exists(rkeys.job_lock("slow", tenant))
     finally:
         release.set()
         await res.aclose()

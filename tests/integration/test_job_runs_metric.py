@@ -10,6 +10,7 @@ from datetime import datetime
 from prometheus_client import REGISTRY, generate_latest
 
 from pcm_common.runtime.resources import Resources
+from pcm_common.stores.redis import keys as rkeys
 from pcm_common.stores.redis.keys import TENANTS
 from pcm_sweeper.jobs import Jobs
 from pcm_sweeper.settings import SweeperSettings
@@ -49,7 +50,7 @@ async def test_scheduled_runs_are_counted_by_job_and_outcome() -> None:
 
         jobs.tenants = these  # type: ignore[method-assign]
         # Another replica holds busy's lock for this job.
-        await res.redis.set(f"pcm:lock:job:{name}:{busy}", "elsewhere", ex=60)
+        await res.redis.set(rkeys.job_lock(name, busy), "elsewhere", ex=60)
         assert await jobs.run_scheduled(name) == 1
         assert ran == [good]  # bad failed, busy was skipped; good still ran
         assert (_runs(name, "ok"), _runs(name, "failed"), _runs(name, "locked")) == (1, 1, 1)
@@ -62,5 +63,5 @@ async def test_scheduled_runs_are_counted_by_job_and_outcome() -> None:
     finally:
         await res.redis.srem(TENANTS, good, bad, busy)
         for t in (good, bad, busy):
-            await res.redis.delete(f"pcm:lock:job:{name}:{t}", f"pcm:job:slot:{name}:{t}")
+            await res.redis.delete(rkeys.job_lock(name, t), rkeys.job_slot(name, t))
         await res.aclose()

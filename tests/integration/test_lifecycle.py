@@ -21,6 +21,7 @@ from pcm_client import NO_RETRY, AsyncPcmClient, JobRunning
 from pcm_common.domain.strength import decayed
 from pcm_common.messaging.events import STREAM_RECALLED, MemoryRecalled, RecalledItem
 from pcm_common.runtime.resources import Resources
+from pcm_common.stores.redis import keys as rkeys
 from pcm_common.stores.vectors import VectorPoint
 from pcm_sweeper.jobs import Jobs
 from tests.conftest import NEO4J_URI, TEST_REDIS
@@ -432,10 +433,10 @@ async def test_jobs_are_single_runners_per_tenant_and_interval(life: Lifecycle) 
     async with life.client("locks") as c:
         await store(c, "Olga feeds the neighbour's cat on Tuesdays.", T0)
         # Another replica holds this tenant's consolidation lock: the API says so.
-        await redis.set(f"pcm:lock:job:consolidation:{tenant}", "other-replica", ex=30)
+        await redis.set(rkeys.job_lock("consolidation", tenant), "other-replica", ex=30)
         with pytest.raises(JobRunning):
             await c.consolidate()
-        await redis.delete(f"pcm:lock:job:consolidation:{tenant}")
+        await redis.delete(rkeys.job_lock("consolidation", tenant))
         await c.consolidate()
 
         # The scheduler runs a tenant's job once per interval, whichever replica ticks.
@@ -445,7 +446,7 @@ async def test_jobs_are_single_runners_per_tenant_and_interval(life: Lifecycle) 
             ran.append(t)
             return 0
 
-        slot = f"pcm:job:slot:repair:{tenant}"
+        slot = rkeys.job_slot("repair", tenant)
         await redis.delete(slot)
         original = life.jobs.jobs["repair"]
         life.jobs.jobs["repair"] = spy

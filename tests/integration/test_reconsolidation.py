@@ -188,7 +188,7 @@ async def test_claims_keep_the_cooldown_the_budget_and_the_window(redis: Redis) 
     assert await lab.labile(tenant, ["m1", "m9"]) == {"m1": "recall-1"}
     # Every key of the family carries the tenant's hash tag.
     names = [k.decode() async for k in redis.scan_iter(match=keys.labile_pattern(tenant))]
-    assert names and all("{" + tenant + "}" in n for n in names)
+    assert names and all(keys.tenant_tag(tenant) in n for n in names)
 
     assert await lab.claim(tenant, "m1", "recall-1") is Claim.CLAIMED
     assert await lab.claim(tenant, "m1", "recall-1") is Claim.COOLING

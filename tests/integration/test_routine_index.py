@@ -12,6 +12,7 @@ from redis.asyncio import Redis
 
 from pcm_cli.testing import settle
 from pcm_client import AsyncPcmClient
+from pcm_common.stores.redis import keys as rkeys
 from pcm_common.stores.redis.routines import RoutineIndex
 from tests.conftest import KEYS, TEST_REDIS, TEST_REDIS_URL
 
@@ -196,7 +197,7 @@ async def test_repeats_and_deletes_through_the_api_reach_the_routine(
         assert ids[0] not in {m for m, _ in routine.entries}
 
         # Redis lost the index: the job puts every judged memory back.
-        keys = [k async for k in redis.scan_iter(f"pcm:routine:{tenant}:*")]
+        keys = [k async for k in redis.scan_iter(rkeys.routine_of(tenant)[: -len("of")] + "*")]
         await redis.delete(*keys)
         await pcm_a.run_job("routines")
         (routine,) = await index.routines(tenant, ids[-1:], LATER)

@@ -61,13 +61,18 @@ def make_point(
 EDGE_CACHES = {"edge": 0, "edge-cached": 10_000, "edge-cache-3": 3}
 
 
-@pytest.fixture(params=[*EDGE_CACHES, "server"])
+# "server-sharded": custom sharding by tenant (docs/cluster.md), every call naming its
+# tenant's shard key; local mode ignores the shard keys, so the behaviour must not change.
+@pytest.fixture(params=[*EDGE_CACHES, "server", "server-sharded"])
 async def store(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterator[VectorStore]:
     s: VectorStore
     if request.param in EDGE_CACHES:
         s = EdgeVectorStore(tmp_path / "shard", dim=DIM, payload_cache=EDGE_CACHES[request.param])
     else:
-        s = ServerVectorStore(location=":memory:", collection="t_" + uuid.uuid4().hex, dim=DIM)
+        groups = 4 if request.param == "server-sharded" else 0
+        s = ServerVectorStore(
+            location=":memory:", collection="t_" + uuid.uuid4().hex, dim=DIM, shard_groups=groups
+        )
     await s.ensure_collection()
     yield s
     await s.close()

@@ -14,6 +14,7 @@ import pytest
 
 from pcm_common.domain.strength import TIER_STRENGTH
 from pcm_common.ports import Ports
+from pcm_common.stores.redis import keys as rkeys
 from pcm_common.stores.redis.capture_buffer import CaptureBuffer
 from pcm_common.testing import HashEmbedder, MemoryVectorStore, TestBus
 from pcm_ingest.schemas import MemoryIn
@@ -79,7 +80,7 @@ async def test_a_blocked_secret_is_never_kept_in_the_buffer(
     (r,) = await svc.store(t, [hook("export AWS_ACCESS_KEY_ID=AKIAIOSFODNN7EXAMPLE")])
     assert r.status == "skipped"
     assert await CaptureBuffer(redis).skipped(t) == []
-    assert [k async for k in redis.scan_iter(match=f"pcm:capctx:{t}:*")] == []
+    assert [k async for k in redis.scan_iter(match=rkeys.capture_context(t, "*"))] == []
 
 
 async def test_the_models_guess_predicts_the_capture(redis: fakeredis.FakeAsyncRedis) -> None:
@@ -123,4 +124,4 @@ async def test_an_erasure_removes_the_owners_buffered_captures_and_contexts(
     assert await scrub(redis, t, Asker(project="api").asked) == 2  # a buffer entry, a context
     ((_, left),) = await CaptureBuffer(redis).skipped(t)
     assert left.project == "web"
-    assert len([k async for k in redis.scan_iter(match=f"pcm:capctx:{t}:*")]) == 1
+    assert len([k async for k in redis.scan_iter(match=rkeys.capture_context(t, "*"))]) == 1

@@ -11,6 +11,7 @@ import fakeredis
 
 from pcm_common.domain.feedback import FeedbackRule
 from pcm_common.feedback.terms import FeedbackTerms
+from pcm_common.stores.redis import keys as rkeys
 from pcm_common.stores.redis.feedback import FeedbackStore, RecallRecord, pack_vector
 
 RULE = FeedbackRule()
@@ -75,7 +76,7 @@ async def test_a_record_expires_with_its_ttl_kept_on_save() -> None:
     await store.save("t", rec, {"m1": RULE.helpful})
     got = await store.record("t", "r")
     assert got is not None and got.signals == {"m1": "helpful"}
-    assert 0 < await redis.ttl("pcm:feedback:t:recall:r") <= 60
+    assert 0 < await redis.ttl(rkeys.feedback_recall("t", "r")) <= 60
     assert await store.record("other", "r") is None
     await redis.aclose()
 

@@ -59,13 +59,13 @@ def _plain(value: Any) -> Any:
 
 
 def _redis(fn: Callable[[Any], Awaitable[T]]) -> T:
-    from redis.asyncio import Redis
-
     from pcm_common.access.apikeys import KeyStore
     from pcm_common.runtime.config import PcmSettings
+    from pcm_common.stores.redis.connect import open_redis
 
     async def run() -> T:
-        redis = Redis.from_url(PcmSettings().redis_url)
+        settings = PcmSettings()
+        redis = open_redis(settings.redis_url, settings.redis_cluster)
         try:
             return await fn(KeyStore(redis))
         finally:

@@ -30,9 +30,9 @@ DEFAULT_REDIS_URL = "redis://127.0.0.1:6379/0"
 
 
 async def _flush(url: str) -> None:
-    from redis.asyncio import Redis
+    from pcm_common.stores.redis.connect import open_redis
 
-    redis = Redis.from_url(url)
+    redis = open_redis(url)  # a cluster's FLUSHDB goes to every primary
     await redis.flushdb()
     await redis.aclose()
 

@@ -22,6 +22,7 @@ from redis.asyncio import Redis
 
 from pcm_common.domain.memory import MemoryRecord
 from pcm_common.stores.redis import keys as redis_keys
+from pcm_common.stores.redis.connect import is_cluster
 from pcm_common.stores.redis.scripts import EPISODE_JOIN_OR_OPEN
 
 AUTO_PREFIX = "auto-"
@@ -42,6 +43,7 @@ class EpisodeAssigner:
         self.redis = redis
         self.gap_s = gap_s
         self._script = redis.register_script(EPISODE_JOIN_OR_OPEN)
+        self._cluster = is_cluster(redis)
 
     async def assign(self, records: Sequence[MemoryRecord]) -> None:
         """Set `episode` on each record that has none (in place)."""
@@ -50,16 +52,18 @@ class EpisodeAssigner:
             return
         async with self.redis.pipeline(transaction=False) as pipe:
             for r in todo:
-                await self._script(
-                    keys=[stream_key(r)],
-                    args=[
-                        r.created_at.timestamp(),
-                        self.gap_s,
-                        f"{AUTO_PREFIX}{uuid.uuid4().hex[:16]}",
-                        STREAM_TTL_S,
-                    ],
-                    client=pipe,
-                )
+                args: list[str | float] = [
+                    r.created_at.timestamp(),
+                    self.gap_s,
+                    f"{AUTO_PREFIX}{uuid.uuid4().hex[:16]}",
+                    STREAM_TTL_S,
+                ]
+                if self._cluster:
+                    # A cluster pipeline does not load a script its EVALSHA misses (the
+                    # single-server pipeline does): send the body, which Redis caches.
+                    pipe.eval(EPISODE_JOIN_OR_OPEN, 1, stream_key(r), *args)
+                else:
+                    await self._script(keys=[stream_key(r)], args=args, client=pipe)
             ids = await pipe.execute()
         for r, episode in zip(todo, ids, strict=True):
             r.episode = episode.decode() if isinstance(episode, bytes) else str(episode)

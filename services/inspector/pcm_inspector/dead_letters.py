@@ -97,12 +97,13 @@ async def retry(redis: Redis, bus: Bus, tenant: str, letter_id: str) -> dict[str
             ):
                 return None
             pipe.multi()
-            await bus.queue_publish(pipe, letter["stream"], letter["body"])
+            sent = await bus.queue_publish(pipe, letter["stream"], letter["body"])
             pipe.xdel(STREAM_DLQ, letter_id)
             try:
-                published, _deleted = await pipe.execute()
+                done = await pipe.execute()
             except WatchError:
                 continue
+            published = done[0] if sent is None else sent
         log.info(
             "dead_letter_retried",
             tenant=tenant,

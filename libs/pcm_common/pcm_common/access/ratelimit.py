@@ -33,7 +33,7 @@ class RateLimiter:
         if self._script is None:
             return None
         allowed, retry_ms = await self._script(
-            keys=[keys.rate_bucket(key_id), keys.tenant_quota(tenant)],
+            keys=[keys.rate_bucket(key_id, tenant), keys.tenant_quota(tenant)],
             args=[self.per_s, self.burst, self.tenant_per_min, WINDOW_MS],
         )
         return None if int(allowed) else int(retry_ms) / 1000

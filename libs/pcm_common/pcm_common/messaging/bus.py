@@ -18,7 +18,7 @@ import time
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import Any, TypeVar
 
-from faststream.redis import RedisBroker, StreamSub
+from faststream.redis import RedisBroker, RedisClusterBroker, StreamSub
 from pydantic import BaseModel
 from redis.asyncio import Redis
 from redis.asyncio.client import Pipeline
@@ -34,6 +34,7 @@ from pcm_common.runtime.config import PcmSettings
 from pcm_common.runtime.heartbeats import Heartbeats
 from pcm_common.runtime.request_context import bound_request
 from pcm_common.runtime.telemetry import EVENTS_DEAD, get_logger
+from pcm_common.stores.redis.connect import cluster_url, open_redis
 
 E = TypeVar("E", bound=BaseModel)
 Handler = Callable[[E], Awaitable[None]]
@@ -59,10 +60,12 @@ class Bus:
         self.heartbeats = heartbeats or Heartbeats(settings.stall_after_s)
         self.consumer = settings.consumer_name or default_consumer_name()
         # Per-message broker logs at DEBUG: our handlers log each event with tenant and ids.
-        self.broker = RedisBroker(
-            settings.redis_url, graceful_timeout=GRACEFUL_TIMEOUT_S, log_level=logging.DEBUG
-        )
-        self.redis: Redis = Redis.from_url(settings.redis_url)
+        url, self.cluster = cluster_url(settings.redis_url, settings.redis_cluster)
+        # On a Redis Cluster each stream is one key, on the node of its slot; FastStream's
+        # cluster broker publishes each event on its own (it takes no pipeline).
+        broker_type = RedisClusterBroker if self.cluster else RedisBroker
+        self.broker = broker_type(url, graceful_timeout=GRACEFUL_TIMEOUT_S, log_level=logging.DEBUG)
+        self.redis: Redis = open_redis(url, self.cluster)
         self._connected = False
         self._consumers: list[BatchConsumer[Any]] = []
 
@@ -108,23 +111,40 @@ class Bus:
             await self.publish_many(stream, events)
         except (RedisConnectionError, RedisTimeoutError) as exc:
             log.warning("publish_retried", stream=stream, error=repr(exc)[:200])
-            fresh = Redis.from_url(self.settings.redis_url)
+            fresh = open_redis(self.settings.redis_url, self.cluster)
             try:
                 await self._publish_on(fresh, stream, events)
             finally:
                 await fresh.aclose()
 
-    async def queue_publish(self, pipe: Pipeline, stream: str, body: dict[str, Any]) -> None:
+    async def queue_publish(self, pipe: Pipeline, stream: str, body: dict[str, Any]) -> Any:
         """Queue one event, already a JSON object, on `pipe` in the envelope `publish`
         writes: for a transaction that publishes together with another change (a dead
-        letter sent back to its stream is removed from `pcm.dlq` in the same MULTI)."""
+        letter sent back to its stream is removed from `pcm.dlq` in the same MULTI).
+        Returns None when queued. On a Redis Cluster two streams are two slots, which one
+        MULTI cannot span: the event is published at once and its entry id returned, and
+        the transaction holds only the other change (docs/cluster.md)."""
         await self.connect()
+        if self.cluster:
+            return await self.broker.publish(
+                body, stream=stream, maxlen=self.settings.stream_maxlen
+            )
         await self.broker.publish(
             body, stream=stream, maxlen=self.settings.stream_maxlen, pipeline=pipe
         )
+        return None
 
     async def _publish_on(self, client: Redis, stream: str, events: Sequence[BaseModel]) -> None:
         await self.connect()
+        if self.cluster:
+            # FastStream's cluster broker ignores a pipeline: one XADD at a time, in order.
+            for event in events:
+                await self.broker.publish(
+                    event.model_dump(mode="json"),
+                    stream=stream,
+                    maxlen=self.settings.stream_maxlen,
+                )
+            return
         async with client.pipeline(transaction=False) as pipe:
             for event in events:
                 await self.broker.publish(

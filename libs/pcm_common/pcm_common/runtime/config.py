@@ -31,12 +31,18 @@ class PcmSettings(BaseSettings):
     redis_url: str = Field(
         "redis://127.0.0.1:6379/0", validation_alias=AliasChoices("REDIS_URL", "PCM_REDIS_URL")
     )
+    # Redis Cluster: `redis_url` names any one node (a `redis+cluster://` URL says the same).
+    # Keys of one tenant share a hash slot; how the streams spread: docs/cluster.md.
+    redis_cluster: bool = False
     # Qdrant server URL; when empty the embedded Qdrant Edge shard at `qdrant_path` is used.
     qdrant_url: str = Field("", validation_alias=AliasChoices("QDRANT_URL", "PCM_QDRANT_URL"))
     qdrant_api_key: str = Field(
         "", validation_alias=AliasChoices("QDRANT_API_KEY", "PCM_QDRANT_API_KEY")
     )
     qdrant_path: Path = Path("var/qdrant-edge")
+    # With a Qdrant server: tenants' points in this many shard keys (custom sharding, set
+    # when the collection is made; 0: Qdrant's automatic sharding). docs/cluster.md.
+    qdrant_shard_groups: int = Field(0, ge=0, le=4096)
     # Largest Qdrant Edge segment the optimizer builds, in KB of vectors (0: Qdrant's own
     # default, one ever-growing segment): a build holds the interpreter lock, so its
     # stalls stay bounded. Why 20,000: docs/decisions/0001-edge-segment-cap.md.

@@ -13,6 +13,7 @@ from pcm_common.messaging.bus import Bus
 from pcm_common.runtime.config import PcmSettings
 from pcm_common.runtime.heartbeats import Heartbeats
 from pcm_common.runtime.telemetry import get_logger
+from pcm_common.stores.redis.connect import open_redis
 from pcm_common.stores.vectors import usable_vector
 
 if TYPE_CHECKING:
@@ -53,7 +54,7 @@ class Resources:
     @cached_property
     def redis(self) -> Redis:
         self._opened.add("redis")
-        return Redis.from_url(self.settings.redis_url)
+        return open_redis(self.settings.redis_url, self.settings.redis_cluster)
 
     @cached_property
     def routines(self) -> RoutineIndex:
@@ -90,6 +91,7 @@ class Resources:
                 api_key=s.qdrant_api_key,
                 collection=s.collection,
                 dim=s.embedding_dim,
+                shard_groups=s.qdrant_shard_groups,
             )
         from pcm_common.stores.qdrant.edge.store import EdgeVectorStore
 

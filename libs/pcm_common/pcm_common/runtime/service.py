@@ -17,6 +17,7 @@ from pcm_common.runtime import gc_tuning, tracing
 from pcm_common.runtime.http import ANY_ROUTE, ReadinessCheck, install, ops_router
 from pcm_common.runtime.resources import Resources
 from pcm_common.runtime.telemetry import configure_logging, get_logger, route_library_logs
+from pcm_common.stores.redis.retag import retag_legacy_keys
 
 log = get_logger("service")
 
@@ -56,6 +57,8 @@ def create_app(res: Resources, components: Sequence[Component], title: str) -> F
 
     @asynccontextmanager
     async def lifespan(_: FastAPI) -> AsyncIterator[None]:
+        # Keys written before hash tags move to their tagged names before anything reads.
+        await retag_legacy_keys(res.redis)
         for c in components:
             await c.start()
         for c in components:

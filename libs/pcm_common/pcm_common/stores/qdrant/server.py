@@ -26,6 +26,7 @@ from pcm_common.stores.qdrant.common import (
     keep_fused_report_cosine,
 )
 from pcm_common.stores.qdrant.query import RRF_K, build, plan_search
+from pcm_common.stores.qdrant.sharding import shard_key_of, shard_keys
 from pcm_common.stores.vectors import (
     BOOL_INDEXES,
     FLOAT_INDEXES,
@@ -144,9 +145,16 @@ class ServerVectorStore(VectorStore):
         dim: int = 384,
         location: str | None = None,
         path: str | None = None,
+        shard_groups: int = 0,
     ) -> None:
         self.collection = collection
         self.dim = dim
+        # Custom sharding by tenant (`sharding`): every call that names a tenant names its
+        # shard key. Local mode takes the argument and ignores it (it keeps no shards).
+        self.shard_groups = shard_groups
+        # What the setting asks for; `shard_groups` is what the collection in use takes (0
+        # on a collection made without custom sharding, until a re-embedding replaces it).
+        self._wanted_groups = shard_groups
         self._local = location is not None or path is not None
         # A store made `beside` another shares its client (and does not close it): one
         # local-mode instance holds both collections, and the alias switch needs both.
@@ -155,6 +163,11 @@ class ServerVectorStore(VectorStore):
             self._client = AsyncQdrantClient(location=location, path=path)
         else:
             self._client = AsyncQdrantClient(url=url or None, api_key=api_key or None)
+
+    def _shard(self, tenant: str) -> dict[str, Any]:
+        """The shard key argument of a call on `tenant`'s points (none when unsharded)."""
+        key = shard_key_of(tenant, self.shard_groups)
+        return {} if key is None else {"shard_key_selector": key}
 
     async def ensure_collection(self) -> None:
         if not await self._client.collection_exists(self.collection):
@@ -168,11 +181,13 @@ class ServerVectorStore(VectorStore):
                         SPARSE: models.SparseVectorParams(modifier=models.Modifier.IDF)
                     },
                     hnsw_config=models.HnswConfigDiff(m=16, ef_construct=100),
+                    sharding_method=models.ShardingMethod.CUSTOM if self.shard_groups else None,
                 )
             except (UnexpectedResponse, ValueError):
                 # Another replica created it between the check and the create.
                 if not await self._client.collection_exists(self.collection):
                     raise
+        await self._ensure_shard_keys()
         indexes: list[tuple[str, Any]] = [
             (
                 name,
@@ -192,6 +207,36 @@ class ServerVectorStore(VectorStore):
                 await self._client.create_payload_index(
                     self.collection, name, field_schema=schema, wait=True
                 )
+
+    async def _ensure_shard_keys(self) -> None:
+        """The collection's shard keys, made once. A collection made without custom sharding
+        cannot take them (its points cannot move in place): it is served unsharded, and a
+        re-embedding builds its successor sharded. A custom-sharded collection needs the
+        setting: its writes must name a shard key."""
+        if self._local:
+            return  # local mode keeps no shards: the shard key arguments are ignored there
+        info = await self._client.get_collection(self.collection)
+        custom = info.config.params.sharding_method == models.ShardingMethod.CUSTOM
+        if custom and not self.shard_groups:
+            raise ValueError(
+                f"collection {self.collection} is sharded by tenant: set "
+                "PCM_QDRANT_SHARD_GROUPS to the number it was made with (docs/cluster.md)"
+            )
+        if not custom:
+            if self.shard_groups:
+                log.warning(
+                    "qdrant_collection_not_sharded",
+                    collection=self.collection,
+                    hint="served unsharded; re-embedding builds a sharded one",
+                )
+            self.shard_groups = 0
+            return
+        for key in shard_keys(self.shard_groups):
+            try:
+                await self._client.create_shard_key(self.collection, key)
+            except UnexpectedResponse as exc:
+                if "already exists" not in str(exc):
+                    raise
 
     async def embedding_model(self) -> str | None:
         """Kept in the collection's metadata (Qdrant 1.16+; an older server keeps none)."""
@@ -252,7 +297,17 @@ class ServerVectorStore(VectorStore):
                     indices=list(p.sparse.indices), values=list(p.sparse.values)
                 )
             structs.append(models.PointStruct(id=p.id, vector=vec, payload=dict(p.payload)))
-        await self._client.upsert(self.collection, points=structs, wait=True)
+        if not self.shard_groups:
+            await self._client.upsert(self.collection, points=structs, wait=True)
+            return
+        by_shard: dict[str, list[models.PointStruct]] = {}
+        for p, struct in zip(points, structs, strict=True):
+            key = shard_key_of(str(p.payload["tenant"]), self.shard_groups)
+            by_shard.setdefault(str(key), []).append(struct)
+        for key, group in by_shard.items():
+            await self._client.upsert(
+                self.collection, points=group, wait=True, shard_key_selector=key
+            )
 
     async def _owned(
         self,
@@ -271,6 +326,7 @@ class ServerVectorStore(VectorStore):
             ids=valid,
             with_payload=True if fields is None else _selector(["tenant", *fields]),
             with_vectors=[DENSE] if with_vectors else False,
+            **self._shard(tenant),
         )
         return [r for r in records if (r.payload or {}).get("tenant") == tenant]
 
@@ -304,6 +360,7 @@ class ServerVectorStore(VectorStore):
             payload=dict(patch),
             points=models.FilterSelector(filter=guard),
             wait=True,
+            **self._shard(tenant),
         )
         return True
 
@@ -315,7 +372,10 @@ class ServerVectorStore(VectorStore):
             must=[models.HasIdCondition(has_id=list(owned)), _tenant_cond(tenant)]
         )
         await self._client.delete(
-            self.collection, points_selector=models.FilterSelector(filter=guard), wait=True
+            self.collection,
+            points_selector=models.FilterSelector(filter=guard),
+            wait=True,
+            **self._shard(tenant),
         )
         return len(owned)
 
@@ -340,7 +400,7 @@ class ServerVectorStore(VectorStore):
         request = build(
             plan, DIALECT, to_qdrant_filter(tenant, flt), payload=_selector(fields), vectors=vectors
         )
-        resp = await self._client.query_points(self.collection, **request)
+        resp = await self._client.query_points(self.collection, **request, **self._shard(tenant))
         out = [
             ScoredPoint(
                 id=str(h.id),
@@ -376,6 +436,7 @@ class ServerVectorStore(VectorStore):
             offset=offset,
             with_payload=_selector(fields),
             with_vectors=[DENSE] if with_vectors else False,
+            **self._shard(tenant),
         )
         points = [
             ScoredPoint(
@@ -401,6 +462,7 @@ class ServerVectorStore(VectorStore):
                 with_payload=False,
                 with_vectors=False,
                 order_by=models.OrderBy(key=key),
+                **self._shard(tenant),
             )
             return [(str(r.id), float(r.order_value or 0.0)) for r in records]
 
@@ -408,7 +470,10 @@ class ServerVectorStore(VectorStore):
 
     async def count(self, tenant: str, flt: Filter | None = None) -> int:
         result = await self._client.count(
-            self.collection, count_filter=to_qdrant_filter(tenant, flt), exact=True
+            self.collection,
+            count_filter=to_qdrant_filter(tenant, flt),
+            exact=True,
+            **self._shard(tenant),
         )
         return int(result.count)
 
@@ -437,6 +502,7 @@ class ServerVectorStore(VectorStore):
         other = ServerVectorStore.__new__(ServerVectorStore)
         other.collection = f"{self.collection}__{name}"
         other.dim = dim
+        other.shard_groups = other._wanted_groups = self._wanted_groups
         other._local = self._local
         other._owns_client = False
         other._client = self._client
@@ -475,6 +541,7 @@ class ServerVectorStore(VectorStore):
         if before is not None and before != other.collection:
             await self._client.delete_collection(before)
         self.dim = other.dim
+        self.shard_groups = other.shard_groups
 
     async def drop(self) -> None:
         await self._client.delete_collection(self.collection)

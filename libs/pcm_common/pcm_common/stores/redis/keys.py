@@ -20,43 +20,61 @@ def glob_escape(text: str) -> str:
     return _GLOB.sub(r"\\\1", text)
 
 
+# ---- Redis Cluster hash tags ---------------------------------------------------------------
+# A Redis Cluster hashes only the text between a key's first `{` and the next `}`. Every
+# key of one tenant carries `tenant_tag` before any other brace, so a tenant's keys share
+# one slot and every script, MULTI and multi-key command on them runs on one node
+# (docs/cluster.md). Global keys that one command uses together share a tag of their own.
+
+
+def tenant_tag(tenant: str) -> str:
+    """The hash tag of a tenant's keys. The `t:` keeps it non-empty whatever the name (an
+    empty tag `{}` would hash the whole key); a name holding a `}` cuts the tag short, but
+    the same way in every key of that tenant, so they still share a slot."""
+    return "{t:" + tenant + "}"
+
+
 # ---- tenants -----------------------------------------------------------------------------
 
 TENANTS = "pcm:tenants"  # set: every tenant that ever wrote; scheduled jobs iterate it
 
 
 # ---- API keys (`pcm_common.access.apikeys`), one Redis shared by every replica ----------
-#   pcm:apikey:d:<digest>   hash: the key's record (the lookup on every request: one HGETALL)
-#   pcm:apikey:id:<id>      string: the digest of key <id> (administration goes by id)
-#   pcm:apikeys:<tenant>    sorted set: the tenant's key ids by creation time
-#   pcm:apikeys:tenants     set: tenants that have stored keys (`list` without a tenant)
+#   pcm:apikey:{apikeys}:d:<digest>  hash: the key's record (the lookup on every request)
+#   pcm:apikey:{apikeys}:id:<id>     string: the digest of key <id> (administration by id)
+#   pcm:apikeys:{apikeys}:<tenant>   sorted set: the tenant's key ids by creation time
+#   pcm:apikeys:{apikeys}:tenants    set: tenants that have stored keys
 
-APIKEY_TENANTS = "pcm:apikeys:tenants"
+# A key is found by its digest before its tenant is known, and issuing one writes the four
+# families in one MULTI: on a Redis Cluster they share one slot, not the tenant's.
+APIKEYS_TAG = "{apikeys}"
+APIKEY_TENANTS = f"pcm:apikeys:{APIKEYS_TAG}:tenants"
 
 
 def apikey_record(digest: str) -> str:
-    return "pcm:apikey:d:" + digest
+    return f"pcm:apikey:{APIKEYS_TAG}:d:{digest}"
 
 
 def apikey_digest(key_id: str) -> str:
-    return "pcm:apikey:id:" + key_id
+    return f"pcm:apikey:{APIKEYS_TAG}:id:{key_id}"
 
 
 def apikeys_of(tenant: str) -> str:
-    return "pcm:apikeys:" + tenant
+    return f"pcm:apikeys:{APIKEYS_TAG}:{tenant}"
 
 
 # ---- rate limit and quota (`pcm_common.access.ratelimit`) -------------------------------
 
 
-def rate_bucket(key_id: str) -> str:
-    """Hash (tokens, ts): the key's token bucket."""
-    return f"pcm:rl:key:{key_id}"
+def rate_bucket(key_id: str, tenant: str) -> str:
+    """Hash (tokens, ts): the key's token bucket. Tagged with the key's tenant: the rate
+    limit script reads it together with `tenant_quota`."""
+    return f"pcm:rl:key:{tenant_tag(tenant)}:{key_id}"
 
 
 def tenant_quota(tenant: str) -> str:
     """String: the tenant's request count in the current one-minute window."""
-    return f"pcm:rl:tenant:{tenant}"
+    return f"pcm:rl:tenant:{tenant_tag(tenant)}"
 
 
 # ---- locks -------------------------------------------------------------------------------
@@ -66,63 +84,69 @@ KEY_LOCK_PREFIX = "pcm:lock:key:"  # + a lock name (`locks.KeyLocks`): the holde
 
 def copy_lock(tenant: str, copy_key: Iterable[str]) -> str:
     """Lock name of one exact text in one scope of one user (ingest's lookup of a copy)."""
-    return f"copy:{tenant}:{'|'.join(copy_key)}"
+    return f"copy:{tenant_tag(tenant)}:{'|'.join(copy_key)}"
 
 
 def memory_lock(tenant: str, memory_id: str) -> str:
     """Lock name of one memory (its PATCH and DELETE take turns)."""
-    return f"memory:{tenant}:{memory_id}"
+    return f"memory:{tenant_tag(tenant)}:{memory_id}"
 
 
 def job_lock(name: str, tenant: str) -> str:
     """String: the token of the sweeper replica running job `name` on `tenant`."""
-    return f"pcm:lock:job:{name}:{tenant}"
+    return f"pcm:lock:job:{name}:{tenant_tag(tenant)}"
 
 
 def job_slot(name: str, tenant: str) -> str:
     """String with a TTL of the job's interval: the tenant's run of this interval is taken."""
-    return f"pcm:job:slot:{name}:{tenant}"
+    return f"pcm:job:slot:{name}:{tenant_tag(tenant)}"
 
 
 def job_runs(name: str, tenant: str) -> str:
     """List, newest first: the last runs of job `name` on `tenant` as JSON (`job_runs`)."""
-    return f"pcm:job:runs:{name}:{tenant}"
+    return f"pcm:job:runs:{name}:{tenant_tag(tenant)}"
 
 
 # ---- memory state kept beside the vector store -------------------------------------------
 
-# Hash per tenant (+ tenant): memory id -> its strength as JSON (`strength_overlay`).
+# Hash per tenant (+ the tenant's tag): memory id -> its strength as JSON
+# (`strength_overlay`).
 STRENGTH_PREFIX = "pcm:strength:"
+
+
+def strength(tenant: str, prefix: str = STRENGTH_PREFIX) -> str:
+    return prefix + tenant_tag(tenant)
 
 
 def governance(tenant: str) -> str:
     """Hash: scope key (``global``, ``workspace:{name}``, ``project:{name}``) -> the scope's
     policy as JSON (`governance`)."""
-    return f"pcm:governance:{tenant}"
+    return f"pcm:governance:{tenant_tag(tenant)}"
 
 
 def tombstones(tenant: str) -> str:
     """Sorted set: deleted memory id -> deletion time (`tombstones`)."""
-    return f"pcm:tombstones:{tenant}"
+    return f"pcm:tombstones:{tenant_tag(tenant)}"
 
 
 # The routine index (`routines`), per tenant:
-# - ``pcm:routine:{tenant}:of``: hash, memory id -> routine id;
-# - ``pcm:routine:{tenant}:r:{routine}``: sorted set, one member ``"{memory id}|{ts}"`` per
-#   event (the memory's creation and each recorded repeat), scored by the event's time;
-# - ``pcm:routine:{tenant}:built``: set once the sweeper's `routines` job rebuilt the index.
+# - ``pcm:routine:{t:<tenant>}:of``: hash, memory id -> routine id;
+# - ``pcm:routine:{t:<tenant>}:r:<routine>``: sorted set, one member ``"<memory id>|<ts>"``
+#   per event (the memory's creation and each recorded repeat), scored by the event's time;
+# - ``pcm:routine:{t:<tenant>}:built``: set once the sweeper's `routines` job rebuilt the
+#   index.
 
 
 def routine_of(tenant: str) -> str:
-    return f"pcm:routine:{tenant}:of"
+    return f"pcm:routine:{tenant_tag(tenant)}:of"
 
 
 def routine_entries(tenant: str, routine: str) -> str:
-    return f"pcm:routine:{tenant}:r:{routine}"
+    return f"pcm:routine:{tenant_tag(tenant)}:r:{routine}"
 
 
 def routine_built(tenant: str) -> str:
-    return f"pcm:routine:{tenant}:built"
+    return f"pcm:routine:{tenant_tag(tenant)}:built"
 
 
 def routine_entries_pattern(tenant: str) -> str:
@@ -132,18 +156,13 @@ def routine_entries_pattern(tenant: str) -> str:
 
 
 # ---- reconsolidation (`lability`) ---------------------------------------------------------
-# Every key of the family carries the tenant as a Redis Cluster hash tag (`{tenant}`), so
-# one tenant's keys share a slot and the claim script's keys are one slot's:
-#   pcm:labile:{<tenant>}:m:<memory id>       string with a TTL of the labile window: the
-#                                             recall (or feedback request) that made it labile
-#   pcm:labile:{<tenant>}:cool:<memory id>    string with a TTL of the cooldown: rewritten
-#   pcm:labile:{<tenant>}:budget:<recall id>  counter with a TTL: the recall's rewrites so far
-
-
-def tenant_tag(tenant: str) -> str:
-    """The Redis Cluster hash tag of a tenant's keys (Redis hashes the text between the
-    first `{` and the next `}`: a tenant whose name holds a `}` still maps to one slot)."""
-    return "{" + tenant + "}"
+# Like every tenant's key, these carry the tenant's hash tag, so the claim script's keys
+# are one slot's:
+#   pcm:labile:{t:<tenant>}:m:<memory id>       string with a TTL of the labile window: the
+#                                               recall (or feedback request) that made it
+#                                               labile
+#   pcm:labile:{t:<tenant>}:cool:<memory id>    string with a TTL of the cooldown: rewritten
+#   pcm:labile:{t:<tenant>}:budget:<recall id>  counter with a TTL: the recall's rewrites
 
 
 def labile(tenant: str, memory_id: str) -> str:
@@ -187,11 +206,11 @@ APPLIED_PATTERN = "pcm:applied:*"
 
 def idempotency(tenant: str, key: str) -> str:
     """String (JSON, 24 h): a write's claim of an `Idempotency-Key`, then its answer."""
-    return f"pcm:idem:{tenant}:{hashlib.sha256(key.encode()).hexdigest()[:40]}"
+    return f"pcm:idem:{tenant_tag(tenant)}:{hashlib.sha256(key.encode()).hexdigest()[:40]}"
 
 
 def idempotency_pattern(tenant: str) -> str:
-    return f"pcm:idem:{glob_escape(tenant)}:*"
+    return f"pcm:idem:{glob_escape(tenant_tag(tenant))}:*"
 
 
 # ---- repair and erasure ------------------------------------------------------------------
@@ -199,18 +218,18 @@ def idempotency_pattern(tenant: str) -> str:
 
 def graph_republished(tenant: str, memory_id: str) -> str:
     """String with a TTL: graph repair published the memory again for extraction."""
-    return f"pcm:repair:graph:{tenant}:{memory_id}"
+    return f"pcm:repair:graph:{tenant_tag(tenant)}:{memory_id}"
 
 
 def judge_republished(tenant: str, memory_id: str) -> str:
     """String with a TTL: the repair job published the unjudged memory again."""
-    return f"pcm:repair:republished:{tenant}:{memory_id}"
+    return f"pcm:repair:republished:{tenant_tag(tenant)}:{memory_id}"
 
 
 def erasure(tenant: str, digest: str) -> str:
     """Hash: an erasure job's record (status, counts), by the digest of what it erases. The
     keys beside it: `erasure_lock`, `erasure_ids`, `erasure_owners`."""
-    return f"pcm:erasure:{tenant}:{digest}"
+    return f"pcm:erasure:{tenant_tag(tenant)}:{digest}"
 
 
 def erasure_lock(job: str) -> str:
@@ -242,7 +261,7 @@ def episode_stream(
     keys of the owners it erases here."""
     parts = "\x1f".join([scope, workspace or "", project or "", user_id or ""])
     digest = hashlib.sha256(parts.encode()).hexdigest()[:24]
-    return f"pcm:episode:{tenant}:{digest}"
+    return f"pcm:episode:{tenant_tag(tenant)}:{digest}"
 
 
 # ---- the capture gate (`capture_buffer`) --------------------------------------------------
@@ -252,30 +271,30 @@ def capture_context(tenant: str, stream: str) -> str:
     """List, newest first, with a TTL: a session's recent automatic captures as JSON
     (text and vector), the context the capture gate predicts the next one from. `stream`
     is a digest of the session id and the owner (`capture_buffer.stream_of`)."""
-    return f"pcm:capctx:{tenant}:{stream}"
+    return f"pcm:capctx:{tenant_tag(tenant)}:{stream}"
 
 
 def capture_buffer(tenant: str) -> str:
     """Sorted set: the automatic captures the gate skipped, as JSON, scored by the time
     they expire; consolidation distils facts from them (`capture_buffer`)."""
-    return f"pcm:capbuf:{tenant}"
+    return f"pcm:capbuf:{tenant_tag(tenant)}"
 
 
 def distilled(tenant: str) -> str:
     """Hash: episode record id -> digest of the member ids consolidation last distilled
     facts from (`pcm_sweeper.distil`): an episode is distilled again only when it changed."""
-    return f"pcm:distilled:{tenant}"
+    return f"pcm:distilled:{tenant_tag(tenant)}"
 
 
 def last_write(tenant: str) -> str:
     """String: epoch seconds of the tenant's last write (ingest), for the sweeper's
     consolidation on idle (`PCM_CONSOLIDATION_IDLE_S`)."""
-    return f"pcm:lastwrite:{tenant}"
+    return f"pcm:lastwrite:{tenant_tag(tenant)}"
 
 
 def idle_consolidated(tenant: str) -> str:
     """String: the `last_write` value after which the idle consolidation last ran."""
-    return f"pcm:job:idle:consolidation:{tenant}"
+    return f"pcm:job:idle:consolidation:{tenant_tag(tenant)}"
 
 
 # ---- retrieval feedback (`feedback`) -----------------------------------------------------
@@ -292,29 +311,29 @@ def idle_consolidated(tenant: str) -> str:
 
 
 def feedback_recall(tenant: str, recall_id: str) -> str:
-    return f"pcm:feedback:{tenant}:recall:{recall_id}"
+    return f"pcm:feedback:{tenant_tag(tenant)}:recall:{recall_id}"
 
 
 def feedback_recall_pattern(tenant: str) -> str:
-    return f"pcm:feedback:{glob_escape(tenant)}:recall:*"
+    return f"pcm:feedback:{glob_escape(tenant_tag(tenant))}:recall:*"
 
 
 def feedback_cues(tenant: str) -> str:
-    return f"pcm:feedback:{tenant}:cues"
+    return f"pcm:feedback:{tenant_tag(tenant)}:cues"
 
 
 def feedback_order(tenant: str) -> str:
-    return f"pcm:feedback:{tenant}:order"
+    return f"pcm:feedback:{tenant_tag(tenant)}:order"
 
 
 def feedback_memory(tenant: str) -> str:
-    return f"pcm:feedback:{tenant}:memory"
+    return f"pcm:feedback:{tenant_tag(tenant)}:memory"
 
 
 def feedback_version(tenant: str) -> str:
-    return f"pcm:feedback:{tenant}:ver"
+    return f"pcm:feedback:{tenant_tag(tenant)}:ver"
 
 
 def feedback_lock(tenant: str, subject: str) -> str:
     """Lock name of one recall's or one memory's feedback (concurrent posts take turns)."""
-    return f"feedback:{tenant}:{subject}"
+    return f"feedback:{tenant_tag(tenant)}:{subject}"

@@ -22,6 +22,7 @@ from collections.abc import AsyncIterator, Iterable
 from contextlib import asynccontextmanager
 
 from redis.asyncio import Redis
+from redis.crc import key_slot
 
 from pcm_common.runtime.telemetry import get_logger
 from pcm_common.stores.redis.keys import KEY_LOCK_PREFIX
@@ -31,8 +32,14 @@ log = get_logger("keylocks")
 
 
 async def release(redis: Redis, names: list[str], token: str) -> None:
-    """Delete the lock keys `names` that `token` still holds (the sweeper's job locks too)."""
-    await redis.eval(RELEASE_LOCKS, len(names), *names, token)
+    """Delete the lock keys `names` that `token` still holds (the sweeper's job locks too).
+    One script per hash slot: the names PCM holds together are one tenant's (one slot), but
+    a Redis Cluster refuses a script whose keys span slots, whoever the caller."""
+    by_slot: dict[int, list[str]] = {}
+    for name in names:
+        by_slot.setdefault(key_slot(name.encode()), []).append(name)
+    for group in by_slot.values():
+        await redis.eval(RELEASE_LOCKS, len(group), *group, token)
 
 
 class KeyLocks:

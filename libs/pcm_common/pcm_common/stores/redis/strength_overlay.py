@@ -21,7 +21,7 @@ readers see the newest strength whichever store holds it. Writes:
   the payloads and drops each one only if it still holds what was folded, so an update
   racing the fold stays in the overlay.
 
-One hash per tenant (`keys.STRENGTH_PREFIX` + tenant, memory id -> the strength as JSON): a
+One hash per tenant (`keys.strength`, memory id -> the strength as JSON): a
 tenant's reads look in its own hash only.
 """
 
@@ -68,7 +68,7 @@ class StrengthOverlayStore(VectorStore):
         self.prefix = prefix
 
     def _key(self, tenant: str) -> str:
-        return f"{self.prefix}{tenant}"
+        return keys.strength(tenant, self.prefix)
 
     # ---- merging reads ---------------------------------------------------------------
 

@@ -58,6 +58,7 @@ from bench.load_stats import (
     OpRecord,
     Sample,
     cpu_per_request_ms,
+    group_drain,
     rss_growth,
     summarise,
     windows,
@@ -377,6 +378,7 @@ async def run_variant(
         "rss": rss_growth(samples, stopped),
         "drain_s": drained,
         "backlog_at_stop": backlog_at_stop,
+        "groups_after_stop": group_drain(groups, stopped),
         "windows": windows(records, args.window, stopped),
         "samples": [asdict(s) for s in samples],
         "group_backlogs": groups,
@@ -392,10 +394,16 @@ def result_line(name: str, res: Mapping[str, Any]) -> str:
         if op != "all"
     )
     rss = res["rss"]
+    drains = {
+        g: d["cleared_after_s"]
+        for g, d in res.get("groups_after_stop", {}).items()
+        if d["cleared_after_s"]
+    }
+    last = max(drains, key=lambda g: drains[g]) if drains else None
     return (
         f"{name}: {a['per_s']} req/s, errors {a['errors'] or 0}; {per_op}; "
         f"RSS {rss.get('first_mb')} -> {rss.get('last_mb')} MB ({rss.get('growth_pct')}%); "
-        f"drain {res['drain_s']} s"
+        f"drain {res['drain_s']} s" + (f" (last to clear: {last})" if last else "")
     )
 
 

@@ -4,7 +4,7 @@ the server's resident memory grew while under load. Pure functions, unit-tested.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -124,3 +124,25 @@ def cpu_per_request_ms(samples: Sequence[Sample], seconds: float, requests: int)
         return None
     return round((during[-1].cpu_s - during[0].cpu_s) * 1000 / requests, 2)
 
+
+
+def group_drain(groups: Sequence[Mapping[str, Any]], stopped_s: float) -> dict[str, Any]:
+    """Per consumer group, from backlog readings ({"t_s": ..., group: entries, ...}): its
+    backlog at the first reading after `stopped_s` and the seconds after `stopped_s` until
+    it was last seen reaching zero (0: nothing left at the stop; None: still busy at the
+    last reading). The group that clears last is the stage the pipeline waits for."""
+    after = sorted((g for g in groups if g["t_s"] >= stopped_s), key=lambda g: g["t_s"])
+    if not after:
+        return {}
+    names = sorted({k for g in after for k in g if k != "t_s"})
+    out: dict[str, Any] = {}
+    for name in names:
+        cleared: float | None = 0.0
+        for g in after:
+            left = int(g.get(name) or 0)
+            if left:
+                cleared = None
+            elif cleared is None:
+                cleared = round(g["t_s"] - stopped_s, 2)
+        out[name] = {"at_stop": int(after[0].get(name) or 0), "cleared_after_s": cleared}
+    return out

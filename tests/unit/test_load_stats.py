@@ -13,6 +13,7 @@ from bench.load_stats import (
     OpRecord,
     Sample,
     cpu_per_request_ms,
+    group_drain,
     rss_growth,
     summarise,
     windows,
@@ -74,3 +75,18 @@ def test_chart_is_svg_with_a_line_per_series() -> None:
     assert len(lines) == 3
     texts = [t.text for t in root.iter("{http://www.w3.org/2000/svg}text")]
     assert "RSS" in texts and "stop" in texts and "50 " in texts  # the backlog axis top
+
+
+def test_group_drain_names_the_stage_that_clears_last() -> None:
+    groups = [
+        {"t_s": 9.0, "judge": 50, "graph": 10},
+        {"t_s": 10.5, "judge": 40, "graph": 5},
+        {"t_s": 11.5, "judge": 20, "graph": 0},
+        {"t_s": 12.5, "judge": 0, "graph": 3},  # a late entry for the graph stage
+        {"t_s": 13.5, "judge": 0, "graph": 0, "idle": 0},
+    ]
+    out = group_drain(groups, stopped_s=10.0)
+    assert out["judge"] == {"at_stop": 40, "cleared_after_s": 2.5}
+    assert out["graph"] == {"at_stop": 5, "cleared_after_s": 3.5}
+    assert out["idle"] == {"at_stop": 0, "cleared_after_s": 0.0}
+    assert group_drain(groups, stopped_s=20.0) == {}

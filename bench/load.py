@@ -58,6 +58,7 @@ from bench.load_stats import (
     OpRecord,
     Sample,
     cpu_per_request_ms,
+    cpu_split,
     group_drain,
     rss_growth,
     summarise,
@@ -374,6 +375,8 @@ async def run_variant(
         "write_statuses": dict(sorted(statuses.items())),
         "memories_written": sum(statuses.values()),
         "cpu_ms_per_request": cpu_per_request_ms(samples, stopped, len(records)),
+        # The drain's work too: all the server's CPU the load caused, per request.
+        "server_cpu_s": cpu_split(samples, stopped),
         "machine_cpu_during_load": shares,
         "rss": rss_growth(samples, stopped),
         "drain_s": drained,

@@ -126,6 +126,19 @@ def cpu_per_request_ms(samples: Sequence[Sample], seconds: float, requests: int)
 
 
 
+def cpu_split(samples: Sequence[Sample], seconds: float) -> dict[str, float] | None:
+    """CPU seconds of the server's tree while under load (the first reading at or after
+    the start to the last one at or before `seconds`) and after it, to the last reading
+    (the drain): together, all the work the load caused, pipeline included."""
+    during = [s for s in samples if 0 <= s.t_s <= seconds]
+    after = [s for s in samples if s.t_s > seconds]
+    if len(during) < 2:
+        return None
+    load = during[-1].cpu_s - during[0].cpu_s
+    drain = (after[-1].cpu_s - during[-1].cpu_s) if after else 0.0
+    return {"load": round(load, 2), "drain": round(drain, 2), "total": round(load + drain, 2)}
+
+
 def group_drain(groups: Sequence[Mapping[str, Any]], stopped_s: float) -> dict[str, Any]:
     """Per consumer group, from backlog readings ({"t_s": ..., group: entries, ...}): its
     backlog at the first reading after `stopped_s` and the seconds after `stopped_s` until

@@ -13,6 +13,7 @@ from bench.load_stats import (
     OpRecord,
     Sample,
     cpu_per_request_ms,
+    cpu_split,
     group_drain,
     rss_growth,
     summarise,
@@ -90,3 +91,9 @@ def test_group_drain_names_the_stage_that_clears_last() -> None:
     assert out["graph"] == {"at_stop": 5, "cleared_after_s": 3.5}
     assert out["idle"] == {"at_stop": 0, "cleared_after_s": 0.0}
     assert group_drain(groups, stopped_s=20.0) == {}
+
+
+def test_cpu_split_counts_the_drain() -> None:
+    samples = [Sample(float(t), 100.0, 100.0, 2.0 * t, 0) for t in range(-2, 16)]
+    assert cpu_split(samples, seconds=10.0) == {"load": 20.0, "drain": 10.0, "total": 30.0}
+    assert cpu_split(samples[:2], seconds=10.0) is None

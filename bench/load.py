@@ -176,6 +176,33 @@ async def one_client(
         records.append(OpRecord(op, start, (clock.now() - start) * 1000, outcome))
 
 
+async def read_once(
+    c: AsyncPcmClient,
+    pid: int,
+    clock: Clock,
+    samples: list[Sample],
+    groups: list[dict[str, Any]],
+) -> None:
+    """One reading: the server tree's memory and CPU, and the pipeline's backlog (one
+    `/v1/pipeline` call, ~1.5 ms of server CPU), overall and per consumer group."""
+    u = usage(pid)
+    try:
+        status = await c.pipeline()
+        backlog = int(status.get("pending") or 0)
+        groups.append({"t_s": round(clock.now(), 2), **group_backlogs(status)})
+    except PcmError:
+        backlog = -1  # the server did not answer in time: shown as a gap, not a zero
+    samples.append(
+        Sample(
+            round(clock.now(), 2),
+            round(u.root_rss_bytes / MB, 1),
+            round(u.tree_rss_bytes / MB, 1),
+            round(u.tree_cpu_s, 2),
+            backlog,
+        )
+    )
+
+
 async def sampler(
     c: AsyncPcmClient,
     pid: int,
@@ -185,25 +212,9 @@ async def sampler(
     groups: list[dict[str, Any]],
     stop: asyncio.Event,
 ) -> None:
-    """A reading every `every_s` until `stop`: the server tree's memory and CPU, and the
-    pipeline's backlog (one `/v1/pipeline` call, ~1.5 ms of server CPU)."""
+    """A `read_once` every `every_s` until `stop`."""
     while not stop.is_set():
-        u = usage(pid)
-        try:
-            status = await c.pipeline()
-            backlog = int(status.get("pending") or 0)
-            groups.append({"t_s": round(clock.now(), 2), **group_backlogs(status)})
-        except PcmError:
-            backlog = -1  # the server did not answer in time: shown as a gap, not a zero
-        samples.append(
-            Sample(
-                round(clock.now(), 2),
-                round(u.root_rss_bytes / MB, 1),
-                round(u.tree_rss_bytes / MB, 1),
-                round(u.tree_cpu_s, 2),
-                backlog,
-            )
-        )
+        await read_once(c, pid, clock, samples, groups)
         try:
             await asyncio.wait_for(stop.wait(), every_s)
         except TimeoutError:
@@ -253,20 +264,28 @@ async def idle_recalls(c: AsyncPcmClient, n: int, k: int) -> list[float]:
     return out[3:]  # the first pay lazy loading
 
 
-async def drain(c: AsyncPcmClient, clock: Clock, timeout_s: float) -> tuple[float | None, int]:
+async def drain(
+    c: AsyncPcmClient, clock: Clock, timeout_s: float, every_s: float, quiet: bool
+) -> tuple[float | None, int]:
     """Seconds from now until the pipeline has nothing pending and no index build runs;
-    with the backlog found at the start."""
+    with the backlog found at the start. A progress line every `every_s`."""
     start = clock.now()
     first: int | None = None
+    said = start
     while True:
         status = await c.pipeline()
         pending = int(status.get("pending") or 0)
         if first is None:
             first = pending
+            log(f"  load stopped at {start:.1f} s with {first} entries pending; draining")
         if pending == 0 and not status.get("indexing"):
             return round(clock.now() - start, 2), first
         if clock.now() - start > timeout_s:
             return None, first
+        if not quiet and clock.now() - said >= every_s:
+            said = clock.now()
+            busy = {g: n for g, n in group_backlogs(status).items() if n}
+            log(f"  draining, {said - start:4.0f} s: {pending} pending {busy}")
         await asyncio.sleep(0.25)
 
 
@@ -353,13 +372,14 @@ async def run_variant(
                     await c.aclose()
             stopped = clock.now()
             shares = cpu_shares(ticks0, cpu_ticks())
-            drained, backlog_at_stop = await drain(probe, clock, args.drain_timeout)
-            log(
-                f"  load stopped at {stopped:.1f} s with {backlog_at_stop} entries pending; "
-                + (f"drained in {drained:.1f} s" if drained is not None else "did not drain")
+            drained, backlog_at_stop = await drain(
+                probe, clock, args.drain_timeout, args.window, args.quiet
             )
+            log(f"  drained in {drained:.1f} s" if drained is not None else "  did not drain")
             stop.set()
             await sampling
+            # The drained state itself, so every group's clearing time is read.
+            await read_once(probe, pid, clock, samples, groups)
     ops = summarise(records, stopped)
     svg.parent.mkdir(parents=True, exist_ok=True)
     svg.write_text(chart(samples, stopped, drained))

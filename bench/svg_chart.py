@@ -4,6 +4,7 @@ labels are all it needs, and the file opens in any browser."""
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from xml.sax.saxutils import escape
@@ -89,8 +90,9 @@ def render(panels: Sequence[Panel], x_label: str, width: int = 760, height: int 
                 f'<text x="{left - 4}" y="{y + 4:.1f}" text-anchor="end">'
                 f"{_fmt(v)} {escape(panel.unit)}</text>"
             )
-        for k in range(6):
-            v = x0 + (x1 - x0) * k / 5
+        step = _nice_top((x1 - x0) / 6)
+        for k in range(math.ceil(x0 / step), math.floor(x1 / step) + 1):
+            v = k * step
             out.append(
                 f'<text x="{px(v):.1f}" y="{oy + top + plot_h + 14}" '
                 f'text-anchor="middle">{_fmt(v)}</text>'
@@ -104,8 +106,16 @@ def render(panels: Sequence[Panel], x_label: str, width: int = 760, height: int 
                 f'<line x1="{px(x):.1f}" x2="{px(x):.1f}" y1="{oy + top}" '
                 f'y2="{oy + top + plot_h}" stroke="#555" stroke-dasharray="4 3"/>'
             )
-            out.append(f'<text x="{px(x) + 3:.1f}" y="{oy + top + 12}">{escape(label)}</text>')
-        for j, s in enumerate(panel.series):
+            # A mark near the right edge is labelled on its left.
+            near_edge = px(x) > left + plot_w - 80
+            anchor, dx = ("end", -3) if near_edge else ("start", 3)
+            out.append(
+                f'<text x="{px(x) + dx:.1f}" y="{oy + top + 12}" text-anchor="{anchor}">'
+                f"{escape(label)}</text>"
+            )
+        # The legend in the title's row, right-aligned, so no mark's label covers it.
+        cursor = float(left + plot_w)
+        for j, s in reversed(list(enumerate(panel.series))):
             colour = COLOURS[j % len(COLOURS)]
             pts = " ".join(f"{px(x):.1f},{py(y):.1f}" for x, y in s.points)
             if pts:
@@ -114,8 +124,9 @@ def render(panels: Sequence[Panel], x_label: str, width: int = 760, height: int 
                     'stroke-width="1.5"/>'
                 )
             out.append(
-                f'<text x="{left + plot_w - 4}" y="{oy + top + 14 + 13 * j}" '
-                f'text-anchor="end" fill="{colour}">{escape(s.label)}</text>'
+                f'<text x="{cursor:.1f}" y="{oy + 18}" text-anchor="end" '
+                f'fill="{colour}">{escape(s.label)}</text>'
             )
+            cursor -= len(s.label) * 6.5 + 16
     out.append("</svg>")
     return "\n".join(out) + "\n"

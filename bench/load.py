@@ -402,7 +402,7 @@ async def run_variant(
         "drain_s": drained,
         "backlog_at_stop": backlog_at_stop,
         "groups_after_stop": group_drain(groups, stopped),
-        "windows": windows(records, args.window, stopped),
+        "windows": windows(records, args.window, duration),
         "samples": [asdict(s) for s in samples],
         "group_backlogs": groups,
         "chart": str(svg),

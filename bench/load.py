@@ -315,6 +315,12 @@ def chart(samples: Sequence[Sample], stopped_s: float, drained_s: float | None) 
     )
 
 
+def save_chart(path: Path, svg: str) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(svg)
+    log(f"wrote {path}")
+
+
 async def run_variant(
     args: argparse.Namespace, env: dict[str, str], variant_env: dict[str, str], svg: Path
 ) -> dict[str, Any]:
@@ -381,9 +387,7 @@ async def run_variant(
             # The drained state itself, so every group's clearing time is read.
             await read_once(probe, pid, clock, samples, groups)
     ops = summarise(records, stopped)
-    svg.parent.mkdir(parents=True, exist_ok=True)
-    svg.write_text(chart(samples, stopped, drained))
-    log(f"wrote {svg}")
+    save_chart(svg, chart(samples, stopped, drained))
     return {
         "duration_s": round(stopped, 2),
         "idle_recall_ms": {

@@ -87,9 +87,7 @@ def windows(records: Iterable[OpRecord], width_s: float, seconds: float) -> list
                 "t_s": round(i * width_s, 1),
                 "per_s": round(len(rs) / span, 2),
                 "errors": sum(1 for r in rs if r.outcome != OK),
-                "p95_ms": {
-                    op: round(pct([r.ms for r in rs if r.op == op], 95), 1) for op in ops
-                },
+                "p95_ms": {op: round(pct([r.ms for r in rs if r.op == op], 95), 1) for op in ops},
             }
         )
     return out
@@ -123,7 +121,6 @@ def cpu_per_request_ms(samples: Sequence[Sample], seconds: float, requests: int)
     if len(during) < 2 or requests <= 0:
         return None
     return round((during[-1].cpu_s - during[0].cpu_s) * 1000 / requests, 2)
-
 
 
 def cpu_split(samples: Sequence[Sample], seconds: float) -> dict[str, float] | None:

@@ -83,8 +83,7 @@ def render(panels: Sequence[Panel], x_label: str, width: int = 760, height: int 
             v = y_top * k / 4
             y = py(v)
             out.append(
-                f'<line x1="{left}" x2="{left + plot_w}" y1="{y:.1f}" y2="{y:.1f}" '
-                'stroke="#eee"/>'
+                f'<line x1="{left}" x2="{left + plot_w}" y1="{y:.1f}" y2="{y:.1f}" stroke="#eee"/>'
             )
             out.append(
                 f'<text x="{left - 4}" y="{y + 4:.1f}" text-anchor="end">'
@@ -120,8 +119,7 @@ def render(panels: Sequence[Panel], x_label: str, width: int = 760, height: int 
             pts = " ".join(f"{px(x):.1f},{py(y):.1f}" for x, y in s.points)
             if pts:
                 out.append(
-                    f'<polyline points="{pts}" fill="none" stroke="{colour}" '
-                    'stroke-width="1.5"/>'
+                    f'<polyline points="{pts}" fill="none" stroke="{colour}" stroke-width="1.5"/>'
                 )
             out.append(
                 f'<text x="{cursor:.1f}" y="{oy + 18}" text-anchor="end" '

@@ -8,7 +8,8 @@ export LITELLM_LOCAL_MODEL_COST_MAP := True
 ARCADE_URI ?= bolt://127.0.0.1:7688
 PORT ?= 8080
 
-.PHONY: install run test test-unit test-faults test-cluster lint bench bench-100k bench-inspector bench-feedback servers-test stop clean dist \
+.PHONY: install run test test-unit test-faults test-cluster lint bench bench-100k bench-inspector bench-feedback \
+	bench-load servers-test stop clean dist \
 	k8s-tools validate-k8s k8s-dev-secrets
 
 $(UV):
@@ -82,6 +83,14 @@ bench-inspector: install
 	scripts/arcadedb.sh start
 	scripts/chromium.sh
 	$(UV) run python -m bench --only inspector-100k
+
+# bench-load: 3 tenants x 4 clients mixing single writes, batches and recalls on the
+# all-in-one server for 3 minutes, then the pipeline's drain (~5 minutes in all);
+# bench-results/load.json and load-default.svg. SOAK=1: 30 minutes of load instead.
+bench-load: install
+	scripts/redis.sh start
+	scripts/arcadedb.sh start
+	$(UV) run python -m bench.load $(if $(SOAK),--soak --out bench-results/load-soak.json)
 
 # bench-feedback: retrieval feedback replayed on LoCoMo dev (~25 minutes per mode on 2 cores): feedback
 # on half the questions, then every question again, beside a store without feedback.

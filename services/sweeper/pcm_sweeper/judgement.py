@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
+from functools import lru_cache
 from typing import Any
 
 from pcm_common.domain import routine_rules as rr
@@ -85,5 +86,14 @@ def routine_item(
 
 def _kinds(source: str | Mapping[str, Any]) -> frozenset[str]:
     """The kinds of figure a text (or a payload's text) states."""
-    text = source if isinstance(source, str) else str(source.get("text") or "")
+    return text_kinds(source if isinstance(source, str) else str(source.get("text") or ""))
+
+
+# Every judged memory reads the kinds of each member of its family, and the same members
+# come back in the families of the memories written after them: under a mixed load
+# (`bench.load`) parsing them again was ~7% of the all-in-one server's interpreter-lock
+# time. The parse is a pure function of the text, so a bounded memo returns the same sets.
+@lru_cache(maxsize=8192)
+def text_kinds(text: str) -> frozenset[str]:
+    """The kinds of figure `text` states, besides plain numbers and counts."""
     return frozenset(q.kind for q in parse_quantities(text) if q.kind not in {"number", "count"})

@@ -72,9 +72,7 @@ async def test_the_nearest_point_with_the_same_figures() -> None:
             _point(3, FIGURES),
         ]
     )
-    (hit, none) = await store.near_duplicates(
-        [_query(), _query(["41:30"])], fields=("text",)
-    )
+    (hit, none) = await store.near_duplicates([_query(), _query(["41:30"])], fields=("text",))
     assert hit is not None and hit.id == _id(2) and hit.payload["text"] == "m2"
     assert none is None
     assert store.batches == [2]
@@ -89,8 +87,7 @@ async def test_points_without_the_keyword_are_still_found() -> None:
 
 async def test_unkeyed_points_with_other_figures_do_not_hide_the_duplicate() -> None:
     nearer = [
-        _point(n, ["5k", f"27:1{n + 1}"], keyed=False)
-        for n in range(near_duplicates.FIRST_HITS)
+        _point(n, ["5k", f"27:1{n + 1}"], keyed=False) for n in range(near_duplicates.FIRST_HITS)
     ]
     store = await _store([*nearer, _point(9, FIGURES)])
     (hit,) = await store.near_duplicates([_query()])

@@ -1,5 +1,6 @@
-"""Calendar keys for "created before" (pcm_common.stores.qdrant.edge.time_keys); the searches that use
-them: tests/unit/test_created_until.py."""
+"""Calendar keys for "created before" (pcm_common.stores.qdrant.edge.time_keys), and the
+Edge adapter's stamping of payloads with them; the searches that use them:
+tests/unit/test_created_until.py."""
 
 from __future__ import annotations
 

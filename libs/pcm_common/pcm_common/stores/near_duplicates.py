@@ -54,7 +54,9 @@ async def nearest(
     out: list[ScoredPoint | None] = []
     again: list[int] = []
     for n, (q, hits) in enumerate(zip(queries, found, strict=True)):
-        same = next((h for h in hits if same_figures(h.payload.get("figures", []), q.figures)), None)
+        same = next(
+            (h for h in hits if same_figures(h.payload.get("figures", []), q.figures)), None
+        )
         out.append(same)
         if same is None and len(hits) >= FIRST_HITS:
             again.append(n)

@@ -16,8 +16,8 @@ from pcm_common.domain import surprisal as sp
 from pcm_common.domain.memory import MemoryRecord
 from pcm_common.runtime.config import PcmSettings
 from pcm_common.runtime.resources import Resources
-from pcm_common.stores import created_until
-from pcm_common.stores.vectors import ScoredPoint, VectorPoint
+from pcm_common.stores.qdrant.edge import time_keys
+from pcm_common.stores.vectors import ScoredPoint
 from pcm_sweeper.judging import Judging
 from tests.conftest import TEST_REDIS
 from tests.integration.test_anomaly_flags import RUN_TEXTS, T0, store
@@ -42,7 +42,7 @@ async def exact_family(judging: Judging, tenant: str, point: ScoredPoint) -> lis
     at = MemoryRecord.from_payload(point.payload).created_at
     # With its cut as an explicit range, the query is searched as it is.
     (hits,) = await judging.res.vectors.search_many(
-        [created_until.ranged(judging._family_query((tenant, point), at))]
+        [judging._family_query((tenant, point), at).ranged()]
     )
     return sp.select_family(
         (
@@ -86,12 +86,14 @@ async def test_keyed_family_search_matches_the_range(res: Resources) -> None:
     ids = await store(res, tenant, [*reversed(spread), *burst, *pair])
     # A memory stored before payloads had calendar keys, from the middle of the spread:
     # the keys must never leave it out of a later memory's family.
+    # (The adapter stamps every write with them: a null patch clears the field instead.)
     legacy = ids[len(spread) // 2]
-    found = await res.vectors.get(tenant, [legacy])
-    payload = {k: v for k, v in found[0].payload.items() if k != "time_keys"}
-    await res.vectors.delete(tenant, [legacy])
-    (vec,) = await res.embedder.embed([str(payload["text"])])
-    await res.vectors.upsert([VectorPoint(legacy, vec, payload)])
+    (stamped,) = await res.vectors.get(tenant, [legacy])
+    created = MemoryRecord.from_payload(stamped.payload).created_at
+    assert stamped.payload[time_keys.FIELD] == time_keys.keys(created)
+    assert await res.vectors.set_payload(tenant, legacy, {time_keys.FIELD: None})
+    (found,) = await res.vectors.get(tenant, [legacy])
+    assert found.payload.get(time_keys.FIELD) is None
 
     judging = Judging(res)
     points = await res.vectors.get(tenant, ids, with_vectors=True)

@@ -1,12 +1,14 @@
-"""Searches of points created up to a time (`SearchQuery.created_until`, planned by
-`pcm_common.stores.created_until`): by calendar keys then the range where ranges are dear,
-by the range alone where they are cheap; both give what a brute-force cut gives."""
+"""Searches of points created up to a time (`SearchQuery.created_until`): the Edge
+adapter's plan (`pcm_common.stores.qdrant.edge.created_until`), by calendar keys then the
+range where ranges are dear, and the port's range alone; both give what a brute-force cut
+gives."""
 
 from __future__ import annotations
 
 import asyncio
 import math
 import uuid
+from collections.abc import Sequence
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
@@ -14,18 +16,31 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from prometheus_client import REGISTRY
 
-from pcm_common.domain import time_keys
-from pcm_common.stores import created_until
-from pcm_common.stores.vectors import Capabilities, SearchQuery, VectorPoint, VectorStore
+from pcm_common.stores.qdrant.edge import created_until, time_keys
+from pcm_common.stores.vectors import ScoredPoint, SearchQuery, VectorPoint, VectorStore
 from pcm_common.testing import MemoryVectorStore
 
 T0 = datetime(2026, 3, 14, 9, 30, tzinfo=UTC)
 QUERY = [1.0, 0.0, 0.0, 0.0]
 
 
-class CheapRanges(MemoryVectorStore):
-    def capabilities(self, tenant: str | None = None) -> Capabilities:
-        return Capabilities(cheap_ranges=True)
+class Keyed(MemoryVectorStore):
+    """An in-memory store whose batch searches plan their cuts as the Edge adapter's do
+    where its ranges are dear (the engine's own searches need a shard)."""
+
+    async def search_many(
+        self,
+        queries: Sequence[SearchQuery],
+        *,
+        fields: Sequence[str] | None = None,
+        concurrency: int = 4,
+    ) -> list[list[ScoredPoint]]:
+        return await created_until.search_many(
+            queries,
+            fields,
+            cheap_ranges=lambda _: False,
+            run=lambda batch, asked: self._search_batch(batch, asked, concurrency),
+        )
 
 
 def _vec(n: int) -> list[float]:
@@ -37,12 +52,14 @@ def _vec(n: int) -> list[float]:
 def _point(n: int, at: datetime | None) -> VectorPoint:
     payload: dict[str, Any] = {"tenant": "t", "text": f"m{n}"}
     if at is not None:
-        payload |= {"created_ts": at.timestamp(), time_keys.FIELD: time_keys.keys(at)}
+        # What `MemoryRecord.to_payload` writes, stamped as the Edge adapter stamps it.
+        at_iso = at.isoformat()
+        payload |= time_keys.stamped({"created_at": at_iso, "created_ts": at.timestamp()})
     return VectorPoint(str(uuid.UUID(int=n + 1)), _vec(n), payload)
 
 
 async def _stores(times: list[datetime | None]) -> list[VectorStore]:
-    stores: list[VectorStore] = [MemoryVectorStore(), CheapRanges()]
+    stores: list[VectorStore] = [Keyed(), MemoryVectorStore()]
     for s in stores:
         await s.upsert([_point(n, at) for n, at in enumerate(times)])
     return stores
@@ -103,7 +120,7 @@ async def test_the_plans_and_their_counts() -> None:
     assert [h.id for h in hits] == _expected(crowded, T0, 3)
     assert "created_ts" in hits[0].payload  # whole payloads asked: kept
     assert (_searches("keyed") - keyed, _searches("ranged") - ranged) == (1, 1)
-    # Cheap ranges: the range alone.
+    # The port's plan: the range alone.
     (hits,) = await cheap_store.search_many([_query(T0, 3)])
     assert [h.id for h in hits] == _expected(crowded, T0, 3)
     assert (_searches("keyed") - keyed, _searches("ranged") - ranged) == (1, 2)

@@ -1,5 +1,6 @@
-"""Calendar keys for "created before" (pcm_common.domain.time_keys); the searches that use
-them: tests/unit/test_created_until.py."""
+"""Calendar keys for "created before" (pcm_common.stores.qdrant.edge.time_keys), and the
+Edge adapter's stamping of payloads with them; the searches that use them:
+tests/unit/test_created_until.py."""
 
 from __future__ import annotations
 
@@ -8,7 +9,8 @@ from datetime import UTC, datetime, timedelta, timezone
 from hypothesis import given
 from hypothesis import strategies as st
 
-from pcm_common.domain import time_keys
+from pcm_common.domain.memory import DERIVED_FIELDS
+from pcm_common.stores.qdrant.edge import time_keys
 
 UNTIL = 2101
 EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
@@ -53,3 +55,16 @@ def test_keys_and_later_keys_at_a_month_end() -> None:
     assert time_keys.keys(eve)[0] == "y9999"
     berlin = datetime(2025, 1, 1, 0, 30, tzinfo=timezone(timedelta(hours=1)))
     assert time_keys.keys(berlin)[3] == "h2024-12-31T23"
+
+
+def test_the_adapter_stamps_payloads_with_created_at() -> None:
+    """The keys of a payload's ISO `created_at` are those of the time itself (naive: UTC),
+    and they are fields a memory's readers leave out (`DERIVED_FIELDS`)."""
+    late = datetime(2024, 2, 29, 22, 59, 59, 999_999, tzinfo=UTC)
+    for written in (late.isoformat(), late.replace(tzinfo=None).isoformat(), late):
+        got = time_keys.stamped({"created_at": written, "text": "x"})
+        assert got == {"created_at": written, "text": "x", time_keys.FIELD: time_keys.keys(late)}
+    # Nothing to read the time from: the payload as it is.
+    for payload in ({"text": "x"}, {"created_at": "not a time"}, {"created_at": None}):
+        assert time_keys.stamped(payload) == payload
+    assert time_keys.FIELD in DERIVED_FIELDS

@@ -123,8 +123,7 @@ class Judging:
                 out[n] = memory
             else:
                 todo.append((n, memory.created_at))
-        # Of the memories created before each: the store plans that search by what its
-        # ranges cost (`pcm_common.stores.created_until`).
+        # Of the memories created before each (`created_until`): the store plans how.
         found = await self.res.vectors.search_many(
             [self._family_query(items[n], at) for n, at in todo], fields=FAMILY_FIELDS
         )

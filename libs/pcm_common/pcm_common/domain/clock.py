@@ -1,5 +1,5 @@
-"""The one reading of "now" and of a stored time: UTC, aware. Its own module because both
-`memory` and `time_keys` (which `memory` imports) need it."""
+"""The one reading of "now" and of a stored time: UTC, aware. Its own module because
+`memory` and the stores (`stores.qdrant.edge.time_keys`) need it."""
 
 from __future__ import annotations
 

@@ -10,12 +10,13 @@ from typing import Any, ClassVar
 
 from pydantic import BaseModel, Field
 
-from pcm_common.domain import time_keys
 from pcm_common.domain.figures import FIGURES_KEY, figures_key
 from pcm_common.domain.strength import decayed, reactivates, reinforce
 
-# Payload fields `to_payload` derives from the record's `created_at` and `figures`.
-DERIVED_FIELDS = frozenset({"created_ts", time_keys.FIELD, FIGURES_KEY})
+# Payload fields that are not the record's own: what `to_payload` derives from its
+# `created_at` and `figures`, and the calendar keys the Edge adapter adds for its own
+# searches (`stores.qdrant.edge.time_keys`).
+DERIVED_FIELDS = frozenset({"created_ts", FIGURES_KEY, "time_keys"})
 
 
 class Scope(StrEnum):
@@ -138,12 +139,10 @@ class MemoryRecord(BaseModel):
     sources: list[str] = Field(default_factory=list)
 
     def to_payload(self) -> dict[str, Any]:
-        """JSON-safe payload; the creation time as epoch seconds too, for range filters,
-        and as calendar keys (`time_keys`), for "created before" as keyword conditions;
+        """JSON-safe payload; the creation time as epoch seconds too, for range filters;
         the figures as one keyword (`figures_key`), for the near-duplicate search."""
         data = self.model_dump(mode="json")
         data["created_ts"] = self.created_at.timestamp()
-        data[time_keys.FIELD] = time_keys.keys(self.created_at)
         data[FIGURES_KEY] = figures_key(self.figures)
         return data
 

@@ -9,6 +9,7 @@ another tenant's points.
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 from abc import ABC, abstractmethod
 from collections.abc import AsyncIterator, Sequence
 from dataclasses import dataclass
@@ -17,7 +18,7 @@ from typing import Any
 # Re-exported: the filter type every adapter takes, and its in-process evaluation.
 from pcm_common.domain.filters import Filter as Filter
 from pcm_common.domain.filters import payload_matches as payload_matches
-from pcm_common.stores import created_until
+from pcm_common.runtime.telemetry import FAMILY_SEARCHES
 
 # Payload fields that filters use; adapters create a payload index on each.
 KEYWORD_INDEXES = (
@@ -32,13 +33,14 @@ KEYWORD_INDEXES = (
     "source",
     "importance",
     "surprisal.family_ids",  # anomaly flags find families of recalled memories by this
-    "time_keys",  # "created before" as keyword conditions (`domain.time_keys`)
     "figures_key",  # near duplicates state the same figures (`domain.figures`)
     "kind",  # episode records and distilled facts (`domain.memory.MemoryRecord.kind`)
     "sources",  # a deleted memory's facts (`data.derived_facts`)
 )
 BOOL_INDEXES = ("pinned", "graph.extracted")
 FLOAT_INDEXES = ("created_ts", "strength.s_ref", "surprisal.score")
+# A memory's creation time in epoch seconds (`SearchQuery.created_until` cuts on it).
+CREATED_FIELD = "created_ts"
 
 
 @dataclass(frozen=True)
@@ -76,21 +78,47 @@ class SearchQuery:
     # Only hits with cosine >= this (None: any): a store that can leaves the others out
     # before reading their payloads.
     min_score: float | None = None
-    # Only points with `created_ts` <= this (epoch seconds; None: any): the store plans how
-    # by its capabilities (`created_until`).
+    # Only points with `created_ts` <= this (epoch seconds; None: any): the adapter plans
+    # how (the Edge adapter: `qdrant.edge.created_until`).
     created_until: float | None = None
 
     def keeps(self, score: float) -> bool:
         """Whether a hit of this `score` is one of the query's (`min_score`)."""
         return self.min_score is None or score >= self.min_score
 
+    def ranged(self) -> SearchQuery:
+        """This query with its `created_until` as a range on `created_ts` (inclusive),
+        the plain search every adapter can run."""
+        if self.created_until is None:
+            return self
+        flt = self.flt or Filter()
+        low, high = flt.ranges.get(CREATED_FIELD, (None, None))
+        cut = self.created_until if high is None else min(high, self.created_until)
+        ranges = {**flt.ranges, CREATED_FIELD: (low, cut)}
+        return dataclasses.replace(
+            self, flt=dataclasses.replace(flt, ranges=ranges), created_until=None
+        )
+
+
+@dataclass(frozen=True)
+class DuplicateQuery:
+    """One lookup of `VectorStore.near_duplicates`: the nearest point among `flt`'s with
+    cosine >= `min_score` that states the same `figures` (`domain.figures`)."""
+
+    tenant: str
+    vector: list[float]
+    figures: list[str]
+    flt: Filter  # without `should`: the lookup uses it
+    min_score: float
+
 
 @dataclass(frozen=True)
 class Capabilities:
-    """What a store does cheaply, and is doing now (`VectorStore.capabilities`)."""
+    """What a store does cheaply, and is doing now (`VectorStore.capabilities`): reported,
+    and read by the adapter's own query planning; services never branch on it."""
 
-    # A range condition costs a batch search no more than keyword conditions: searches of
-    # points created up to a time ask the range alone (`created_until`).
+    # A range condition costs a batch search no more than keyword conditions (the Edge
+    # adapter then asks `created_until` as the range alone).
     cheap_ranges: bool = False
     # An index build this process started is running (`/v1/pipeline` reports it; a server
     # indexes on its own and says False).
@@ -247,14 +275,26 @@ class VectorStore(ABC):
     ) -> list[list[ScoredPoint]]:
         """Dense searches (as `search` without `sparse`), one result list per query, in
         order. `fields`: the top-level payload fields to return (None: all; empty: none).
-        A query's `created_until` is planned by `capabilities` (`created_until`), the
-        searches run by `_search_batch`."""
-        return await created_until.search_many(
-            queries,
-            fields,
-            cheap_ranges=lambda tenant: self.capabilities(tenant).cheap_ranges,
-            run=lambda batch, asked: self._search_batch(batch, asked, concurrency),
-        )
+        A query's `created_until` is asked as a range (`SearchQuery.ranged`); an adapter
+        whose ranges are dear plans it its own way. The searches run by `_search_batch`."""
+        cut = sum(1 for q in queries if q.created_until is not None and q.limit > 0)
+        FAMILY_SEARCHES.labels(search="ranged").inc(cut)
+        return await self._search_batch([q.ranged() for q in queries], fields, concurrency)
+
+    async def near_duplicates(
+        self,
+        queries: Sequence[DuplicateQuery],
+        *,
+        fields: Sequence[str] = (),
+        concurrency: int = 4,
+    ) -> list[ScoredPoint | None]:
+        """For each query, its near duplicate (None: none), searched as batches
+        (`search_many`); a hit's payload holds `fields` and `figures`. How the figures
+        are filtered on is the store's business (`stores.near_duplicates`)."""
+        # Imported here: that module builds its searches from this one's types.
+        from pcm_common.stores import near_duplicates
+
+        return await near_duplicates.nearest(self, queries, fields, concurrency)
 
     async def _search_batch(
         self, queries: Sequence[SearchQuery], fields: Sequence[str] | None, concurrency: int

@@ -14,6 +14,7 @@ import qdrant_edge as qe
 
 from pcm_common.runtime.telemetry import CALLER, STORE_CALLS, STORE_SECONDS
 from pcm_common.stores.qdrant.common import DENSE, SPARSE
+from pcm_common.stores.qdrant.edge import time_keys
 from pcm_common.stores.vectors import BOOL_INDEXES, FLOAT_INDEXES, KEYWORD_INDEXES
 
 # The store's own facts (the embedding model of its vectors), inside the shard directory.
@@ -39,11 +40,11 @@ def edge_config(dim: int, max_segment_kb: int, indexing_threshold_kb: int = 0) -
 
 
 def create_payload_indexes(shard: qe.EdgeShard) -> None:
-    """An index on every field a filter uses (`vectors.*_INDEXES`), made where missing or
-    of another type."""
+    """An index on every field a filter uses (`vectors.*_INDEXES`, and this adapter's
+    `time_keys`), made where missing or of another type."""
     existing = shard.info().payload_schema
     wanted: list[tuple[str, Any, qe.PayloadSchemaType]] = []
-    for name in KEYWORD_INDEXES:
+    for name in (*KEYWORD_INDEXES, time_keys.FIELD):
         # is_tenant lays segments out by tenant: every query filters on it.
         schema: Any = (
             qe.KeywordIndexParams(is_tenant=True)

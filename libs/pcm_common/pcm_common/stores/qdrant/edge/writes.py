@@ -12,6 +12,7 @@ from typing import Any
 import qdrant_edge as qe
 
 from pcm_common.stores.qdrant.common import DENSE, SPARSE, is_uuid
+from pcm_common.stores.qdrant.edge import time_keys
 from pcm_common.stores.qdrant.edge.optimizer import EdgeOptimizer
 from pcm_common.stores.qdrant.edge.reads import EdgeReads
 from pcm_common.stores.vectors import VectorPoint, reject_tenant_moves
@@ -39,7 +40,8 @@ class EdgeWrites(EdgeReads, EdgeOptimizer):
             vec: dict[str, Any] = {DENSE: [float(x) for x in p.vector]}
             if p.sparse is not None and p.sparse.indices:
                 vec[SPARSE] = qe.SparseVector(list(p.sparse.indices), list(p.sparse.values))
-            edge_points.append(qe.Point(p.id, vec, dict(p.payload)))
+            # The calendar keys its searches plan with (`time_keys`), kept from the payload.
+            edge_points.append(qe.Point(p.id, vec, time_keys.stamped(dict(p.payload))))
 
         owned = [(str(uuid.UUID(p.id)), str(p.payload["tenant"])) for p in points]
 
@@ -71,6 +73,8 @@ class EdgeWrites(EdgeReads, EdgeOptimizer):
         duration, and one long call stalls the recalls being served
         (docs/decisions/0010-edge-write-chunks.md)."""
         reject_tenant_moves(tenant, patches)
+        # A new `created_at` brings its calendar keys (`time_keys`).
+        patches = [(i, time_keys.stamped(p) if "created_at" in p else p) for i, p in patches]
         out: list[bool] = []
         for start in range(0, len(patches), WRITE_CHUNK):
             out += await self._set_payload_chunk(tenant, patches[start : start + WRITE_CHUNK])

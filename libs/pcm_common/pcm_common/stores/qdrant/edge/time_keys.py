@@ -1,4 +1,6 @@
-"""Calendar keys of a memory's creation time, for "created before t" as keyword conditions.
+"""Calendar keys of a memory's creation time, for "created before t" as keyword conditions
+on Qdrant Edge: the adapter writes them into every payload with a `created_at` (`stamped`)
+and plans its searches with them (`created_until`); other stores never see them.
 
 Why: a range condition on `created_ts` made a search over Qdrant Edge's unindexed segment
 (where a store's newest ~13k memories live) check every point's time
@@ -6,8 +8,7 @@ Why: a range condition on `created_ts` made a search over Qdrant Edge's unindexe
 day and hour it was created in (`keys`); `later_than(t)` lists the keys that only memories
 created after the hour of `t` can have. Excluding any of them leaves every memory created
 before `t`, plus the later ones of `t`'s own hour, which the caller drops by their exact
-time. The vector store plans such searches where its ranges are dear
-(`pcm_common.stores.created_until`).
+time.
 
 Both work on datetimes, not epoch floats: a float rounds, and a time a microsecond before a
 new hour (or the year 10000) must not land in the next one.
@@ -17,6 +18,7 @@ from __future__ import annotations
 
 import calendar
 from datetime import datetime
+from typing import Any
 
 from pcm_common.domain.clock import as_utc
 
@@ -44,3 +46,17 @@ def later_than(at: datetime, until_year: int) -> list[str]:
     out += [f"d{y}-{m}-{later:02d}" for later in range(d.day + 1, last_day + 1)]
     out += [f"h{y}-{m}-{day}T{later:02d}" for later in range(d.hour + 1, 24)]
     return out
+
+
+def stamped(payload: dict[str, Any]) -> dict[str, Any]:
+    """`payload` (a point's, or a patch) with the `keys` of its `created_at` (an ISO time,
+    as `MemoryRecord.to_payload` writes it); one without a readable `created_at` as it is."""
+    at = payload.get("created_at")
+    if isinstance(at, str):
+        try:
+            at = datetime.fromisoformat(at)
+        except ValueError:
+            return payload
+    if not isinstance(at, datetime):
+        return payload
+    return {**payload, FIELD: keys(at)}

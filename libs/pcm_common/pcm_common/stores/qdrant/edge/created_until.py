@@ -1,16 +1,16 @@
-"""Batch searches of points created up to a time (`SearchQuery.created_until`), planned by
-the store's capabilities (`Capabilities.cheap_ranges`): the port's `search_many` runs them
-for every adapter.
+"""The Edge adapter's plan for batch searches of points created up to a time
+(`SearchQuery.created_until`): by calendar keys, then the exact range where the keys could
+not prove the answer. Other adapters ask the range alone (`SearchQuery.ranged`).
 
 Why two plans: a range condition on `created_ts` made a search over Qdrant Edge's unindexed
 segment (where a store's newest ~13k memories live) check every point's time
 (docs/decisions/0008-family-search-time-keys.md).
 So, where ranges are not cheap, a search first leaves out the later points by their
-calendar keys (`domain.time_keys`): every key of an hour after the cut's. What is left
+calendar keys (`time_keys`): every key of an hour after the cut's. What is left
 is every earlier point plus the later ones of the cut's own hour, dropped here by their
 exact time. A search whose hits cannot prove that they hold the `limit` nearest earlier
 points is asked again with the exact range. Where ranges cost no more than the keys (the
-Edge adapter's dense mirror holds the tenant) the range is asked alone.
+dense mirror holds the tenant: `Capabilities.cheap_ranges`) the range is asked alone.
 
 Points without `created_ts` never match: a range does not match a missing field, and the
 keyed plan drops them with the later ones.
@@ -22,40 +22,26 @@ import dataclasses
 from collections.abc import Awaitable, Callable, Sequence
 from datetime import UTC, datetime
 from enum import Enum
-from typing import TYPE_CHECKING
 
-from pcm_common.domain import time_keys
 from pcm_common.domain.clock import utcnow
 from pcm_common.domain.filters import Filter
 from pcm_common.runtime.telemetry import FAMILY_SEARCHES
+from pcm_common.stores.qdrant.edge import time_keys
+from pcm_common.stores.vectors import CREATED_FIELD as FIELD
+from pcm_common.stores.vectors import ScoredPoint, SearchQuery
 
-if TYPE_CHECKING:  # the port's module runs these plans: imported there
-    from pcm_common.stores.vectors import ScoredPoint, SearchQuery
-
-FIELD = "created_ts"
 # Extra hits asked of a keyed search: room for the later points of the cut's own hour
 # (the searching memory itself and the rest of its episode).
 KEYED_SLACK = 8
 
-Hits = list["ScoredPoint"]
-Run = Callable[[list["SearchQuery"], Sequence[str] | None], Awaitable[list[Hits]]]
+Hits = list[ScoredPoint]
+Run = Callable[[list[SearchQuery], Sequence[str] | None], Awaitable[list[Hits]]]
 
 
 class Plan(Enum):
     PLAIN = "plain"  # no `created_until`: the query as it is
     RANGED = "ranged"  # the exact range on `created_ts`
     KEYED = "keyed"  # calendar keys, the later points of the cut's hour dropped here
-
-
-def ranged(q: SearchQuery) -> SearchQuery:
-    """`q` with its cut as a range on `created_ts` (inclusive, as `created_until` is),
-    for the adapter's plain searches."""
-    assert q.created_until is not None
-    flt = q.flt or Filter()
-    low, high = flt.ranges.get(FIELD, (None, None))
-    cut = q.created_until if high is None else min(high, q.created_until)
-    ranges = {**flt.ranges, FIELD: (low, cut)}
-    return dataclasses.replace(q, flt=dataclasses.replace(flt, ranges=ranges), created_until=None)
 
 
 def keyed(q: SearchQuery, until_year: int) -> SearchQuery:
@@ -104,7 +90,7 @@ async def search_many(
         return await run(list(queries), fields)
     until_year = utcnow().year + 1
     first = [
-        keyed(q, until_year) if p is Plan.KEYED else ranged(q) if p is Plan.RANGED else q
+        keyed(q, until_year) if p is Plan.KEYED else q.ranged() if p is Plan.RANGED else q
         for q, p in zip(queries, plans, strict=True)
     ]
     # The keyed plan drops hits by their time: read it, and give back only what was asked.
@@ -122,7 +108,7 @@ async def search_many(
             out[n] = kept[: q.limit]
         else:
             again.append(n)
-    redone = await run([ranged(queries[n]) for n in again], asked) if again else []
+    redone = await run([queries[n].ranged() for n in again], asked) if again else []
     for n, hits in zip(again, redone, strict=True):
         out[n] = hits
     if asked is not fields:

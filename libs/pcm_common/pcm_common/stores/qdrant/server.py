@@ -26,6 +26,7 @@ from pcm_common.stores.qdrant.common import (
     keep_fused_report_cosine,
 )
 from pcm_common.stores.qdrant.query import RRF_K, build, plan_search
+from pcm_common.stores.qdrant.server_filters import DIALECT, selector, tenant_cond, to_qdrant_filter
 from pcm_common.stores.qdrant.sharding import shard_key_of, shard_keys
 from pcm_common.stores.vectors import (
     BOOL_INDEXES,
@@ -43,95 +44,6 @@ from pcm_common.stores.vectors import (
 # The collection metadata key naming the embedding model of its vectors.
 META_MODEL = "pcm_embedding_model"
 log = structlog.get_logger("vectors")
-
-
-def _match(key: str, value: Any) -> models.Condition:
-    """One equality / any-of condition on `key`."""
-    if value is None:
-        return models.IsEmptyCondition(is_empty=models.PayloadField(key=key))
-    if isinstance(value, bool):
-        return models.FieldCondition(key=key, match=models.MatchValue(value=value))
-    if isinstance(value, float):
-        return models.FieldCondition(key=key, range=models.Range(gte=value, lte=value))
-    if isinstance(value, (list, tuple, set, frozenset)):
-        values = list(value)
-        if not values:
-            # "Any of nothing" matches nothing; an empty `should` would match everything.
-            return models.HasIdCondition(has_id=[])
-        if all(isinstance(v, str) for v in values) or all(
-            isinstance(v, int) and not isinstance(v, bool) for v in values
-        ):
-            return models.FieldCondition(key=key, match=models.MatchAny(any=values))
-        return models.Filter(should=[_match(key, v) for v in values])
-    return models.FieldCondition(key=key, match=models.MatchValue(value=value))
-
-
-def _selector(fields: Sequence[str] | None) -> bool | list[str]:
-    """qdrant-client's `with_payload` for the port's `fields` (None: all; empty: none)."""
-    return True if fields is None else (list(fields) if fields else False)
-
-
-def _tenant_cond(tenant: str) -> models.FieldCondition:
-    return models.FieldCondition(key="tenant", match=models.MatchValue(value=tenant))
-
-
-def to_qdrant_filter(tenant: str, flt: Filter | None) -> models.Filter:
-    """Port filter -> qdrant-client filter, always conditioned on the tenant."""
-    must: list[models.Condition] = [_tenant_cond(tenant)]
-    must_not: list[models.Condition] = []
-    if flt is not None:
-        must += [_match(k, v) for k, v in flt.must.items()]
-        must_not += [_match(k, v) for k, v in flt.must_not.items()]
-        for key, (gte, lte) in flt.ranges.items():
-            if gte is None and lte is None:
-                continue
-            must.append(models.FieldCondition(key=key, range=models.Range(gte=gte, lte=lte)))
-        if flt.should:
-            # Nested so "at least one group" stays independent of the other parts.
-            groups: list[models.Condition] = [
-                models.Filter(must=[_match(k, v) for k, v in g.items()]) for g in flt.should
-            ]
-            must.append(models.Filter(should=groups))
-    return models.Filter(must=must, must_not=must_not or None)
-
-
-class _Dialect:
-    """qdrant-client's spelling of a search (`query.Dialect`): the keyword arguments of
-    `query_points`, a scoring query being its `query` and `using`."""
-
-    def nearest(self, vector: list[float] | SparseVec, using: str) -> dict[str, Any]:
-        if isinstance(vector, SparseVec):
-            sparse = models.SparseVector(indices=list(vector.indices), values=list(vector.values))
-            return {"query": sparse, "using": using}
-        return {"query": vector, "using": using}
-
-    def fused(self, k: int) -> dict[str, Any]:
-        return {"query": models.RrfQuery(rrf=models.Rrf(k=k))}
-
-    def prefetch(self, query: dict[str, Any], *, limit: int, flt: models.Filter) -> models.Prefetch:
-        return models.Prefetch(**query, limit=limit, filter=flt)
-
-    def request(
-        self,
-        query: dict[str, Any],
-        *,
-        prefetches: list[models.Prefetch] | None,
-        flt: models.Filter,
-        limit: int,
-        payload: Any,
-        vectors: Any,
-    ) -> dict[str, Any]:
-        return {
-            **query,
-            "prefetch": prefetches,
-            "query_filter": flt,
-            "limit": limit,
-            "with_payload": payload,
-            "with_vectors": vectors,
-        }
-
-
-DIALECT = _Dialect()
 
 
 class ServerVectorStore(VectorStore):
@@ -276,7 +188,7 @@ class ServerVectorStore(VectorStore):
         if not valid:
             return {}
         records = await self._client.retrieve(
-            self.collection, ids=valid, with_payload=_selector(["tenant"]), with_vectors=False
+            self.collection, ids=valid, with_payload=selector(["tenant"]), with_vectors=False
         )
         return {str(r.id): str((r.payload or {}).get("tenant")) for r in records}
 
@@ -324,7 +236,7 @@ class ServerVectorStore(VectorStore):
         records = await self._client.retrieve(
             self.collection,
             ids=valid,
-            with_payload=True if fields is None else _selector(["tenant", *fields]),
+            with_payload=True if fields is None else selector(["tenant", *fields]),
             with_vectors=[DENSE] if with_vectors else False,
             **self._shard(tenant),
         )
@@ -354,7 +266,7 @@ class ServerVectorStore(VectorStore):
         if not await self._owned(tenant, [point_id], False, ()):
             return False
         # The write is filtered on the tenant too, so even a stale check can't cross tenants.
-        guard = models.Filter(must=[models.HasIdCondition(has_id=[point_id]), _tenant_cond(tenant)])
+        guard = models.Filter(must=[models.HasIdCondition(has_id=[point_id]), tenant_cond(tenant)])
         await self._client.set_payload(
             self.collection,
             payload=dict(patch),
@@ -368,9 +280,7 @@ class ServerVectorStore(VectorStore):
         owned = [str(r.id) for r in await self._owned(tenant, ids, False, ())]
         if not owned:
             return 0
-        guard = models.Filter(
-            must=[models.HasIdCondition(has_id=list(owned)), _tenant_cond(tenant)]
-        )
+        guard = models.Filter(must=[models.HasIdCondition(has_id=list(owned)), tenant_cond(tenant)])
         await self._client.delete(
             self.collection,
             points_selector=models.FilterSelector(filter=guard),
@@ -398,7 +308,7 @@ class ServerVectorStore(VectorStore):
         # Fused scores are rank-based: a hybrid search's dense vectors give back the cosine.
         vectors = [DENSE] if with_vectors or plan.hybrid else False
         request = build(
-            plan, DIALECT, to_qdrant_filter(tenant, flt), payload=_selector(fields), vectors=vectors
+            plan, DIALECT, to_qdrant_filter(tenant, flt), payload=selector(fields), vectors=vectors
         )
         resp = await self._client.query_points(self.collection, **request, **self._shard(tenant))
         out = [
@@ -434,7 +344,7 @@ class ServerVectorStore(VectorStore):
             scroll_filter=to_qdrant_filter(tenant, flt),
             limit=limit,
             offset=offset,
-            with_payload=_selector(fields),
+            with_payload=selector(fields),
             with_vectors=[DENSE] if with_vectors else False,
             **self._shard(tenant),
         )

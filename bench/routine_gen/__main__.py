@@ -1,4 +1,4 @@
-"""Command line: write one dataset, all fourteen, or check generated files.
+"""Command line: write one dataset, all sixteen, or check generated files.
 
 python -m bench.routine_gen --split tune --variant plain --seed 20261204 --out FILE
 python -m bench.routine_gen --all bench/routine_gen/data
@@ -70,7 +70,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         type=Path,
         metavar="DIR",
         help=(
-            "write {tune,heldout,valid,blind,blind2,blind3,blind4}"
+            "write {tune,heldout,valid,blind,blind2,blind3,blind4,blind5}"
             ".{outliers,outliers_absence}.json into DIR"
         ),
     )

@@ -40,6 +40,7 @@ FROZEN_SEEDS: dict[str, int] = {
     "blind2": 20261206,
     "blind3": 20261207,
     "blind4": 20261208,
+    "blind5": 20261209,
 }
 VARIANTS: dict[str, str] = {"plain": "outliers", "absence": "outliers_absence"}
 ROUTINES_PER_PERSONA = 8

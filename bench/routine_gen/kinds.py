@@ -857,6 +857,7 @@ SPLIT_KINDS: dict[str, tuple[Kind, ...]] = {
     "blind2": KINDS + EXTRA_KINDS,
     "blind3": KINDS + EXTRA_KINDS,
     "blind4": KINDS + EXTRA_KINDS,
+    "blind5": KINDS + EXTRA_KINDS,
 }
 
 

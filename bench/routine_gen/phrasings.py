@@ -7,9 +7,18 @@ import random
 import re
 from dataclasses import dataclass
 
-SPLITS: tuple[str, ...] = ("tune", "heldout", "valid", "blind", "blind2", "blind3", "blind4")
+SPLITS: tuple[str, ...] = (
+    "tune",
+    "heldout",
+    "valid",
+    "blind",
+    "blind2",
+    "blind3",
+    "blind4",
+    "blind5",
+)
 # Splits whose wording may appear only in their own module (and in generated data).
-ISOLATED: tuple[str, ...] = ("heldout", "valid", "blind", "blind2", "blind3", "blind4")
+ISOLATED: tuple[str, ...] = ("heldout", "valid", "blind", "blind2", "blind3", "blind4", "blind5")
 
 _CHOICE = re.compile(r"\[([^\[\]]*\|[^\[\]]*)\]")
 

@@ -38,7 +38,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from pcm_common.domain import slots
+from pcm_common.domain import abbreviations, slots, value_slots
 
 # Rule 2: the share of a text's frame words found in the other text (*start*, dev set).
 MIN_FRAME = 0.6
@@ -54,9 +54,19 @@ _TENTATIVE = re.compile(
     r"perhaps|considering|consider|thinking\s+(?:about|of)|wondering|someday|some\s+day|"
     r"debating|proposal|proposed|propose|if\s+we|"
     # A need or a wish is no change yet: "the shoes need replacing", "we want to move".
-    r"needs?\s+(?:to\b|\w+ing\b)|wants?\s+to|hop(?:e|ing)\s+to|plan(?:s|ning)?\s+to)\b",
+    r"needs?\s+(?:to\b|\w+ing\b)|wants?\s+to|hop(?:e|ing)\s+to|plan(?:s|ning)?\s+to|"
+    # A need or a step still ahead: "will need an upgrade at some point", "we'll have to
+    # lower it eventually", "I'm going to need a bigger one".
+    r"(?:will|'ll|going\s+to)\s+(?:\w+ly\s+)?(?:need|have\s+to|require)|at\s+some\s+point|"
+    r"eventually|sooner\s+or\s+later|"
+    # A question without its mark: "Is it okay to move ...", "Can we ...".
+    r"^\s*(?:is|are|can|could|would|will|do|does|did)\s+(?:it|we|you|i|they|there|this|that))\b"
+    r"|\?(?=\s)",
     re.IGNORECASE,
 )
+# "may" and "could" as verbs of possibility ("we may look at", "the rent could go up"); the
+# month is capitalised.
+_POSSIBLE = re.compile(r"\b(?:may|could)\s+(?!\d)[a-z]")
 _ADDS = re.compile(r"\b(?:also|too|as\s+well|additionally|in\s+addition|still)\b", re.IGNORECASE)
 
 # A change said outright (rule 2, on the newer text's frame alone).
@@ -270,10 +280,13 @@ class Verdict:
 
 def judge(old: str, new: str, *, wrong: bool = False) -> Verdict:
     """Whether `new` updates `old` (module docstring)."""
-    if _TENTATIVE.search(new):
+    if _TENTATIVE.search(new) or _POSSIBLE.search(new):
         return Verdict(False, "tentative")
     if _PAST.search(new):
         return Verdict(False, "past")
+    # One subject said two ways ("prod" / "Production", "QA" / "Quality Assurance") is
+    # compared as one.
+    old, new = abbreviations.expand(old, new), abbreviations.expand(new, old)
     o, n = _words(old), _words(new)
     gone, gone_other = _gone(new, old)
     if gone:
@@ -292,8 +305,17 @@ def judge(old: str, new: str, *, wrong: bool = False) -> Verdict:
     # the same kind where its value stood (`slots`); plain words in that place need a
     # cue besides.
     slot = slots.replacement(old, new, loose=strong or weak or wrong, changed=strong or wrong)
-    if slot.frame_kept:
+    # A figure given as a share of its noun ("burned 0.3% of its error budget") is another
+    # fact than the earlier figure, unless the earlier one was a share too.
+    share = value_slots.shares(new) and not value_slots.shares(old)
+    if slot.frame_kept and not share:
         return Verdict(True, "slot", tuple(w for r in slot.old for w in r.words))
+    sibling = slots.other_subject(old, new)
+    # A value restated with another verb: the same form counting the same noun, in a
+    # text that names the earlier subject (a word besides the values in common).
+    restated = () if sibling or share else value_slots.replaced(old, new)
+    if restated and (o.all - o.values) & (n.all - n.values) and _subject_kept(old, n):
+        return Verdict(True, "restated", restated)
     if not (strong or weak or wrong):
         return Verdict(False, "no_change_cue")
     # The newer text's clauses about the earlier one's subject: a reason given beside
@@ -309,7 +331,24 @@ def judge(old: str, new: str, *, wrong: bool = False) -> Verdict:
     share_new = len(shared) / len(new_frame) if new_frame else 0.0
     if share_old < MIN_FRAME or (not strong and not wrong and share_new < MIN_FRAME):
         return Verdict(False, "other_frame")
+    if sibling and not wrong:
+        return Verdict(False, "other_subject")
     return Verdict(True, "changed", tuple(sorted(old_only)))
+
+
+# A statement of the speaker's own ("I take ...", "We have ...") has the speaker, whom any
+# later statement of the same user keeps, as its subject.
+_SPEAKER = frozenset("i we i'm we're i've we've".split())
+
+
+def _subject_kept(old: str, n: _Words) -> bool:
+    """Whether the newer text names the earlier one's subject: its first content word, or
+    the speaker ("My phone is ..." / "My partner got ..." is about another thing)."""
+    toks = _TOKEN.findall(core(old))
+    if toks and toks[0].lower() in _SPEAKER:
+        return True
+    first = next((t for t in toks if t.lower() not in _STOP), None)
+    return first is not None and _stem(first) in n.all
 
 
 def shares_words(old: str, new: str) -> bool:

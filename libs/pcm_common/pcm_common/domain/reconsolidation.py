@@ -313,7 +313,10 @@ def judge(old: str, new: str, *, wrong: bool = False) -> Verdict:
     sibling = slots.other_subject(old, new)
     # A value restated with another verb: the same form counting the same noun, in a
     # text that names the earlier subject (a word besides the values in common).
-    restated = () if sibling or share else value_slots.replaced(old, new)
+    # As with `slots`, a time the earlier text lacked narrows it ("opens at 9am on
+    # Sundays"): an exception, unless a change is said outright.
+    narrows = not strong and _narrows(old, new)
+    restated = () if sibling or share or narrows else value_slots.replaced(old, new)
     if restated and (o.all - o.values) & (n.all - n.values) and _subject_kept(old, n):
         return Verdict(True, "restated", restated)
     if not (strong or weak or wrong):
@@ -334,6 +337,24 @@ def judge(old: str, new: str, *, wrong: bool = False) -> Verdict:
     if sibling and not wrong:
         return Verdict(False, "other_subject")
     return Verdict(True, "changed", tuple(sorted(old_only)))
+
+
+_SCOPE_KINDS = frozenset({"weekday", "month", "daypart"})
+
+
+def _scopes(text: str) -> set[str]:
+    """The text's words that scope it in time (weekdays, months, parts of the day)."""
+    return {_stem(t) for t in _TOKEN.findall(core(text)) if slots.kind(t) in _SCOPE_KINDS}
+
+
+def _narrows(old: str, new: str) -> bool:
+    """Whether a clause of the newer text gives a figure with a time the earlier text
+    lacked ("opens at 9am on Sundays"); a time in a clause of its own ("after the April
+    price increase, ...") scopes no figure."""
+    lacked = _scopes(old)
+    return any(
+        value_slots.values(part) and _scopes(part) - lacked for part in slots.clauses(core(new))
+    )
 
 
 # A statement of the speaker's own ("I take ...", "We have ...") has the speaker, whom any

@@ -303,6 +303,11 @@ def _subject_words(ot: list[_Tok]) -> frozenset[str]:
     return frozenset(t.stem for t in ot[:-1] if t.kind is None)
 
 
+def clauses(text: str) -> list[str]:
+    """The text's clauses, as the slots are read in them."""
+    return _CLAUSE.split(text)
+
+
 def _modifier_swapped(ot: list[_Tok], nt: list[_Tok]) -> bool:
     """Whether a shared subject word has a modifier of its own in each text: "the staging
     cluster" / "the prod cluster", "my max heart rate" / "my resting heart rate"."""

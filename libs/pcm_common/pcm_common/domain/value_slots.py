@@ -117,7 +117,8 @@ def values(text: str) -> list[Value]:
             noun = _stem(toks[j])
             # A unit of something counts that thing: "3 minutes of downtime" is no
             # "60 minutes" of a token's life.
-            if _UNIT.fullmatch(toks[j].lower()) and j + 2 < len(toks) and toks[j + 1].lower() == "of":
+            unit = _UNIT.fullmatch(toks[j].lower())
+            if unit and j + 2 < len(toks) and toks[j + 1].lower() == "of":
                 noun = f"{noun} of {_stem(toks[j + 2])}"
         prev = toks[i - 1].lower() if i > 0 else ""
         head = _stem(prev) if prev and prev not in _FUNCTION and _form(prev) is None else None

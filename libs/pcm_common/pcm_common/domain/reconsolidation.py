@@ -23,6 +23,17 @@ shoes need replacing"; not the past: "used to") and one of these holds, in this 
    `MIN_FRAME` come back, and, where the cue is only "now" and the like, as much of the
    newer one's.
 
+3b. it restates a value of the earlier text with another verb (`restated`,
+   `pcm_common.domain.value_slots`): a figure of the same form counting the same noun
+   ("costs $29/month" / "the plan is $39/month"), in a text that names the earlier
+   subject, about no sibling of it ("the staging cluster" / "the prod cluster"), giving
+   no share of the noun ("$40k of the budget") and no time the earlier text lacked.
+
+Short forms of the earlier text's words ("prod", "QA") are written out first
+(`pcm_common.domain.abbreviations`); a need still ahead ("will need", "at some point")
+and a question without its mark ("Is it okay to ...") change nothing; a change said of a
+sibling subject is no update of the earlier one.
+
 A text that names what it leaves behind, and that is not in the earlier text, is about
 something else ("The build uses Webpack" / "The build moved from Node 16 to Node 20").
 A text that adds ("also", "too", "as well") or keeps ("still") is no update. When the
@@ -30,7 +41,8 @@ user marked the earlier memory wrong (`wrong=True`), a newer text in its frame w
 value updates it without a cue.
 
 Why these rules and their figures: docs/decisions/0053-reconsolidation.md and
-docs/decisions/0057-reconsolidation-structure.md.
+docs/decisions/0057-reconsolidation-structure.md,
+docs/decisions/0064-reconsolidation-generality.md.
 """
 
 from __future__ import annotations
@@ -317,7 +329,12 @@ def judge(old: str, new: str, *, wrong: bool = False) -> Verdict:
     # Sundays"): an exception, unless a change is said outright.
     narrows = not strong and _narrows(old, new)
     restated = () if sibling or share or narrows else value_slots.replaced(old, new)
-    if restated and (o.all - o.values) & (n.all - n.values) and _subject_kept(old, n):
+    if (
+        restated
+        and (o.all - o.values) & (n.all - n.values)
+        and _subject_kept(old, n)
+        and not _other_owner(o, new)
+    ):
         return Verdict(True, "restated", restated)
     if not (strong or weak or wrong):
         return Verdict(False, "no_change_cue")
@@ -360,6 +377,25 @@ def _narrows(old: str, new: str) -> bool:
 # A statement of the speaker's own ("I take ...", "We have ...") has the speaker, whom any
 # later statement of the same user keeps, as its subject.
 _SPEAKER = frozenset("i we i'm we're i've we've".split())
+
+
+_POSSESSOR = frozenset("my our his her their your".split())
+
+
+def _other_owner(o: _Words, new: str) -> bool:
+    """Whether a clause of the newer text that gives a figure opens with a possessor's
+    thing the earlier text does not name: "Our neighbours have 2 kids" is not about "We
+    have 3 kids", "My brother weighs 75kg" not about "I weigh 80kg"."""
+    for part in slots.clauses(core(new)):
+        toks = _TOKEN.findall(part)
+        if (
+            len(toks) >= 2
+            and toks[0].lower() in _POSSESSOR
+            and _stem(toks[1]) not in o.all
+            and value_slots.values(part)
+        ):
+            return True
+    return False
 
 
 def _subject_kept(old: str, n: _Words) -> bool:

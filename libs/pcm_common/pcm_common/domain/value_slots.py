@@ -60,8 +60,15 @@ def _stem(word: str) -> str:
     return w
 
 
+_CLOCK = re.compile(r"\d{1,2}(?::\d{2})?(?:am|pm)|\d{1,2}:\d{2}", re.IGNORECASE)
+
+
 def _form(tok: str) -> str | None:
-    """The value's form with its digits abstracted, or None for a word that is no value."""
+    """The value's form with its digits abstracted, or None for a word that is no value.
+    A clock time is none here: its verb is its relation ("departs at 6:20" / "lands at
+    9:45"), so only `slots` (which keeps the verb) reads it."""
+    if _CLOCK.fullmatch(tok):
+        return None
     if tok[:1].isdigit() or (tok[:1] in "$€£" and tok[1:2].isdigit()):
         # Units and currency stay literal: "$29/month" and "$29/seat" are other slots.
         return re.sub(r"\d+", "9", tok.lower())

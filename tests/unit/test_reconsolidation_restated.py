@@ -120,6 +120,11 @@ def test_siblings_needs_and_questions_change_nothing(old: str, new: str) -> None
     assert not judge(old, new).update, judge(old, new)
 
 
+def test_a_question_that_goes_on_to_say_something_is_no_question() -> None:
+    v = judge("The demo is at 3pm.", "Did you see the email? The demo moved to 4pm.")
+    assert v.update, v
+
+
 def test_other_subject_sees_modifiers_not_verbs_or_values() -> None:
     assert slots.other_subject("The web cluster has 5 nodes.", "Batch cluster nodes: 9")
     # A verb before the earlier value, or a word before a name, is no sibling.

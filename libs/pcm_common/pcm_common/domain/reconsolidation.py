@@ -70,10 +70,14 @@ _TENTATIVE = re.compile(
     # A need or a step still ahead: "will need an upgrade at some point", "we'll have to
     # lower it eventually", "I'm going to need a bigger one".
     r"(?:will|'ll|going\s+to)\s+(?:\w+ly\s+)?(?:need|have\s+to|require)|at\s+some\s+point|"
-    r"eventually|sooner\s+or\s+later|"
-    # A question without its mark: "Is it okay to move ...", "Can we ...".
-    r"^\s*(?:is|are|can|could|would|will|do|does|did)\s+(?:it|we|you|i|they|there|this|that))\b"
-    r"|\?(?=\s)",
+    r"eventually|sooner\s+or\s+later)\b",
+    re.IGNORECASE,
+)
+# A question without its mark: one sentence that opens as a question ("Is it okay to
+# move ...", "Can we ..."); "Did you hear? The standup moved" goes on to say something.
+_ASKS = re.compile(
+    r"^\s*(?:is|are|can|could|would|will|do|does|did)\s+(?:it|we|you|i|they|there|this|that)\b"
+    r"[^.!?]*[.!?]?\s*$",
     re.IGNORECASE,
 )
 # "may" and "could" as verbs of possibility ("we may look at", "the rent could go up"); the
@@ -292,7 +296,7 @@ class Verdict:
 
 def judge(old: str, new: str, *, wrong: bool = False) -> Verdict:
     """Whether `new` updates `old` (module docstring)."""
-    if _TENTATIVE.search(new) or _POSSIBLE.search(new):
+    if _TENTATIVE.search(new) or _POSSIBLE.search(new) or _ASKS.search(new):
         return Verdict(False, "tentative")
     if _PAST.search(new):
         return Verdict(False, "past")

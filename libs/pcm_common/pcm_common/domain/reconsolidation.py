@@ -327,18 +327,8 @@ def judge(old: str, new: str, *, wrong: bool = False) -> Verdict:
     if slot.frame_kept and not share:
         return Verdict(True, "slot", tuple(w for r in slot.old for w in r.words))
     sibling = slots.other_subject(old, new)
-    # A value restated with another verb: the same form counting the same noun, in a
-    # text that names the earlier subject (a word besides the values in common).
-    # As with `slots`, a time the earlier text lacked narrows it ("opens at 9am on
-    # Sundays"): an exception, unless a change is said outright.
-    narrows = not strong and _narrows(old, new)
-    restated = () if sibling or share or narrows else value_slots.replaced(old, new)
-    if (
-        restated
-        and (o.all - o.values) & (n.all - n.values)
-        and _subject_kept(old, n)
-        and not _other_owner(o, new)
-    ):
+    restated = () if sibling or share else _restated(old, new, o, n, strong=strong)
+    if restated:
         return Verdict(True, "restated", restated)
     if not (strong or weak or wrong):
         return Verdict(False, "no_change_cue")
@@ -358,6 +348,18 @@ def judge(old: str, new: str, *, wrong: bool = False) -> Verdict:
     if sibling and not wrong:
         return Verdict(False, "other_subject")
     return Verdict(True, "changed", tuple(sorted(old_only)))
+
+
+def _restated(old: str, new: str, o: _Words, n: _Words, *, strong: bool) -> tuple[str, ...]:
+    """The earlier values the newer text restates with another verb (`value_slots`: the
+    same form counting the same noun), where it names the earlier subject (a word besides
+    the values in common, its first word or the speaker) and no other possessor's thing.
+    As with `slots`, a time the earlier text lacked narrows it ("opens at 9am on
+    Sundays"): an exception, unless a change is said outright."""
+    if (strong or not _narrows(old, new)) and not _other_owner(o, new):
+        if (o.all - o.values) & (n.all - n.values) and _subject_kept(old, n):
+            return value_slots.replaced(old, new)
+    return ()
 
 
 _SCOPE_KINDS = frozenset({"weekday", "month", "daypart"})

@@ -120,6 +120,11 @@ def test_siblings_needs_and_questions_change_nothing(old: str, new: str) -> None
     assert not judge(old, new).update, judge(old, new)
 
 
+def test_eventually_in_the_past_is_a_change() -> None:
+    v = judge("Tickets are tracked in Trello.", "Eventually we moved tickets from Trello to Jira.")
+    assert v.update, v
+
+
 def test_a_question_that_goes_on_to_say_something_is_no_question() -> None:
     v = judge("The demo is at 3pm.", "Did you see the email? The demo moved to 4pm.")
     assert v.update, v

@@ -67,10 +67,10 @@ _TENTATIVE = re.compile(
     r"debating|proposal|proposed|propose|if\s+we|"
     # A need or a wish is no change yet: "the shoes need replacing", "we want to move".
     r"needs?\s+(?:to\b|\w+ing\b)|wants?\s+to|hop(?:e|ing)\s+to|plan(?:s|ning)?\s+to|"
-    # A need or a step still ahead: "will need an upgrade at some point", "we'll have to
-    # lower it eventually", "I'm going to need a bigger one".
-    r"(?:will|'ll|going\s+to)\s+(?:\w+ly\s+)?(?:need|have\s+to|require)|at\s+some\s+point|"
-    r"eventually|sooner\s+or\s+later)\b",
+    # A need or a step still ahead: "will need an upgrade", "we'll have to lower it",
+    # "I'm going to need a bigger one"
+    # ("eventually" and "at some point" alone also tell the past: "eventually we moved").
+    r"(?:will|'ll|going\s+to)\s+(?:\w+ly\s+)?(?:need|have\s+to|require)|sooner\s+or\s+later)\b",
     re.IGNORECASE,
 )
 # A question without its mark: one sentence that opens as a question ("Is it okay to

@@ -19,7 +19,8 @@ predecessor's first run led to, and its own first run is the blind figure
 `heldout3` after `heldout2`'s, `heldout4` after `heldout3`'s, `heldout5` after `heldout4`'s
 (docs/decisions/0053-reconsolidation.md). All of these have since been read and tuned on;
 `blind6` was written by someone who had not read the code, and was first run once the
-structural rules were final (docs/decisions/0057-reconsolidation-structure.md).
+structural rules were final (docs/decisions/0057-reconsolidation-structure.md). `dev2`
+is a second development set (docs/decisions/0064-reconsolidation-generality.md).
 Targets (issue 36): >= 90% of updates right, <= 5% of non-updates rewritten, no history lost.
 """
 
@@ -49,7 +50,7 @@ from pcm_client import AsyncPcmClient
 from pcm_common.domain.reconsolidation import BEFORE, judge
 
 PAIRS = Path(__file__).parent / "reconsolidation_pairs"
-PARTS = ("dev", "heldout", "heldout2", "heldout3", "heldout4", "heldout5", "blind6")
+PARTS = ("dev", "dev2", "heldout", "heldout2", "heldout3", "heldout4", "heldout5", "blind6")
 KEY = "bench-reconsolidation"
 
 

@@ -295,3 +295,61 @@ def replacement(old: str, new: str, *, loose: bool = False, changed: bool = Fals
         else:
             unfilled += 1
     return Replacement(tuple(replaced), frame_kept=bool(replaced) and unfilled == 0)
+
+
+def _subject_words(ot: list[_Tok]) -> frozenset[str]:
+    """The earlier text's plain words that can name its subject: no value (a name, a
+    figure) and not its last word, where a statement puts its value ("... is master")."""
+    return frozenset(t.stem for t in ot[:-1] if t.kind is None)
+
+
+def clauses(text: str) -> list[str]:
+    """The text's clauses, as the slots are read in them."""
+    return _CLAUSE.split(text)
+
+
+def _modifier_swapped(ot: list[_Tok], nt: list[_Tok]) -> bool:
+    """Whether a shared subject word has a modifier of its own in each text: "the staging
+    cluster" / "the prod cluster", "my max heart rate" / "my resting heart rate"."""
+    n_stems = frozenset(t.stem for t in nt)
+    o_stems, subject = frozenset(t.stem for t in ot), _subject_words(ot)
+
+    def before(toks: list[_Tok], lacking: frozenset[str]) -> dict[str, str]:
+        return {
+            b.stem: a.stem
+            for a, b in itertools.pairwise(toks)
+            if b.after_word and a.clause == b.clause and a.kind is None and a.stem not in lacking
+        }
+
+    o_mod = before(ot, frozenset())
+    n_mod = before(nt, o_stems)
+    return any(w in n_mod and o_mod[w] != n_mod[w] for w in o_mod if w in n_stems & subject)
+
+
+def _clause_opens_qualified(new: str, ot: list[_Tok]) -> bool:
+    """Whether a clause of the newer text opens (articles aside) with a word of its own
+    right before a word of the earlier subject: "Staging backups are kept in ..." is about
+    other backups than "Backups are kept in ...". A verb there mostly comes with an article
+    ("Resized the staging database"); one before the earlier value ("Renamed master to
+    main") is no modifier of the subject, and neither is one before a name ("the old
+    1Password vault")."""
+    o_stems, subject = frozenset(t.stem for t in ot), _subject_words(ot)
+    for part in _CLAUSE.split(new):
+        words = [w for w in _WORD.findall(part) if w.lower() not in _DETERMINER]
+        if len(words) < 2 or words[0].lower() in _FUNCTION or kind(words[0].lower()) is not None:
+            continue
+        first, second = stem(words[0]), stem(words[1])
+        at = part.find(words[1])
+        between = part[part.find(words[0]) + len(words[0]) : at]
+        if first not in o_stems and second in subject and not between.strip(" -"):
+            return True
+    return False
+
+
+def other_subject(old: str, new: str) -> bool:
+    """Whether the newer text is about a sibling of the earlier subject: a word of its own
+    inside the earlier subject (`_inserted`), a modifier of its own where the earlier text
+    has another, or a clause that opens with a modifier of its own before the earlier
+    subject."""
+    ot, nt = _tokens(old), _tokens(new)
+    return _inserted(old, new) or _modifier_swapped(ot, nt) or _clause_opens_qualified(new, ot)

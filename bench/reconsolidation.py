@@ -50,7 +50,17 @@ from pcm_client import AsyncPcmClient
 from pcm_common.domain.reconsolidation import BEFORE, judge
 
 PAIRS = Path(__file__).parent / "reconsolidation_pairs"
-PARTS = ("dev", "dev2", "heldout", "heldout2", "heldout3", "heldout4", "heldout5", "blind6")
+PARTS = (
+    "dev",
+    "dev2",
+    "heldout",
+    "heldout2",
+    "heldout3",
+    "heldout4",
+    "heldout5",
+    "blind6",
+    "blind7",
+)
 KEY = "bench-reconsolidation"
 
 

@@ -23,17 +23,6 @@ shoes need replacing"; not the past: "used to") and one of these holds, in this 
    `MIN_FRAME` come back, and, where the cue is only "now" and the like, as much of the
    newer one's.
 
-3b. it restates a value of the earlier text with another verb (`restated`,
-   `pcm_common.domain.value_slots`): a figure of the same form counting the same noun
-   ("costs $29/month" / "the plan is $39/month"), in a text that names the earlier
-   subject, about no sibling of it ("the staging cluster" / "the prod cluster"), giving
-   no share of the noun ("$40k of the budget") and no time the earlier text lacked.
-
-Short forms of the earlier text's words ("prod", "QA") are written out first
-(`pcm_common.domain.abbreviations`); a need still ahead ("will need", "at some point")
-and a question without its mark ("Is it okay to ...") change nothing; a change said of a
-sibling subject is no update of the earlier one.
-
 A text that names what it leaves behind, and that is not in the earlier text, is about
 something else ("The build uses Webpack" / "The build moved from Node 16 to Node 20").
 A text that adds ("also", "too", "as well") or keeps ("still") is no update. When the
@@ -41,8 +30,7 @@ user marked the earlier memory wrong (`wrong=True`), a newer text in its frame w
 value updates it without a cue.
 
 Why these rules and their figures: docs/decisions/0053-reconsolidation.md and
-docs/decisions/0057-reconsolidation-structure.md,
-docs/decisions/0064-reconsolidation-generality.md.
+docs/decisions/0057-reconsolidation-structure.md.
 """
 
 from __future__ import annotations
@@ -50,7 +38,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from pcm_common.domain import abbreviations, slots, value_slots
+from pcm_common.domain import slots
 
 # Rule 2: the share of a text's frame words found in the other text (*start*, dev set).
 MIN_FRAME = 0.6
@@ -66,23 +54,9 @@ _TENTATIVE = re.compile(
     r"perhaps|considering|consider|thinking\s+(?:about|of)|wondering|someday|some\s+day|"
     r"debating|proposal|proposed|propose|if\s+we|"
     # A need or a wish is no change yet: "the shoes need replacing", "we want to move".
-    r"needs?\s+(?:to\b|\w+ing\b)|wants?\s+to|hop(?:e|ing)\s+to|plan(?:s|ning)?\s+to|"
-    # A need or a step still ahead: "will need an upgrade", "we'll have to lower it",
-    # "I'm going to need a bigger one"
-    # ("eventually" and "at some point" alone also tell the past: "eventually we moved").
-    r"(?:will|'ll|going\s+to)\s+(?:\w+ly\s+)?(?:need|have\s+to|require)|sooner\s+or\s+later)\b",
+    r"needs?\s+(?:to\b|\w+ing\b)|wants?\s+to|hop(?:e|ing)\s+to|plan(?:s|ning)?\s+to)\b",
     re.IGNORECASE,
 )
-# A question without its mark: one sentence that opens as a question ("Is it okay to
-# move ...", "Can we ..."); "Did you hear? The standup moved" goes on to say something.
-_ASKS = re.compile(
-    r"^\s*(?:is|are|can|could|would|will|do|does|did)\s+(?:it|we|you|i|they|there|this|that)\b"
-    r"[^.!?]*[.!?]?\s*$",
-    re.IGNORECASE,
-)
-# "may" and "could" as verbs of possibility ("we may look at", "the rent could go up"); the
-# month is capitalised.
-_POSSIBLE = re.compile(r"\b(?:may|could)\s+(?!\d)[a-z]")
 _ADDS = re.compile(r"\b(?:also|too|as\s+well|additionally|in\s+addition|still)\b", re.IGNORECASE)
 
 # A change said outright (rule 2, on the newer text's frame alone).
@@ -296,13 +270,10 @@ class Verdict:
 
 def judge(old: str, new: str, *, wrong: bool = False) -> Verdict:
     """Whether `new` updates `old` (module docstring)."""
-    if _TENTATIVE.search(new) or _POSSIBLE.search(new) or _ASKS.search(new):
+    if _TENTATIVE.search(new):
         return Verdict(False, "tentative")
     if _PAST.search(new):
         return Verdict(False, "past")
-    # One subject said two ways ("prod" / "Production", "QA" / "Quality Assurance") is
-    # compared as one.
-    old, new = abbreviations.expand(old, new), abbreviations.expand(new, old)
     o, n = _words(old), _words(new)
     gone, gone_other = _gone(new, old)
     if gone:
@@ -321,15 +292,8 @@ def judge(old: str, new: str, *, wrong: bool = False) -> Verdict:
     # the same kind where its value stood (`slots`); plain words in that place need a
     # cue besides.
     slot = slots.replacement(old, new, loose=strong or weak or wrong, changed=strong or wrong)
-    # A figure given as a share of its noun ("burned 0.3% of its error budget") is another
-    # fact than the earlier figure, unless the earlier one was a share too.
-    share = value_slots.shares(new) and not value_slots.shares(old)
-    if slot.frame_kept and not share:
+    if slot.frame_kept:
         return Verdict(True, "slot", tuple(w for r in slot.old for w in r.words))
-    sibling = slots.other_subject(old, new)
-    restated = () if sibling or share else _restated(old, new, o, n, strong=strong)
-    if restated:
-        return Verdict(True, "restated", restated)
     if not (strong or weak or wrong):
         return Verdict(False, "no_change_cue")
     # The newer text's clauses about the earlier one's subject: a reason given beside
@@ -345,73 +309,7 @@ def judge(old: str, new: str, *, wrong: bool = False) -> Verdict:
     share_new = len(shared) / len(new_frame) if new_frame else 0.0
     if share_old < MIN_FRAME or (not strong and not wrong and share_new < MIN_FRAME):
         return Verdict(False, "other_frame")
-    if sibling and not wrong:
-        return Verdict(False, "other_subject")
     return Verdict(True, "changed", tuple(sorted(old_only)))
-
-
-def _restated(old: str, new: str, o: _Words, n: _Words, *, strong: bool) -> tuple[str, ...]:
-    """The earlier values the newer text restates with another verb (`value_slots`: the
-    same form counting the same noun), where it names the earlier subject (a word besides
-    the values in common, its first word or the speaker) and no other possessor's thing.
-    As with `slots`, a time the earlier text lacked narrows it ("opens at 9am on
-    Sundays"): an exception, unless a change is said outright."""
-    if (strong or not _narrows(old, new)) and not _other_owner(o, new):
-        if (o.all - o.values) & (n.all - n.values) and _subject_kept(old, n):
-            return value_slots.replaced(old, new)
-    return ()
-
-
-_SCOPE_KINDS = frozenset({"weekday", "month", "daypart"})
-
-
-def _scopes(text: str) -> set[str]:
-    """The text's words that scope it in time (weekdays, months, parts of the day)."""
-    return {_stem(t) for t in _TOKEN.findall(core(text)) if slots.kind(t) in _SCOPE_KINDS}
-
-
-def _narrows(old: str, new: str) -> bool:
-    """Whether a clause of the newer text gives a figure with a time the earlier text
-    lacked ("opens at 9am on Sundays"); a time in a clause of its own ("after the April
-    price increase, ...") scopes no figure."""
-    lacked = _scopes(old)
-    return any(
-        value_slots.values(part) and _scopes(part) - lacked for part in slots.clauses(core(new))
-    )
-
-
-# A statement of the speaker's own ("I take ...", "We have ...") has the speaker, whom any
-# later statement of the same user keeps, as its subject.
-_SPEAKER = frozenset("i we i'm we're i've we've".split())
-
-
-_POSSESSOR = frozenset("my our his her their your".split())
-
-
-def _other_owner(o: _Words, new: str) -> bool:
-    """Whether a clause of the newer text that gives a figure opens with a possessor's
-    thing the earlier text does not name: "Our neighbours have 2 kids" is not about "We
-    have 3 kids", "My brother weighs 75kg" not about "I weigh 80kg"."""
-    for part in slots.clauses(core(new)):
-        toks = _TOKEN.findall(part)
-        if (
-            len(toks) >= 2
-            and toks[0].lower() in _POSSESSOR
-            and _stem(toks[1]) not in o.all
-            and value_slots.values(part)
-        ):
-            return True
-    return False
-
-
-def _subject_kept(old: str, n: _Words) -> bool:
-    """Whether the newer text names the earlier one's subject: its first content word, or
-    the speaker ("My phone is ..." / "My partner got ..." is about another thing)."""
-    toks = _TOKEN.findall(core(old))
-    if toks and toks[0].lower() in _SPEAKER:
-        return True
-    first = next((t for t in toks if t.lower() not in _STOP), None)
-    return first is not None and _stem(first) in n.all
 
 
 def shares_words(old: str, new: str) -> bool:

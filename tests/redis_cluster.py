@@ -1,24 +1,25 @@
 """A Redis Cluster of three primaries on loopback for tests, started with Debian's
 `redis-server` and joined with `redis-cli --cluster create` (no replicas).
 
-Ports: `PCM_TEST_CLUSTER_PORTS` ("7101,7102,7103"), else three free ones. Each node's
-cluster bus listens on its port + 10000. The nodes run in a temporary folder and are shut
-down with the session. A cluster already answering on the given ports is used as it is.
+Ports: `PCM_TEST_CLUSTER_PORTS` ("7101,7102,7103"), else three free ones below 45000
+whose port + 10000 is free too: each node's cluster bus listens there. The nodes run in a
+temporary folder and are shut down with the session. A cluster already answering on the
+given ports is used as it is.
 """
 
 from __future__ import annotations
 
 import asyncio
 import os
+import random
 import shutil
+import socket
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
 
 import pytest
 from redis.asyncio import Redis
-
-from pcm_cli.testing import free_port
 
 NODES = 3
 
@@ -30,7 +31,24 @@ def cluster_ports() -> list[int]:
         if len(ports) != NODES:
             raise ValueError(f"PCM_TEST_CLUSTER_PORTS needs {NODES} ports, got {given!r}")
         return ports
-    return [free_port() for _ in range(NODES)]
+    # Each node's cluster bus takes its port + 10000, which must be free and a valid port
+    # too: an ephemeral port from the OS (often above 55535) would not do.
+    ports: list[int] = []
+    rnd = random.Random()
+    while len(ports) < NODES:
+        port = rnd.randrange(20000, 45000)
+        if port not in ports and _bindable(port) and _bindable(port + 10000):
+            ports.append(port)
+    return ports
+
+
+def _bindable(port: int) -> bool:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+        try:
+            s.bind(("127.0.0.1", port))
+        except OSError:
+            return False
+    return True
 
 
 async def _state(port: int) -> str:
@@ -44,7 +62,7 @@ async def _state(port: int) -> str:
         await client.aclose()
 
 
-async def _ready(ports: list[int], tries: int = 200) -> bool:
+async def _ready(ports: list[int], tries: int = 1200) -> bool:
     for _ in range(tries):
         states = [await _state(p) for p in ports]
         if all(s == "ok" for s in states):
@@ -94,7 +112,12 @@ async def loopback_cluster(folder: Path) -> AsyncIterator[str]:
             stdout=asyncio.subprocess.PIPE,
             stderr=asyncio.subprocess.STDOUT,
         )  # fmt: skip
-        out, _ = await create.communicate()
+        try:
+            # It waits for the nodes to meet over their cluster bus, forever if they cannot.
+            out, _ = await asyncio.wait_for(create.communicate(), 90)
+        except TimeoutError:
+            create.kill()
+            raise RuntimeError(f"redis-cli --cluster create did not finish on {ports}") from None
         if create.returncode != 0:
             raise RuntimeError(f"redis-cli --cluster create failed: {out.decode()[-2000:]}")
         if not await _ready(ports):

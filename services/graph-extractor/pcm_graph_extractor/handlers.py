@@ -28,7 +28,7 @@ from pcm_common.messaging.events import (
 )
 from pcm_common.messaging.stream_batches import Outcome
 from pcm_common.runtime.resources import Resources
-from pcm_common.runtime.telemetry import get_logger
+from pcm_common.runtime.telemetry import describe_error, get_logger
 from pcm_common.stores.graph.port import Extraction
 from pcm_graph_extractor.settings import GraphExtractorSettings
 
@@ -61,7 +61,7 @@ class GraphHandlers:
             await self.res.graph.ensure_schema()
             self._schema_ready = True
         except Exception as exc:
-            log.warning("graph_schema_deferred", error=repr(exc))
+            log.warning("graph_schema_deferred", error=describe_error(exc))
 
     async def _retry(self, fn: Callable[[], Awaitable[T]]) -> T:
         """Retries with exponential backoff and jitter; a ValueError (facts outside the

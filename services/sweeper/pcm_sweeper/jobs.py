@@ -27,7 +27,7 @@ from pcm_common.messaging.events import STREAM_WRITTEN, MemoryWritten
 from pcm_common.messaging.outbox import publish_owed
 from pcm_common.models.sparse import encode_document
 from pcm_common.ports import SweeperPorts
-from pcm_common.runtime.telemetry import JOB_RUNS, get_logger
+from pcm_common.runtime.telemetry import JOB_RUNS, describe_error, get_logger
 from pcm_common.stores.redis import keys, scripts
 from pcm_common.stores.redis.job_runs import Trigger
 from pcm_common.stores.redis.locks import release
@@ -152,7 +152,7 @@ class Jobs:
                 changed = await self._run_locked(name, tenant, utcnow())
             except Exception as exc:
                 JOB_RUNS.labels(name, "failed").inc()
-                log.error("job_failed", job=name, tenant=tenant, error=repr(exc)[:300])
+                log.error("job_failed", job=name, tenant=tenant, error=describe_error(exc))
                 continue
             JOB_RUNS.labels(name, "locked" if changed is None else "ok").inc()
             done += changed or 0
@@ -192,7 +192,7 @@ class Jobs:
                     await self.run_scheduled(name)
                 except Exception as exc:  # Redis away: the tick is retried at the next one
                     JOB_RUNS.labels(name, "failed").inc()
-                    log.error("job_failed", job=name, error=repr(exc))
+                    log.error("job_failed", job=name, error=describe_error(exc))
             try:
                 await self.run_idle()
             except Exception as exc:  # tried again at the next tick

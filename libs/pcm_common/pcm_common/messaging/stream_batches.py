@@ -39,6 +39,7 @@ from pcm_common.runtime.telemetry import (
     EVENT_SECONDS,
     EVENTS_CONSUMED,
     EVENTS_FAILED,
+    describe_error,
     get_logger,
 )
 from pcm_common.stores.redis import keys
@@ -316,7 +317,7 @@ class BatchConsumer(Generic[E]):
             memory_id=body.get("memory_id"),
             request_id=body.get("request_id"),
             failures=failures,
-            error=repr(error),
+            error=describe_error(error),
         )
         if failures < self.max_deliveries:
             return False

@@ -165,3 +165,14 @@ RECONSOLIDATION_REQUESTS = Counter(
     "pcm_feedback_reconsolidation_requests_total",
     "Memories marked wrong by feedback, whose rewrite was requested",
 )
+
+
+def describe_error(exc: BaseException, limit: int = 300) -> str:
+    """An exception for a log line: its repr, and the code and message a driver's error
+    keeps outside its args (the neo4j driver's `ClientError()` says nothing else)."""
+    parts = [repr(exc)]
+    for attr in ("code", "message"):
+        value = getattr(exc, attr, None)
+        if value and str(value) not in parts[0]:
+            parts.append(f"{attr}={value}")
+    return " ".join(parts)[:limit]

@@ -22,6 +22,7 @@ constraint.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import random
 import time
 from collections import defaultdict
@@ -36,8 +37,9 @@ from neo4j import (
     Query,
     unit_of_work,
 )
-from neo4j.exceptions import ConstraintError
+from neo4j.exceptions import ConstraintError, Neo4jError
 
+from pcm_common.runtime.telemetry import get_logger
 from pcm_common.stores.graph.neo4j import queries as q
 from pcm_common.stores.graph.neo4j.schema import ensure_schema
 from pcm_common.stores.graph.neo4j.writes import (
@@ -50,6 +52,8 @@ from pcm_common.stores.graph.neo4j.writes import (
     prune,
 )
 from pcm_common.stores.graph.port import Entity, EntityLinks, Extraction, GraphStore, Relation
+
+log = get_logger("graph")
 
 
 class Neo4jGraphStore(GraphStore):
@@ -65,7 +69,15 @@ class Neo4jGraphStore(GraphStore):
     ) -> None:
         self._database = database or None  # None: the server's default/home database
         self._timeout_s = timeout_s
-        self._driver: AsyncDriver = AsyncGraphDatabase.driver(
+        self._auth = (uri, user, password)
+        self._driver: AsyncDriver = self._connect()
+        # What ensure_schema managed to create, for diagnostics (`pcm doctor`).
+        self.schema_report: dict[str, str] = {}
+
+    def _connect(self) -> AsyncDriver:
+        uri, user, password = self._auth
+        timeout_s = self._timeout_s
+        return AsyncGraphDatabase.driver(
             uri,
             auth=(user, password),
             connection_timeout=timeout_s,
@@ -75,8 +87,6 @@ class Neo4jGraphStore(GraphStore):
             # soon enough for the bus to retry and dead-letter it.
             max_transaction_retry_time=min(15.0, max(1.0, 5 * timeout_s)),
         )
-        # What ensure_schema managed to create, for diagnostics (`pcm doctor`).
-        self.schema_report: dict[str, str] = {}
 
     # -- schema -------------------------------------------------------------------------
 
@@ -129,6 +139,22 @@ class Neo4jGraphStore(GraphStore):
                 if attempt == CONSTRAINT_RETRIES:
                     raise
                 await asyncio.sleep(random.uniform(0.01, 0.05) * (attempt + 1))
+            except Neo4jError as exc:
+                await self._renew_if_stale(exc)
+                raise
+
+    async def _renew_if_stale(self, exc: Neo4jError) -> None:
+        """A restarted ArcadeDB refuses the driver's pooled connections for good ("BEGIN
+        not expected in state: AUTHENTICATION", "credentials ... no longer valid"), where
+        Neo4j would make the driver reconnect: a fresh driver then, and the caller's retry
+        (the bus's redelivery, the next repair run) goes through it."""
+        text = f"{exc.code} {exc.message}"
+        if not ("AUTHENTICATION" in text or "no longer valid" in text):
+            return
+        old, self._driver = self._driver, self._connect()
+        log.warning("graph_driver_renewed", error=text[:200])
+        with contextlib.suppress(Exception):
+            await old.close()
 
     # -- reads --------------------------------------------------------------------------
 
@@ -243,8 +269,12 @@ class Neo4jGraphStore(GraphStore):
         async def work(tx: AsyncManagedTransaction) -> list[dict[str, Any]]:
             return await fetch(tx, query, **params)
 
-        async with self._driver.session(database=self._database) as session:
-            return await session.execute_read(unit_of_work(timeout=self._timeout_s)(work))
+        try:
+            async with self._driver.session(database=self._database) as session:
+                return await session.execute_read(unit_of_work(timeout=self._timeout_s)(work))
+        except Neo4jError as exc:
+            await self._renew_if_stale(exc)
+            raise
 
     # -- lifecycle ----------------------------------------------------------------------
 
